@@ -1,0 +1,39 @@
+// The runtime operators vkc can emit: one entry per operator the ExecuTorch
+// Vulkan runtime registers. Lowering may only produce names found here, and the
+// partitioner, the serializer and the inspector read their facts from here.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "vkc/ir/op_schema.h"
+#include "vkc/ir/storage.h"
+
+namespace vkc::ir {
+
+struct OpDef {
+  OpSchema schema;
+  /// Representations the op accepts for its primary input and produces for its outputs.
+  RepSet io_reps;
+  /// Positions among the tensor arguments that the op reads from a constant
+  /// directly (it prepacks them itself). Constants anywhere else need et_vk.prepack.
+  std::vector<size_t> self_prepacked;
+  /// Whether the op accepts tensors of rank > 4.
+  bool supports_highdim = false;
+
+  const std::string& name() const { return schema.name; }
+  const std::string& family() const { return schema.family; }
+  bool prepacks(size_t tensor_arg) const;
+};
+
+/// The entry for a runtime operator name; null when vkc does not know it.
+const OpDef* find_op(std::string_view name);
+/// Every entry, in registry order.
+const std::vector<OpDef>& all_ops();
+/// The family of an operator name, or "other" for names not in the registry.
+std::string_view op_family(std::string_view name);
+
+/// Name of the prepack operator inserted in front of constants.
+inline constexpr std::string_view kPrepackOp = "et_vk.prepack.default";
+
+}  // namespace vkc::ir
