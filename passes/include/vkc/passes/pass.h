@@ -1,0 +1,33 @@
+// What every graph pass sees: the graph and the options that shape it.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "vkc/ir/graph.h"
+
+namespace vkc::passes {
+
+struct PassContext {
+  /// Run fp32 tensors as fp16 on the GPU (constants are converted by the serializer).
+  bool force_fp16 = false;
+  /// Nodes lowering could not turn into a runtime operator, with the reason, by node name.
+  std::map<std::string, std::string> not_lowered;
+};
+
+/// A pass that cannot proceed. The message names the node; the pipeline adds the pass name.
+struct PassError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+using PassFn = void (*)(ir::Graph&, PassContext&);
+
+struct PassInfo {
+  std::string_view name;     // kebab-case, as --dump-ir-after takes it
+  std::string_view summary;  // one line, as --print-pipeline shows it
+  PassFn run;
+};
+
+}  // namespace vkc::passes

@@ -1,0 +1,22 @@
+// Reading and making constant tensors inside passes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vkc/ir/graph.h"
+
+namespace vkc::passes {
+
+/// Elements of a constant f32/f16/f64 tensor as float; nullopt for other dtypes or non-constants.
+std::optional<std::vector<float>> constant_floats(const ir::Value* v);
+/// Elements of a constant integer tensor as int64; nullopt otherwise.
+std::optional<std::vector<int64_t>> constant_ints(const ir::Value* v);
+/// The single element of a constant numeric tensor with one element.
+std::optional<double> constant_scalar(const ir::Value* v);
+/// A new f32 constant.
+ir::Value* add_f32_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
+                            const std::vector<float>& values);
+
+}  // namespace vkc::passes

@@ -1,0 +1,49 @@
+#include <fmt/format.h>
+
+#include "lowering/lowering.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+
+namespace lowering {
+const std::vector<Lowering>& all_lowerings() {
+  static const std::vector<Lowering> kLowerings = {
+      {"Conv", lower_conv},
+      {"MaxPool", lower_max_pool},
+      {"AveragePool", lower_average_pool},
+      {"GlobalAveragePool", lower_global_average_pool},
+      {"Add", lower_binary},
+      {"Sub", lower_binary},
+      {"Mul", lower_binary},
+      {"Div", lower_binary},
+      {"Relu", lower_unary},
+      {"Sigmoid", lower_unary},
+      {"HardSwish", lower_unary},
+      {"Clip", lower_clip},
+      {"Gemm", lower_gemm},
+      {"MatMul", lower_matmul},
+      {"Reshape", lower_reshape},
+      {"Flatten", lower_reshape},
+      {"Concat", lower_concat},
+      {"Softmax", lower_softmax},
+  };
+  return kLowerings;
+}
+}  // namespace lowering
+
+void lower_to_vulkan(ir::Graph& g, PassContext& ctx) {
+  for (ir::Node* n : g.nodes()) {
+    if (n->domain() == ir::kVulkanDomain) continue;
+    const lowering::Lowering* match = nullptr;
+    if (n->domain().empty())
+      for (const auto& l : lowering::all_lowerings())
+        if (l.onnx_op == n->op_type()) match = &l;
+    if (!match) {
+      ctx.not_lowered[n->name()] = fmt::format("no Vulkan lowering for {}", n->qualified_op());
+      continue;
+    }
+    if (auto why = match->lower(g, n)) ctx.not_lowered[n->name()] = *why;
+  }
+}
+
+}  // namespace vkc::passes

@@ -1,0 +1,92 @@
+// Conv, MaxPool, AveragePool, GlobalAveragePool.
+#include <fmt/format.h>
+
+#include "lowering.h"
+
+namespace vkc::passes::lowering {
+namespace {
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, padding;
+};
+
+// Reads kernel/strides/dilations/pads of a 2-D window op; `kernel` defaults to the weight's spatial dims.
+Result read_window(const ir::Node* n, std::vector<int64_t> kernel, Window& w) {
+  if (kernel.size() != 2) return fmt::format("{}-D windows are not supported (only 2-D)", kernel.size());
+  w.kernel = n->attr_ints("kernel_shape", kernel);
+  w.strides = n->attr_ints("strides", {1, 1});
+  w.dilations = n->attr_ints("dilations", {1, 1});
+  if (w.kernel.size() != 2 || w.strides.size() != 2 || w.dilations.size() != 2)
+    return std::string("kernel_shape/strides/dilations must have 2 values");
+  std::string why;
+  auto pad = symmetric_padding(n, n->input(0), w.kernel, w.strides, w.dilations, why);
+  if (!pad) return why;
+  w.padding = *pad;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result lower_conv(ir::Graph&, ir::Node* n) {
+  ir::Value* weight = n->input(1);
+  if (static_rank(n->input(0)) != 4u || static_rank(weight) != 4u)
+    return std::string("only 2-D convolution (rank-4 input and weight) is supported");
+  if (!weight->is_constant()) return std::string("weight is not a constant");
+  if (n->input(0)->shape().dims[0].value != 1) return std::string("batch size must be 1 (the runtime's conv2d)");
+  if (n->input(2) && !n->input(2)->is_constant()) return std::string("bias is not a constant");
+  const auto wshape = weight->shape().sizes();
+  Window w;
+  if (auto why = read_window(n, {wshape[2], wshape[3]}, w)) return why;
+  to_runtime(n, "aten.convolution.default", {n->input(0), weight, n->input(2)},
+             {{"stride", w.strides},
+              {"padding", w.padding},
+              {"dilation", w.dilations},
+              {"transposed", false},
+              {"output_padding", std::vector<int64_t>{0, 0}},
+              {"groups", n->attr_int("group", 1)}});
+  return std::nullopt;
+}
+
+Result lower_max_pool(ir::Graph& g, ir::Node* n) {
+  if (static_rank(n->input(0)) != 4u) return std::string("only 2-D max pooling (rank-4 input) is supported");
+  if (n->attr_int("storage_order", 0) != 0) return std::string("storage_order=1 is not supported");
+  Window w;
+  if (auto why = read_window(n, n->attr_ints("kernel_shape"), w)) return why;
+  const bool indices_used = n->outputs().size() > 1;
+  if (indices_used) return std::string("the Indices output is not supported");
+  to_runtime(n, "aten.max_pool2d_with_indices.default", {n->input(0)},
+             {{"kernel_size", w.kernel},
+              {"stride", w.strides},
+              {"padding", w.padding},
+              {"dilation", w.dilations},
+              {"ceil_mode", n->attr_int("ceil_mode", 0) != 0}});
+  // The runtime operator also produces indices; nothing reads them.
+  ir::TensorType idx = n->output(0)->type();
+  idx.dtype = ir::DType::Int64;
+  g.add_node_output(n, idx);
+  return std::nullopt;
+}
+
+Result lower_average_pool(ir::Graph&, ir::Node* n) {
+  if (static_rank(n->input(0)) != 4u) return std::string("only 2-D average pooling (rank-4 input) is supported");
+  if (n->attr_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+    return std::string("dilated average pooling is not supported");
+  Window w;
+  if (auto why = read_window(n, n->attr_ints("kernel_shape"), w)) return why;
+  to_runtime(n, "aten.avg_pool2d.default", {n->input(0)},
+             {{"kernel_size", w.kernel},
+              {"stride", w.strides},
+              {"padding", w.padding},
+              {"ceil_mode", n->attr_int("ceil_mode", 0) != 0},
+              // ONNX excludes padding from the average unless told otherwise; torch includes it by default.
+              {"count_include_pad", n->attr_int("count_include_pad", 0) != 0}});
+  return std::nullopt;
+}
+
+Result lower_global_average_pool(ir::Graph&, ir::Node* n) {
+  if (static_rank(n->input(0)) != 4u) return std::string("only rank-4 input is supported");
+  to_runtime(n, "aten.mean.dim", {n->input(0)}, {{"dim", std::vector<int64_t>{-1, -2}}, {"keepdim", true}});
+  return std::nullopt;
+}
+
+}  // namespace vkc::passes::lowering

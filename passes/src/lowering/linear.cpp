@@ -1,0 +1,87 @@
+// Gemm and MatMul: linear when the weight is a constant, mm/bmm otherwise.
+#include <fmt/format.h>
+
+#include "../constants.h"
+#include "lowering.h"
+
+namespace vkc::passes::lowering {
+namespace {
+
+// [rows, cols] -> [cols, rows], scaled.
+std::vector<float> transpose(const std::vector<float>& m, int64_t rows, int64_t cols, float scale) {
+  std::vector<float> t(m.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * rows + r] = m[r * cols + c] * scale;
+  return t;
+}
+
+bool is_f32_constant(const ir::Value* v) {
+  return v && v->is_constant() && v->dtype() == ir::DType::Float32 && v->shape().is_static();
+}
+
+// A weight [K, N] (or [N, K] when already transposed) as the [N, K] layout linear expects.
+ir::Value* linear_weight(ir::Graph& g, const ir::Node* n, ir::Value* b, bool b_is_nk, float alpha) {
+  auto sizes = b->shape().sizes();
+  if (b_is_nk && alpha == 1.0f) return b;
+  auto values = *constant_floats(b);
+  if (b_is_nk) {
+    for (float& v : values) v *= alpha;
+    return add_f32_constant(g, n->name() + "_weight", sizes, values);
+  }
+  return add_f32_constant(g, n->name() + "_weight", {sizes[1], sizes[0]}, transpose(values, sizes[0], sizes[1], alpha));
+}
+
+}  // namespace
+
+Result lower_gemm(ir::Graph& g, ir::Node* n) {
+  ir::Value* a = n->input(0);
+  ir::Value* b = n->input(1);
+  ir::Value* c = n->input(2);
+  if (n->attr_int("transA", 0) != 0) return std::string("transA=1 is not supported");
+  const bool trans_b = n->attr_int("transB", 0) != 0;
+  const float alpha = static_cast<float>(n->attr_float("alpha", 1.0));
+  const float beta = static_cast<float>(n->attr_float("beta", 1.0));
+  if (!is_f32_constant(b) || b->shape().rank() != 2) {
+    if (c || trans_b || alpha != 1.0f) return std::string("a non-constant B is supported only as a plain A*B");
+    to_runtime(n, "aten.mm.default", {a, b}, {});
+    return std::nullopt;
+  }
+  ir::Value* weight = linear_weight(g, n, b, trans_b, alpha);
+  const int64_t out_features = weight->shape().sizes()[0];
+  ir::Value* bias = nullptr;
+  if (c) {
+    auto cv = constant_floats(c);
+    if (!cv || !c->shape().is_static()) return std::string("bias C is not a float constant");
+    if (cv->size() == 1) cv->assign(out_features, (*cv)[0]);
+    if (static_cast<int64_t>(cv->size()) != out_features)
+      return fmt::format("bias C of shape {} does not broadcast as a per-output bias", c->shape().str());
+    for (float& v : *cv) v *= beta;
+    bias = (beta == 1.0f && c->shape().rank() == 1 && c->dtype() == ir::DType::Float32)
+               ? c
+               : add_f32_constant(g, n->name() + "_bias", {out_features}, *cv);
+  }
+  to_runtime(n, "aten.linear.default", {a, weight, bias}, {});
+  return std::nullopt;
+}
+
+Result lower_matmul(ir::Graph& g, ir::Node* n) {
+  ir::Value* a = n->input(0);
+  ir::Value* b = n->input(1);
+  auto ra = static_rank(a), rb = static_rank(b);
+  if (!ra || !rb) return std::string("operand ranks are unknown");
+  if (is_f32_constant(b) && *rb == 2 && *ra >= 2) {
+    to_runtime(n, "aten.linear.default", {a, linear_weight(g, n, b, false, 1.0f), nullptr}, {});
+    return std::nullopt;
+  }
+  if (*ra == 2 && *rb == 2) {
+    to_runtime(n, "aten.mm.default", {a, b}, {});
+    return std::nullopt;
+  }
+  if (*ra == 3 && *rb == 3 && a->shape().dims[0] == b->shape().dims[0] && a->shape().dims[0].is_static()) {
+    to_runtime(n, "aten.bmm.default", {a, b}, {});
+    return std::nullopt;
+  }
+  return fmt::format("MatMul of ranks {} x {} is not supported yet", *ra, *rb);
+}
+
+}  // namespace vkc::passes::lowering

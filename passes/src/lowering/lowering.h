@@ -1,0 +1,56 @@
+// Lowerings from ONNX operators to ExecuTorch Vulkan runtime operators.
+// Each turns one ONNX node into runtime form in place (Node::morph), or leaves
+// it untouched and says why it cannot.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "vkc/ir/graph.h"
+
+namespace vkc::passes::lowering {
+
+/// nullopt when lowered; otherwise the reason it could not be (the node is unchanged).
+using Result = std::optional<std::string>;
+using LowerFn = Result (*)(ir::Graph&, ir::Node*);
+
+struct Lowering {
+  std::string_view onnx_op;
+  LowerFn lower;
+};
+
+/// Every lowering; lower_to_vulkan dispatches on the ONNX op type.
+const std::vector<Lowering>& all_lowerings();
+
+// conv_pool.cpp
+Result lower_conv(ir::Graph&, ir::Node*);
+Result lower_max_pool(ir::Graph&, ir::Node*);
+Result lower_average_pool(ir::Graph&, ir::Node*);
+Result lower_global_average_pool(ir::Graph&, ir::Node*);
+// elementwise.cpp
+Result lower_binary(ir::Graph&, ir::Node*);
+Result lower_unary(ir::Graph&, ir::Node*);
+Result lower_clip(ir::Graph&, ir::Node*);
+// linear.cpp
+Result lower_gemm(ir::Graph&, ir::Node*);
+Result lower_matmul(ir::Graph&, ir::Node*);
+// shape.cpp
+Result lower_reshape(ir::Graph&, ir::Node*);
+Result lower_concat(ir::Graph&, ir::Node*);
+Result lower_softmax(ir::Graph&, ir::Node*);
+
+// ---- shared helpers (helpers.cpp)
+/// Makes `n` the runtime operator `op` with `inputs` and `attrs`; checks the schema.
+void to_runtime(ir::Node* n, std::string_view op, std::vector<ir::Value*> inputs, ir::AttributeMap attrs);
+/// Static rank of a value, or nullopt.
+std::optional<size_t> static_rank(const ir::Value* v);
+/// ONNX pads [b0, b1, ..., e0, e1, ...] (or auto_pad) as symmetric torch padding for `spatial` dims;
+/// nullopt with `why` set when begin != end.
+std::optional<std::vector<int64_t>> symmetric_padding(const ir::Node* n, const ir::Value* input,
+                                                      const std::vector<int64_t>& kernel,
+                                                      const std::vector<int64_t>& strides,
+                                                      const std::vector<int64_t>& dilations, std::string& why);
+
+}  // namespace vkc::passes::lowering

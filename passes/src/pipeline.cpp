@@ -1,0 +1,45 @@
+#include "vkc/passes/pipeline.h"
+
+#include <fmt/format.h>
+
+#include "vkc/ir/verifier.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+
+const std::vector<PassInfo>& pipeline() {
+  static const std::vector<PassInfo> kPipeline = {
+      // Inference graphs carry training leftovers; drop them before matching patterns.
+      {"remove-identity", "drop Identity and inference-mode Dropout", remove_identity},
+      // Folding BatchNorm needs the ONNX Conv/Gemm form, so it runs before lowering.
+      {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
+      // From here on nodes are runtime operators where a lowering exists.
+      {"lower-to-vulkan", "lower ONNX operators to ExecuTorch Vulkan runtime operators", lower_to_vulkan},
+      // Activation fusion works on the runtime form.
+      {"fuse-conv-clamp", "merge convolution + relu/clamp into et_vk.conv_with_clamp", fuse_conv_clamp},
+      // Last: whatever the rewrites left unused.
+      {"eliminate-dead-code", "remove nodes whose outputs are unused", eliminate_dead_code},
+  };
+  return kPipeline;
+}
+
+const PassInfo* find_pass(std::string_view name) {
+  for (const PassInfo& p : pipeline())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void run_pipeline(ir::Graph& g, PassContext& ctx, const PipelineHooks& hooks) {
+  for (const PassInfo& p : pipeline()) {
+    try {
+      p.run(g, ctx);
+      g.compact();
+      ir::verify_or_throw(g);
+    } catch (const std::exception& e) {
+      throw PassError(fmt::format("pass '{}': {}", p.name, e.what()));
+    }
+    if (hooks.after_pass) hooks.after_pass(p, g);
+  }
+}
+
+}  // namespace vkc::passes

@@ -1,0 +1,257 @@
+// Each ONNX operator of the first lowering, checked against the runtime operator it becomes.
+#include <gtest/gtest.h>
+
+#include "common/graph_builder.h"
+#include "vkc/ir/verifier.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+namespace {
+using testing::f32;
+using Ints = std::vector<int64_t>;
+
+struct Lowered {
+  ir::Graph g;
+  PassContext ctx;
+  ir::Node* node = nullptr;
+
+  void lower() {
+    g.outputs = {node->output(0)};
+    lower_to_vulkan(g, ctx);
+    ASSERT_TRUE(ir::verify(g).empty()) << ir::verify(g).front();
+  }
+  const ir::Attribute& at(const char* k) const { return *node->attr(k); }
+  std::string reason() const { return ctx.not_lowered.count(node->name()) ? ctx.not_lowered.at(node->name()) : ""; }
+};
+
+TEST(Lowering, ConvBecomesConvolutionWithAllArguments) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 4, 8, 8}));
+  ir::Value* w = testing::constant(t.g, "w", {8, 2, 3, 3}, std::vector<float>(8 * 2 * 9, 1.0f));
+  t.node = testing::onnx(t.g, "Conv", {x, w}, f32({1, 8, 4, 4}),
+                         {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"group", int64_t{2}},
+                          {"dilations", Ints{1, 1}}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.convolution.default");
+  EXPECT_EQ(t.node->inputs(), (std::vector<ir::Value*>{x, w, nullptr}));
+  EXPECT_EQ(std::get<Ints>(t.at("stride")), (Ints{2, 2}));
+  EXPECT_EQ(std::get<Ints>(t.at("padding")), (Ints{1, 1}));
+  EXPECT_EQ(std::get<Ints>(t.at("dilation")), (Ints{1, 1}));
+  EXPECT_EQ(std::get<Ints>(t.at("output_padding")), (Ints{0, 0}));
+  EXPECT_EQ(std::get<bool>(t.at("transposed")), false);
+  EXPECT_EQ(std::get<int64_t>(t.at("groups")), 2);
+}
+
+TEST(Lowering, ConvSameUpperPaddingIsComputedFromTheInputShape) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 1, 5, 5}));
+  ir::Value* w = testing::constant(t.g, "w", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  t.node = testing::onnx(t.g, "Conv", {x, w}, f32({1, 1, 5, 5}), {{"auto_pad", std::string("SAME_UPPER")}});
+  t.lower();
+  EXPECT_EQ(std::get<Ints>(t.at("padding")), (Ints{1, 1}));
+}
+
+TEST(Lowering, ConvWithAsymmetricPaddingIsLeftWithAReason) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 1, 5, 5}));
+  ir::Value* w = testing::constant(t.g, "w", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  t.node = testing::onnx(t.g, "Conv", {x, w}, f32({1, 1, 4, 4}), {{"pads", Ints{0, 0, 1, 1}}});
+  t.lower();
+  EXPECT_TRUE(t.node->is_onnx("Conv"));
+  EXPECT_NE(t.reason().find("asymmetric padding"), std::string::npos) << t.reason();
+}
+
+TEST(Lowering, ConvWithNonConstantWeightOrBatchAboveOneIsLeft) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({2, 1, 4, 4}));
+  ir::Value* w = testing::constant(t.g, "w", {1, 1, 1, 1}, {1});
+  t.node = testing::onnx(t.g, "Conv", {x, w}, f32({2, 1, 4, 4}));
+  t.lower();
+  EXPECT_NE(t.reason().find("batch size must be 1"), std::string::npos) << t.reason();
+}
+
+TEST(Lowering, MaxPoolGetsExplicitStrideAndAnIndicesOutput) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 8, 8}));
+  t.node = testing::onnx(t.g, "MaxPool", {x}, f32({1, 2, 4, 4}), {{"kernel_shape", Ints{2, 2}}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.max_pool2d_with_indices.default");
+  // ONNX strides default to 1; the runtime needs exactly two values (an empty list aborts it).
+  EXPECT_EQ(std::get<Ints>(t.at("stride")), (Ints{1, 1}));
+  EXPECT_EQ(std::get<Ints>(t.at("kernel_size")), (Ints{2, 2}));
+  ASSERT_EQ(t.node->outputs().size(), 2u);
+  EXPECT_EQ(t.node->output(1)->dtype(), ir::DType::Int64);
+}
+
+TEST(Lowering, AveragePoolExcludesPaddingLikeOnnx) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 8, 8}));
+  t.node = testing::onnx(t.g, "AveragePool", {x}, f32({1, 2, 8, 8}),
+                         {{"kernel_shape", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.avg_pool2d.default");
+  EXPECT_EQ(std::get<bool>(t.at("count_include_pad")), false);
+  EXPECT_EQ(std::get<Ints>(t.at("padding")), (Ints{1, 1}));
+}
+
+TEST(Lowering, GlobalAveragePoolIsAMeanOverHeightAndWidth) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 8, 8}));
+  t.node = testing::onnx(t.g, "GlobalAveragePool", {x}, f32({1, 2, 1, 1}));
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.mean.dim");
+  EXPECT_EQ(std::get<Ints>(t.at("dim")), (Ints{-1, -2}));
+  EXPECT_EQ(std::get<bool>(t.at("keepdim")), true);
+}
+
+TEST(Lowering, BinaryAndUnaryOps) {
+  const std::vector<std::pair<std::string, std::string>> binary = {
+      {"Add", "aten.add.Tensor"}, {"Sub", "aten.sub.Tensor"}, {"Mul", "aten.mul.Tensor"}, {"Div", "aten.div.Tensor"}};
+  for (const auto& [onnx_op, runtime_op] : binary) {
+    Lowered t;
+    ir::Value* a = testing::input(t.g, "a", f32({1, 4}));
+    ir::Value* b = testing::input(t.g, "b", f32({1, 4}));
+    t.node = testing::onnx(t.g, onnx_op, {a, b}, f32({1, 4}));
+    t.lower();
+    EXPECT_EQ(t.node->op_type(), runtime_op);
+    EXPECT_EQ(t.node->inputs(), (std::vector<ir::Value*>{a, b}));
+  }
+  const std::vector<std::pair<std::string, std::string>> unary = {
+      {"Relu", "aten.relu.default"}, {"Sigmoid", "aten.sigmoid.default"}, {"HardSwish", "aten.hardswish.default"}};
+  for (const auto& [onnx_op, runtime_op] : unary) {
+    Lowered t;
+    t.node = testing::onnx(t.g, onnx_op, {testing::input(t.g, "a", f32({3}))}, f32({3}));
+    t.lower();
+    EXPECT_EQ(t.node->op_type(), runtime_op);
+  }
+}
+
+TEST(Lowering, ClipBoundsFromInputsOrOldAttributes) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({4}));
+  t.node = testing::onnx(t.g, "Clip", {x, testing::constant(t.g, "lo", {}, {0}), testing::constant(t.g, "hi", {}, {6})},
+                         f32({4}), {}, 13);
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.clamp.default");
+  EXPECT_EQ(std::get<double>(t.at("min")), 0.0);
+  EXPECT_EQ(std::get<double>(t.at("max")), 6.0);
+
+  Lowered old;
+  old.node = testing::onnx(old.g, "Clip", {testing::input(old.g, "x", f32({4}))}, f32({4}), {{"min", -1.0}}, 6);
+  old.lower();
+  EXPECT_EQ(std::get<double>(old.at("min")), -1.0);
+  EXPECT_FALSE(old.node->has_attr("max"));
+
+  Lowered dynamic;
+  dynamic.node = testing::onnx(dynamic.g, "Clip", {testing::input(dynamic.g, "x", f32({4})),
+                                                   testing::input(dynamic.g, "lo", f32({}))},
+                               f32({4}), {}, 13);
+  dynamic.lower();
+  EXPECT_NE(dynamic.reason().find("min bound is not a constant"), std::string::npos);
+}
+
+TEST(Lowering, GemmFoldsTransposeAlphaAndBetaIntoLinearConstants) {
+  Lowered t;
+  ir::Value* a = testing::input(t.g, "a", f32({1, 2}));
+  ir::Value* b = testing::constant(t.g, "b", {2, 3}, {1, 2, 3, 4, 5, 6});  // [K, N], transB = 0
+  ir::Value* c = testing::constant(t.g, "c", {1, 3}, {1, 1, 1});
+  t.node = testing::onnx(t.g, "Gemm", {a, b, c}, f32({1, 3}), {{"alpha", 2.0}, {"beta", 0.5}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.linear.default");
+  const ir::Value* w = t.node->input(1);
+  EXPECT_EQ(w->shape().str(), "[3,2]");
+  EXPECT_EQ(testing::floats(w), (std::vector<float>{2, 8, 4, 10, 6, 12}));
+  EXPECT_EQ(testing::floats(t.node->input(2)), (std::vector<float>{0.5f, 0.5f, 0.5f}));
+}
+
+TEST(Lowering, GemmWithTransposedWeightUsesItDirectly) {
+  Lowered t;
+  ir::Value* a = testing::input(t.g, "a", f32({1, 2}));
+  ir::Value* b = testing::constant(t.g, "b", {3, 2}, {1, 2, 3, 4, 5, 6});
+  t.node = testing::onnx(t.g, "Gemm", {a, b}, f32({1, 3}), {{"transB", int64_t{1}}});
+  t.lower();
+  EXPECT_EQ(t.node->input(1), b);
+  EXPECT_EQ(t.node->input(2), nullptr);
+}
+
+TEST(Lowering, MatMulVariants) {
+  Lowered linear;
+  ir::Value* a = testing::input(linear.g, "a", f32({1, 5, 2}));
+  linear.node = testing::onnx(linear.g, "MatMul", {a, testing::constant(linear.g, "w", {2, 3}, {1, 2, 3, 4, 5, 6})},
+                              f32({1, 5, 3}));
+  linear.lower();
+  EXPECT_EQ(linear.node->op_type(), "aten.linear.default");
+  EXPECT_EQ(testing::floats(linear.node->input(1)), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+
+  Lowered mm;
+  mm.node = testing::onnx(mm.g, "MatMul", {testing::input(mm.g, "a", f32({4, 2})), testing::input(mm.g, "b", f32({2, 3}))},
+                          f32({4, 3}));
+  mm.lower();
+  EXPECT_EQ(mm.node->op_type(), "aten.mm.default");
+
+  Lowered bmm;
+  bmm.node = testing::onnx(bmm.g, "MatMul",
+                           {testing::input(bmm.g, "a", f32({2, 4, 2})), testing::input(bmm.g, "b", f32({2, 2, 3}))},
+                           f32({2, 4, 3}));
+  bmm.lower();
+  EXPECT_EQ(bmm.node->op_type(), "aten.bmm.default");
+
+  Lowered four_d;
+  four_d.node = testing::onnx(four_d.g, "MatMul",
+                              {testing::input(four_d.g, "a", f32({1, 2, 4, 2})), testing::input(four_d.g, "b", f32({1, 2, 2, 3}))},
+                              f32({1, 2, 4, 3}));
+  four_d.lower();
+  EXPECT_NE(four_d.reason().find("ranks 4 x 4"), std::string::npos) << four_d.reason();
+}
+
+TEST(Lowering, ReshapeAndFlattenBecomeViewCopyWithTheStaticOutputShape) {
+  for (const char* op : {"Reshape", "Flatten"}) {
+    Lowered t;
+    ir::Value* x = testing::input(t.g, "x", f32({1, 2, 3, 4}));
+    std::vector<ir::Value*> ins = {x};
+    if (std::string(op) == "Reshape") ins.push_back(testing::constant_i64(t.g, "s", {1, -1}));
+    t.node = testing::onnx(t.g, op, ins, f32({1, 24}));
+    t.lower();
+    EXPECT_EQ(t.node->op_type(), "aten.view_copy.default");
+    EXPECT_EQ(t.node->inputs(), std::vector<ir::Value*>{x});
+    EXPECT_EQ(std::get<Ints>(t.at("size")), (Ints{1, 24}));
+  }
+}
+
+TEST(Lowering, ConcatNormalizesTheAxis) {
+  Lowered t;
+  ir::Value* a = testing::input(t.g, "a", f32({1, 2, 4}));
+  ir::Value* b = testing::input(t.g, "b", f32({1, 3, 4}));
+  t.node = testing::onnx(t.g, "Concat", {a, b}, f32({1, 5, 4}), {{"axis", int64_t{-2}}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.cat.default");
+  EXPECT_EQ(std::get<int64_t>(t.at("dim")), 1);
+  EXPECT_EQ(t.node->num_inputs(), 2u);
+}
+
+TEST(Lowering, SoftmaxAxisAndOpsetSemantics) {
+  Lowered t;
+  t.node = testing::onnx(t.g, "Softmax", {testing::input(t.g, "x", f32({2, 3, 4}))}, f32({2, 3, 4}), {}, 13);
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten._softmax.default");
+  EXPECT_EQ(std::get<int64_t>(t.at("dim")), 2);
+  EXPECT_EQ(std::get<bool>(t.at("half_to_float")), false);
+
+  // Opset 11 flattens at axis=1 (its default): not one axis of a rank-3 tensor.
+  Lowered old;
+  old.node = testing::onnx(old.g, "Softmax", {testing::input(old.g, "x", f32({2, 3, 4}))}, f32({2, 3, 4}), {}, 11);
+  old.lower();
+  EXPECT_TRUE(old.node->is_onnx("Softmax"));
+  EXPECT_NE(old.reason().find("flattened"), std::string::npos);
+}
+
+TEST(Lowering, UnknownOperatorsAreNamedNotDropped) {
+  Lowered t;
+  t.node = testing::onnx(t.g, "Erf", {testing::input(t.g, "x", f32({2}))}, f32({2}));
+  t.lower();
+  EXPECT_EQ(t.reason(), "no Vulkan lowering for Erf");
+  EXPECT_EQ(t.g.num_nodes(), 1u);
+}
+
+}  // namespace
+}  // namespace vkc::passes
