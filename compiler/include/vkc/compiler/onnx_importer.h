@@ -1,0 +1,43 @@
+// ONNX model (.onnx protobuf, optionally with external data files) -> vkc IR.
+//
+// The importer parses the model, validates it (the ONNX checker for IR <= 8,
+// vkc's own checks for what it relies on), fixes input shapes on request, runs
+// ONNX shape inference and builds an ir::Graph in which every value carries
+// the inferred TensorType. Initializer bytes are not copied where avoidable:
+// raw_data is viewed inside the parsed protobuf and external data inside a
+// memory mapping, both kept alive through Graph::keepalive.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "vkc/ir/graph.h"
+
+namespace vkc::compiler {
+
+struct ImportOptions {
+  /// Graph input name -> dims (--input-shape NAME=1x3x224x224). Fixes the input's symbolic
+  /// dims, and every other use of the same symbols, before shape inference.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+};
+
+/// One line naming the problem: the model, then the node / initializer / input concerned.
+struct ImportError : std::runtime_error {
+  using runtime_error::runtime_error;
+};
+
+/// Imports a model file. External data is resolved relative to the file's directory.
+std::unique_ptr<ir::Graph> import_onnx_file(const std::filesystem::path& model, const ImportOptions& options = {});
+
+/// Imports a serialized ModelProto. External data is resolved relative to `base_dir`;
+/// an empty `base_dir` refuses external data.
+std::unique_ptr<ir::Graph> import_onnx_bytes(std::span<const uint8_t> bytes, const std::filesystem::path& base_dir,
+                                             const ImportOptions& options = {});
+
+}  // namespace vkc::compiler

@@ -1,0 +1,42 @@
+// External tensor data (TensorProto.data_location == EXTERNAL): files beside the
+// model, memory-mapped once each and viewed in place.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "vkc/ir/tensor_data.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace vkc::compiler::detail {
+
+class MappedFile;
+
+class ExternalData {
+ public:
+  /// `model_dir`: the directory locations are relative to; empty refuses all external data.
+  explicit ExternalData(const std::filesystem::path& model_dir);
+
+  /// The `nbytes` bytes of external tensor `t`, a view into its file's mapping.
+  /// `what` names the tensor in errors ("initializer 'W'").
+  ir::TensorData load(const onnx::TensorProto& t, uint64_t nbytes, std::string_view what);
+
+  /// The mappings made so far, for the graph to keep alive.
+  std::vector<std::shared_ptr<const void>> mappings() const;
+
+ private:
+  std::filesystem::path resolve(const std::string& location, std::string_view what) const;
+  std::shared_ptr<const MappedFile> map(const std::filesystem::path& file, std::string_view what);
+
+  std::filesystem::path dir_;  // canonical; empty when external data is refused
+  std::map<std::filesystem::path, std::shared_ptr<const MappedFile>> files_;
+};
+
+}  // namespace vkc::compiler::detail

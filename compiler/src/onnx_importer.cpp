@@ -1,0 +1,117 @@
+// Entry points: parse the ModelProto, then check -> fix input shapes -> infer shapes -> build.
+#include "vkc/compiler/onnx_importer.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "external_data.h"
+#include "onnx_graph_builder.h"
+#include "onnx_model_checks.h"
+#include "onnx_shape_inference.h"
+#include "onnx_tensor.h"
+
+namespace vkc::compiler {
+
+namespace fs = std::filesystem;
+namespace pbio = google::protobuf::io;
+using namespace detail;
+
+namespace {
+
+/// A serialized protobuf message is at most 2 GB; bigger weights must be external data.
+constexpr uint64_t kMaxProtoBytes = INT_MAX;
+
+void parse(pbio::ZeroCopyInputStream& stream, onnx::ModelProto& model) {
+  pbio::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(static_cast<int>(kMaxProtoBytes));  // the default (64 MB in old releases) is too small
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    throw ImportError("not a valid ONNX model (protobuf parse failed)");
+}
+
+std::shared_ptr<onnx::ModelProto> parse_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ImportError("no such file");
+  if (!fs::is_regular_file(path, ec)) throw ImportError("not a regular file");
+  const uint64_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxProtoBytes)
+    throw ImportError(fmt::format(
+        "the file has {} bytes, more than a protobuf message can hold (2 GB); store the weights as external data",
+        size));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw ImportError(fmt::format("cannot open: {}", std::strerror(errno)));
+  pbio::FileInputStream stream(fd);
+  stream.SetCloseOnDelete(true);
+  auto model = std::make_shared<onnx::ModelProto>();
+  parse(stream, *model);
+  return model;
+}
+
+std::shared_ptr<onnx::ModelProto> parse_bytes(std::span<const uint8_t> bytes) {
+  if (bytes.size() > kMaxProtoBytes)
+    throw ImportError(fmt::format("{} bytes is more than a protobuf message can hold (2 GB)", bytes.size()));
+  pbio::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  auto model = std::make_shared<onnx::ModelProto>();
+  parse(stream, *model);
+  return model;
+}
+
+std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model, const fs::path& model_dir,
+                                        const ImportOptions& options) {
+  if (!model->has_graph()) throw ImportError("the model has no graph");
+  const onnx::GraphProto& proto = model->graph();
+  if (proto.output_size() == 0) throw ImportError(fmt::format("graph '{}' has no outputs", proto.name()));
+
+  auto graph = std::make_unique<ir::Graph>();
+  if (!proto.name().empty()) graph->name = proto.name();
+  graph->opsets = listed_opsets(*model);
+  const std::vector<std::string> node_names = unique_node_names(proto);
+  check_supported_nodes(proto, node_names, graph->opsets);
+
+  // Initializers are read (and external data resolved, confined and mapped) before the ONNX
+  // checker runs, so that vkc's own, more precise errors about external data come first.
+  ExternalData external(model_dir);
+  TensorReader reader(model, external);
+  std::vector<ir::TensorAttr> initializers = read_initializers(proto, reader);
+  run_onnx_checker(*model, model_dir);
+
+  apply_input_shapes(*model, options.input_shapes);
+  inline_external_shape_data(*model->mutable_graph(), initializers);
+  infer_shapes(*model, node_names);
+
+  build_graph(proto, node_names, std::move(initializers), reader, *graph);
+  graph->keepalive.push_back(model);
+  for (auto& mapping : external.mappings()) graph->keepalive.push_back(std::move(mapping));
+  return graph;
+}
+
+/// Runs `body`, prefixing the ImportErrors it throws with `source` (the model file).
+template <typename Body>
+std::unique_ptr<ir::Graph> with_source(const std::string& source, Body body) {
+  try {
+    return body();
+  } catch (const ImportError& e) {
+    throw ImportError(source + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<ir::Graph> import_onnx_file(const fs::path& model, const ImportOptions& options) {
+  return with_source(model.string(),
+                     [&] { return import_model(parse_file(model), fs::absolute(model).parent_path(), options); });
+}
+
+std::unique_ptr<ir::Graph> import_onnx_bytes(std::span<const uint8_t> bytes, const fs::path& base_dir,
+                                             const ImportOptions& options) {
+  return with_source("<model bytes>", [&] { return import_model(parse_bytes(bytes), base_dir, options); });
+}
+
+}  // namespace vkc::compiler

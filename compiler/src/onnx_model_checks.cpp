@@ -1,0 +1,102 @@
+#include "onnx_model_checks.h"
+
+#include <fmt/format.h>
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "vkc/compiler/onnx_importer.h"
+#include "vkc/ir/graph.h"
+
+namespace vkc::compiler::detail {
+
+std::string normalize_domain(const std::string& domain) {
+  return domain == "ai.onnx" ? std::string() : domain;
+}
+
+std::string describe_node(const std::string& name, const onnx::NodeProto& node) {
+  std::string domain = normalize_domain(node.domain());
+  std::string op = domain.empty() ? node.op_type() : domain + "::" + node.op_type();
+  return fmt::format("node '{}' ({})", name, op);
+}
+
+std::vector<std::string> unique_node_names(const onnx::GraphProto& graph) {
+  std::unordered_set<std::string> onnx_names;
+  for (const auto& node : graph.node()) onnx_names.insert(node.name());
+  std::unordered_set<std::string> taken;
+  std::unordered_map<std::string, int> next_suffix;
+  std::vector<std::string> names;
+  names.reserve(graph.node_size());
+  for (const auto& node : graph.node()) {
+    std::string name = node.name();
+    if (name.empty() || taken.count(name)) {
+      const std::string base = name.empty() ? node.op_type() : name;
+      do {
+        name = fmt::format("{}_{}", base, next_suffix[base]++);
+      } while (onnx_names.count(name) || taken.count(name));
+    }
+    taken.insert(name);
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+std::map<std::string, int64_t> listed_opsets(const onnx::ModelProto& model) {
+  std::map<std::string, int64_t> opsets;
+  for (const auto& import : model.opset_import()) {
+    std::string domain = normalize_domain(import.domain());
+    if (domain == ir::kOnnxDomain || domain == ir::kMicrosoftDomain || domain == "ai.onnx.ml")
+      opsets.emplace(std::move(domain), import.version());
+  }
+  return opsets;
+}
+
+void check_supported_nodes(const onnx::GraphProto& graph, const std::vector<std::string>& names,
+                           const std::map<std::string, int64_t>& opsets) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    const std::string domain = normalize_domain(node.domain());
+    if (domain != ir::kOnnxDomain && domain != ir::kMicrosoftDomain)
+      throw ImportError(
+          fmt::format("{}: unsupported operator domain '{}'", describe_node(names[i], node), node.domain()));
+    if (!opsets.count(domain))
+      throw ImportError(
+          fmt::format("{}: the model has no opset import for domain '{}'", describe_node(names[i], node), domain));
+    for (const auto& attr : node.attribute()) {
+      if (attr.type() == onnx::AttributeProto_AttributeType_GRAPH ||
+          attr.type() == onnx::AttributeProto_AttributeType_GRAPHS || attr.has_g() || attr.graphs_size() > 0)
+        throw ImportError(fmt::format("{}: subgraph attributes are not supported", describe_node(names[i], node)));
+    }
+  }
+}
+
+std::string first_line(const char* message) {
+  std::string s(message);
+  return s.substr(0, s.find('\n'));
+}
+
+void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir) {
+  // libonnx 1.12 rejects every IR version above its own ("higher than the checker's") although
+  // it can still read those models; they are left to vkc's own checks.
+  if (model.ir_version() > onnx::Version::IR_VERSION) return;
+  if (model.ir_version() <= 0) throw ImportError("the model has no ir_version");
+  // The graph and function checks of onnx::checker::check_model(const ModelProto&), which would
+  // look for external data files in the working directory, run with the model directory set.
+  try {
+    onnx::checker::CheckerContext ctx;
+    ctx.set_ir_version(static_cast<int>(model.ir_version()));
+    ctx.set_model_dir(model_dir.string());
+    std::unordered_map<std::string, int> opsets;
+    for (const auto& import : model.opset_import()) opsets[import.domain()] = static_cast<int>(import.version());
+    ctx.set_opset_imports(opsets);
+    onnx::checker::LexicalScopeContext lex;
+    onnx::checker::check_graph(model.graph(), ctx, lex);
+    if (model.ir_version() >= 8) onnx::checker::check_model_local_functions(model, ctx, lex);
+  } catch (const std::exception& e) {
+    throw ImportError("ONNX checker: " + first_line(e.what()));
+  }
+}
+
+}  // namespace vkc::compiler::detail

@@ -1,0 +1,44 @@
+// What the importer checks before it trusts a ModelProto: the node domains and
+// features vkc supports, and (for IR versions it knows) the ONNX checker.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class GraphProto;
+class ModelProto;
+class NodeProto;
+}  // namespace onnx
+
+namespace vkc::compiler::detail {
+
+/// The IR domain of an ONNX domain: "ai.onnx" is the default domain "".
+std::string normalize_domain(const std::string& domain);
+
+/// "node 'conv1' (Conv)", "node 'foo' (custom.domain::MyOp)".
+std::string describe_node(const std::string& name, const onnx::NodeProto& node);
+
+/// One name per node, in order: the ONNX name, or `<OpType>_<n>` for unnamed nodes; a repeated
+/// name gets a `_<n>` suffix so that names are unique.
+std::vector<std::string> unique_node_names(const onnx::GraphProto& graph);
+
+/// Opset imports of the domains vkc lists ("", "com.microsoft", "ai.onnx.ml"), by IR domain.
+std::map<std::string, int64_t> listed_opsets(const onnx::ModelProto& model);
+
+/// Throws ImportError for the first node vkc cannot import: a domain other than the default one
+/// and com.microsoft, a domain without an opset import, or a subgraph attribute (control flow).
+void check_supported_nodes(const onnx::GraphProto& graph, const std::vector<std::string>& names,
+                           const std::map<std::string, int64_t>& opsets);
+
+/// The first line of an ONNX library error (they append multi-line context).
+std::string first_line(const char* message);
+
+/// Runs the ONNX checker (external data resolved in `model_dir`) on models whose IR version
+/// this libonnx knows; it rejects newer ones outright, so those are not checked.
+void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir);
+
+}  // namespace vkc::compiler::detail

@@ -1,0 +1,118 @@
+#include "onnx_shape_inference.h"
+
+#include <fmt/format.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "onnx_model_checks.h"
+#include "vkc/compiler/onnx_importer.h"
+
+namespace vkc::compiler::detail {
+
+namespace {
+
+using ValueInfos = google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>;
+
+/// The graph input `name` (initializers do not count), or null.
+onnx::ValueInfoProto* find_graph_input(onnx::GraphProto& graph, const std::string& name) {
+  for (const auto& init : graph.initializer())
+    if (init.name() == name) return nullptr;
+  for (auto& input : *graph.mutable_input())
+    if (input.name() == name) return &input;
+  return nullptr;
+}
+
+/// "a, b": the graph inputs that are not initializers.
+std::string graph_input_names(onnx::GraphProto& graph) {
+  std::string names;
+  for (const auto& input : graph.input())
+    if (find_graph_input(graph, input.name())) names += (names.empty() ? "" : ", ") + input.name();
+  return names;
+}
+
+/// Sets the dims of `input` to `dims`, recording in `fixed` the size each symbolic dim now has.
+void fix_input(onnx::ValueInfoProto& input, const std::vector<int64_t>& dims, std::map<std::string, int64_t>& fixed) {
+  const std::string& name = input.name();
+  if (!input.type().has_tensor_type())
+    throw ImportError(fmt::format("--input-shape '{}': the input is not a tensor", name));
+  const bool rank_known = input.type().tensor_type().has_shape();
+  auto* shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+  if (!rank_known)
+    for (size_t i = 0; i < dims.size(); ++i) shape->add_dim();
+  if (static_cast<size_t>(shape->dim_size()) != dims.size())
+    throw ImportError(fmt::format("--input-shape '{}': {} dims given, but the input has rank {}", name, dims.size(),
+                                  shape->dim_size()));
+  for (int i = 0; i < shape->dim_size(); ++i) {
+    auto* dim = shape->mutable_dim(i);
+    const int64_t size = dims[i];
+    if (size < 0) throw ImportError(fmt::format("--input-shape '{}': dim {} is negative", name, i));
+    if (dim->has_dim_value() && dim->dim_value() != size)
+      throw ImportError(
+          fmt::format("--input-shape '{}': dim {} is {} in the model, not {}", name, i, dim->dim_value(), size));
+    if (dim->has_dim_param() && !dim->dim_param().empty()) {
+      auto [it, inserted] = fixed.emplace(dim->dim_param(), size);
+      if (!inserted && it->second != size)
+        throw ImportError(
+            fmt::format("--input-shape: symbol '{}' is fixed to both {} and {}", it->first, it->second, size));
+    }
+    dim->set_dim_value(size);
+  }
+}
+
+void substitute_symbols(ValueInfos& infos, const std::map<std::string, int64_t>& fixed) {
+  for (auto& info : infos) {
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) continue;
+    for (auto& dim : *info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!dim.has_dim_param()) continue;
+      auto it = fixed.find(dim.dim_param());
+      if (it != fixed.end()) dim.set_dim_value(it->second);
+    }
+  }
+}
+
+}  // namespace
+
+void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  onnx::GraphProto& graph = *model.mutable_graph();
+  std::map<std::string, int64_t> fixed;  // symbol -> size
+  for (const auto& [name, dims] : input_shapes) {
+    onnx::ValueInfoProto* input = find_graph_input(graph, name);
+    if (!input)
+      throw ImportError(fmt::format("--input-shape '{}': the graph has no input of that name (inputs: {})", name,
+                                    graph_input_names(graph)));
+    fix_input(*input, dims, fixed);
+  }
+  substitute_symbols(*graph.mutable_input(), fixed);
+  substitute_symbols(*graph.mutable_output(), fixed);
+  substitute_symbols(*graph.mutable_value_info(), fixed);
+}
+
+void inline_external_shape_data(onnx::GraphProto& graph, const std::vector<ir::TensorAttr>& initializers) {
+  for (int i = 0; i < graph.initializer_size(); ++i) {
+    onnx::TensorProto& t = *graph.mutable_initializer(i);
+    const bool shape_like = t.dims_size() <= 1 && (t.data_type() == onnx::TensorProto_DataType_INT64 ||
+                                                   t.data_type() == onnx::TensorProto_DataType_INT32);
+    if (!shape_like || t.data_location() != onnx::TensorProto_DataLocation_EXTERNAL) continue;
+    const ir::TensorData& data = initializers[i].data;
+    t.set_raw_data(data.data(), data.size());
+    t.clear_external_data();
+    t.clear_data_location();
+  }
+}
+
+void infer_shapes(onnx::ModelProto& model, const std::vector<std::string>& node_names) {
+  for (int i = 0; i < model.graph().node_size(); ++i) model.mutable_graph()->mutable_node(i)->set_name(node_names[i]);
+  // Lenient: node-level inference errors leave those outputs as the file declared them
+  // (error_mode 0), and schema type constraints are not enforced (check_type off): exporters
+  // write e.g. int64 Constants at opset 6, whose schema allows only floats. Contradictions
+  // between inferred and declared shapes still fail.
+  const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/true);
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    throw ImportError("shape inference failed: " + first_line(e.what()));
+  }
+}
+
+}  // namespace vkc::compiler::detail

@@ -1,0 +1,32 @@
+// Input shape overrides and ONNX shape inference on the parsed model.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vkc/ir/attribute.h"
+
+namespace onnx {
+class GraphProto;
+class ModelProto;
+}  // namespace onnx
+
+namespace vkc::compiler::detail {
+
+/// Fixes the dims of the graph inputs named in `input_shapes`. A symbolic dim fixed this way is
+/// fixed everywhere its symbol appears (other inputs, outputs, value_info), since ONNX gives one
+/// symbol one size within a graph.
+void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes);
+
+/// Copies external int32/int64 initializers of rank <= 1 (`initializers`: all of them, read) into
+/// raw_data: shape inference reads such shape-like constants but cannot read external data.
+void inline_external_shape_data(onnx::GraphProto& graph, const std::vector<ir::TensorAttr>& initializers);
+
+/// Runs ONNX shape inference, which fills graph.value_info and refines the outputs. Nodes it
+/// cannot infer (no schema, data it cannot see) keep whatever type information the file had.
+/// Nodes are first given their IR names (`node_names`) so that its errors name them.
+void infer_shapes(onnx::ModelProto& model, const std::vector<std::string>& node_names);
+
+}  // namespace vkc::compiler::detail

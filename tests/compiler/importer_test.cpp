@@ -1,0 +1,335 @@
+// ONNX importer: types, attributes, constants, input shapes, validation errors.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "onnx_test_models.h"
+#include "vkc/compiler/onnx_importer.h"
+
+namespace vkc::compiler {
+namespace {
+
+namespace fs = std::filesystem;
+using test::float_bytes;
+using test::kF32;
+using test::ModelBuilder;
+using test::TempDir;
+using ::testing::HasSubstr;
+
+std::vector<uint8_t> bytes_of(const ir::Value* v) {
+  return {v->data().data(), v->data().data() + v->data().size()};
+}
+
+/// The ImportError message of importing `path`, or "" when it imports.
+std::string import_error(const fs::path& path, const ImportOptions& options = {}) {
+  try {
+    import_onnx_file(path, options);
+  } catch (const ImportError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// X[1,3,8,8] -> Conv(W raw_data, B float_data; stride 2, pad 1) -> Relu -> Y[1,4,4,4].
+ModelBuilder conv_relu_model(const std::vector<float>& w, const std::vector<float>& b) {
+  ModelBuilder m;
+  m.input("X", kF32, {1, 3, 8, 8});
+  m.output("Y", kF32, {1, 4, 4, 4});
+  m.raw_floats("W", {4, 3, 3, 3}, w);
+  auto* bias = m.initializer("B", kF32, {4});
+  for (float v : b) bias->add_float_data(v);
+  auto* conv = m.node("Conv", {"X", "W", "B"}, {"conv_out"}, "conv1");
+  test::attr_ints(conv, "kernel_shape", {3, 3});
+  test::attr_ints(conv, "pads", {1, 1, 1, 1});
+  test::attr_ints(conv, "strides", {2, 2});
+  test::attr_string(conv, "auto_pad", "NOTSET");
+  test::attr_int(conv, "group", 1);
+  m.node("Relu", {"conv_out"}, {"Y"}, "relu1");
+  return m;
+}
+
+TEST(OnnxImporter, ConvReluTypesAttributesAndConstants) {
+  TempDir dir;
+  std::vector<float> w(4 * 3 * 3 * 3);
+  std::iota(w.begin(), w.end(), 0.5f);
+  const std::vector<float> b = {0.5f, -1.f, 2.f, 0.f};
+  auto g = import_onnx_file(conv_relu_model(w, b).save(dir / "conv.onnx"));
+
+  EXPECT_EQ(g->name, "test_graph");
+  EXPECT_EQ(g->opsets, (std::map<std::string, int64_t>{{"", 13}}));
+  ASSERT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->inputs[0]->name(), "X");
+  EXPECT_EQ(g->inputs[0]->type().str(), "f32[1,3,8,8]");
+
+  auto nodes = g->nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  const ir::Node* conv = nodes[0];
+  EXPECT_EQ(conv->name(), "conv1");
+  EXPECT_TRUE(conv->is_onnx("Conv"));
+  EXPECT_EQ(conv->opset(), 13);
+  EXPECT_EQ(conv->attr_ints("kernel_shape"), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(conv->attr_ints("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(conv->attr_ints("strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(conv->attr_string("auto_pad", ""), "NOTSET");
+  EXPECT_EQ(conv->attr_int("group", 0), 1);
+
+  ASSERT_EQ(conv->num_inputs(), 3u);
+  EXPECT_EQ(conv->input(0), g->inputs[0]);
+  const ir::Value* wv = conv->input(1);
+  ASSERT_TRUE(wv->is_constant());
+  EXPECT_EQ(wv->type().str(), "f32[4,3,3,3]");
+  EXPECT_EQ(bytes_of(wv), float_bytes(w));
+  const ir::Value* bv = conv->input(2);
+  ASSERT_TRUE(bv->is_constant());
+  EXPECT_EQ(bv->type().str(), "f32[4]");
+  EXPECT_EQ(bytes_of(bv), float_bytes(b));
+  EXPECT_FALSE(g->is_input(wv));
+
+  EXPECT_EQ(conv->output()->type().str(), "f32[1,4,4,4]");  // from shape inference
+  const ir::Node* relu = nodes[1];
+  EXPECT_TRUE(relu->is_onnx("Relu"));
+  EXPECT_EQ(relu->input(0), conv->output());
+  ASSERT_EQ(g->outputs.size(), 1u);
+  EXPECT_EQ(g->outputs[0], relu->output());
+  EXPECT_EQ(g->outputs[0]->type().str(), "f32[1,4,4,4]");
+}
+
+TEST(OnnxImporter, AttributeKindsConstantNodesNamesAndOmittedInputs) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("X", kF32, {2, 3});
+  m.output("Y", kF32, {2, 3});
+  m.output("Z", kF32, {2, 3});
+  auto* max = m.node("Constant", {}, {"max"});
+  test::attr_float(max, "value_float", 6.f);
+  m.node("Clip", {"X", "", "max"}, {"clipped"});
+  test::attr_float(m.node("LeakyRelu", {"clipped"}, {"Y"}), "alpha", 0.1f);
+  test::attr_ints(m.node("Constant", {}, {"shape"}), "value_ints", {2, 3});
+  auto* fill = m.node("ConstantOfShape", {"shape"}, {"Z"}, "fill");
+  auto* value = test::attr_tensor(fill, "value");
+  value->set_data_type(kF32);
+  value->add_dims(1);
+  value->add_float_data(1.5f);
+  auto g = import_onnx_file(m.save(dir / "attrs.onnx"));
+
+  auto nodes = g->nodes();  // Constant nodes became constants
+  ASSERT_EQ(nodes.size(), 3u);
+  const ir::Node* clip = nodes[0];
+  EXPECT_EQ(clip->name(), "Clip_0");
+  ASSERT_EQ(clip->num_inputs(), 3u);
+  EXPECT_EQ(clip->input(1), nullptr);
+  const ir::Value* max_v = clip->input(2);
+  ASSERT_TRUE(max_v->is_constant());
+  EXPECT_EQ(max_v->name(), "max");
+  EXPECT_EQ(max_v->type().str(), "f32[]");
+  EXPECT_EQ(bytes_of(max_v), float_bytes({6.f}));
+
+  EXPECT_EQ(nodes[1]->name(), "LeakyRelu_0");
+  EXPECT_EQ(nodes[1]->attr_float("alpha", 0), 0.1);  // the decimal the exporter wrote
+
+  const ir::Node* fill_node = nodes[2];
+  EXPECT_EQ(fill_node->name(), "fill");
+  const ir::Value* shape = fill_node->input(0);
+  ASSERT_TRUE(shape->is_constant());
+  EXPECT_EQ(shape->type().str(), "i64[2]");
+  EXPECT_EQ(std::vector<int64_t>(shape->data().as<int64_t>().begin(), shape->data().as<int64_t>().end()),
+            (std::vector<int64_t>{2, 3}));
+  const auto* t = std::get_if<ir::TensorAttr>(fill_node->attr("value"));
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->type.str(), "f32[1]");
+  EXPECT_EQ(std::vector<uint8_t>(t->data.data(), t->data.data() + t->data.size()), float_bytes({1.5f}));
+  EXPECT_EQ(fill_node->output()->type().str(), "f32[2,3]");
+}
+
+TEST(OnnxImporter, TypedFieldsBecomeLittleEndianBytes) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("X", kF32, {1});
+  m.output("Y", kF32, {1});
+  m.node("Relu", {"X"}, {"Y"});
+  auto* i8 = m.initializer("i8", onnx::TensorProto_DataType_INT8, {2});
+  i8->add_int32_data(-1);
+  i8->add_int32_data(2);
+  m.initializer("f16", onnx::TensorProto_DataType_FLOAT16, {1})->add_int32_data(0x3c00);
+  auto* flags = m.initializer("flags", onnx::TensorProto_DataType_BOOL, {2});
+  flags->add_int32_data(0);
+  flags->add_int32_data(3);
+  m.initializer("i64", onnx::TensorProto_DataType_INT64, {})->add_int64_data(-2);
+  m.initializer("u32", onnx::TensorProto_DataType_UINT32, {1})->add_uint64_data(7);
+  m.initializer("f64", onnx::TensorProto_DataType_DOUBLE, {1})->add_double_data(0.25);
+  auto g = import_onnx_file(m.save(dir / "typed.onnx"));
+
+  EXPECT_EQ(bytes_of(g->find_value("i8")), (std::vector<uint8_t>{0xff, 0x02}));
+  EXPECT_EQ(g->find_value("f16")->type().str(), "f16[1]");
+  EXPECT_EQ(bytes_of(g->find_value("f16")), (std::vector<uint8_t>{0x00, 0x3c}));
+  EXPECT_EQ(bytes_of(g->find_value("flags")), (std::vector<uint8_t>{0, 1}));
+  EXPECT_EQ(g->find_value("i64")->data().as<int64_t>()[0], -2);
+  EXPECT_EQ(bytes_of(g->find_value("u32")), (std::vector<uint8_t>{7, 0, 0, 0}));
+  EXPECT_EQ(g->find_value("f64")->data().as<double>()[0], 0.25);
+
+  m.initializer("short", onnx::TensorProto_DataType_INT64, {2})->add_int64_data(1);
+  EXPECT_THAT(import_error(m.save(dir / "short.onnx")),
+              HasSubstr("initializer 'short': int64_data holds 1 values but its shape needs 2"));
+}
+
+TEST(OnnxImporter, OldIrInitializersListedAsInputsAreConstants) {
+  TempDir dir;
+  ModelBuilder m(3, 8);
+  m.input("X", kF32, {2, 2});
+  m.input("W", kF32, {2, 2});
+  m.output("Y", kF32, {2, 2});
+  m.raw_floats("W", {2, 2}, {1, 2, 3, 4});
+  m.node("Add", {"X", "W"}, {"Y"});
+  auto g = import_onnx_file(m.save(dir / "old.onnx"));
+  ASSERT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(g->inputs[0]->name(), "X");
+  const ir::Value* w = g->nodes()[0]->input(1);
+  ASSERT_TRUE(w->is_constant());
+  EXPECT_EQ(bytes_of(w), float_bytes({1, 2, 3, 4}));
+}
+
+/// X[N,3,4,4] -> Relu -> t -> Flatten -> Y, with mask[N,5] unused. The value_info of t and the
+/// output use other symbols, so only shape inference can give them the sizes of X.
+ModelBuilder symbolic_batch_model() {
+  ModelBuilder m;
+  m.input("X", kF32, {"N", 3, 4, 4});
+  m.input("mask", kF32, {"N", 5});
+  m.output("Y", kF32, {"batch_out", 48});
+  m.value_info("t", kF32, {"unk__0", 3, 4, 4});
+  m.node("Relu", {"X"}, {"t"});
+  test::attr_int(m.node("Flatten", {"t"}, {"Y"}), "axis", 1);
+  return m;
+}
+
+TEST(OnnxImporter, InputShapesFixSymbolicDimsAndPropagate) {
+  TempDir dir;
+  fs::path path = symbolic_batch_model().save(dir / "sym.onnx");
+  auto dynamic = import_onnx_file(path);
+  EXPECT_EQ(dynamic->inputs[0]->type().str(), "f32[N,3,4,4]");
+  EXPECT_EQ(dynamic->outputs[0]->type().str(), "f32[batch_out,48]");
+
+  auto fixed = import_onnx_file(path, {.input_shapes = {{"X", {2, 3, 4, 4}}}});
+  EXPECT_EQ(fixed->inputs[0]->type().str(), "f32[2,3,4,4]");
+  EXPECT_EQ(fixed->inputs[1]->type().str(), "f32[2,5]");  // same symbol N
+  EXPECT_EQ(fixed->find_value("t")->type().str(), "f32[2,3,4,4]");
+  EXPECT_EQ(fixed->outputs[0]->type().str(), "f32[2,48]");
+  EXPECT_TRUE(fixed->outputs[0]->shape().is_static());
+
+  EXPECT_THAT(import_error(path, {.input_shapes = {{"Q", {1}}}}),
+              HasSubstr("--input-shape 'Q': the graph has no input"));
+  EXPECT_THAT(import_error(path, {.input_shapes = {{"X", {2, 3}}}}),
+              HasSubstr("2 dims given, but the input has rank 4"));
+  EXPECT_THAT(import_error(path, {.input_shapes = {{"X", {2, 5, 4, 4}}}}), HasSubstr("dim 1 is 3 in the model, not 5"));
+}
+
+TEST(OnnxImporter, NewIrVersionsSkipTheCheckerAndNodeOrderIsLenient) {
+  TempDir dir;
+  ModelBuilder m(10, 20);  // libonnx 1.12's checker rejects IR 10 outright
+  m.input("X", kF32, {2});
+  m.output("Y", kF32, {2});
+  m.node("Relu", {"a"}, {"Y"}, "second");
+  m.node("Neg", {"X"}, {"a"}, "first");
+  auto g = import_onnx_file(m.save(dir / "ir10.onnx"));
+  auto nodes = g->nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0]->name(), "first");
+  EXPECT_EQ(nodes[1]->name(), "second");
+  EXPECT_EQ(nodes[1]->opset(), 20);
+  EXPECT_EQ(g->find_value("a")->type().str(), "f32[2]");
+}
+
+TEST(OnnxImporter, CheckerErrorsAreOneLine) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("X", kF32, {2});
+  m.output("Y", kF32, {2});
+  test::attr_int(m.node("Relu", {"X"}, {"Y"}, "r"), "bogus", 1);
+  fs::path path = m.save(dir / "bad.onnx");
+  std::string error = import_error(path);
+  EXPECT_THAT(error, HasSubstr(path.string() + ": ONNX checker: "));
+  EXPECT_THAT(error, HasSubstr("bogus"));
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+TEST(OnnxImporter, RejectsUnsupportedDomainsAndSubgraphs) {
+  TempDir dir;
+  ModelBuilder m;
+  m.import_opset("custom.domain", 1);
+  m.input("X", kF32, {2});
+  m.output("Y", kF32, {2});
+  m.node("MyOp", {"X"}, {"Y"}, "foo", "custom.domain");
+  fs::path path = m.save(dir / "custom.onnx");
+  EXPECT_EQ(import_error(path),
+            path.string() + ": node 'foo' (custom.domain::MyOp): unsupported operator domain 'custom.domain'");
+
+  ModelBuilder s;
+  s.input("C", onnx::TensorProto_DataType_BOOL, {});
+  s.output("Y", kF32, {2});
+  auto* node = s.node("If", {"C"}, {"Y"}, "branch");
+  auto* then_branch = node->add_attribute();
+  then_branch->set_name("then_branch");
+  then_branch->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  then_branch->mutable_g()->set_name("then");
+  EXPECT_THAT(import_error(s.save(dir / "if.onnx")),
+              HasSubstr("node 'branch' (If): subgraph attributes are not supported"));
+}
+
+TEST(OnnxImporter, AcceptsMicrosoftDomainAndListsKnownOpsets) {
+  TempDir dir;
+  ModelBuilder m;
+  m.import_opset("com.microsoft", 1);
+  m.import_opset("ai.onnx.ml", 3);
+  m.import_opset("org.example", 2);
+  m.input("X", kF32, {2, 4});
+  m.output("Y", kF32, {2, 4});
+  m.node("Gelu", {"X"}, {"Y"}, "gelu", "com.microsoft");
+  auto g = import_onnx_file(m.save(dir / "ms.onnx"));
+  EXPECT_EQ(g->opsets, (std::map<std::string, int64_t>{{"", 13}, {"ai.onnx.ml", 3}, {"com.microsoft", 1}}));
+  const ir::Node* gelu = g->nodes().at(0);
+  EXPECT_TRUE(gelu->is(ir::kMicrosoftDomain, "Gelu"));
+  EXPECT_EQ(gelu->opset(), 1);
+  EXPECT_EQ(gelu->output()->type().str(), "f32[2,4]");
+}
+
+TEST(OnnxImporter, UndefinedValuesNameNodeAndValue) {
+  TempDir dir;
+  ModelBuilder m(10, 17);
+  m.input("X", kF32, {2});
+  m.output("Y", kF32, {2});
+  m.node("Add", {"X", "ghost"}, {"Y"}, "add");
+  EXPECT_THAT(import_error(m.save(dir / "ghost.onnx")),
+              HasSubstr("node 'add' (Add): input 'ghost' is not defined by any node, initializer or graph input"));
+}
+
+TEST(OnnxImporter, UnreadableFiles) {
+  TempDir dir;
+  EXPECT_THAT(import_error(dir / "missing.onnx"), HasSubstr("missing.onnx: no such file"));
+  test::write_file(dir / "empty.onnx", {});
+  EXPECT_THAT(import_error(dir / "empty.onnx"), HasSubstr("the model has no graph"));
+
+  std::vector<float> w(4 * 3 * 3 * 3, 1.f);
+  auto bytes = test::read_file(conv_relu_model(w, {1, 2, 3, 4}).save(dir / "full.onnx"));
+  test::write_file(dir / "cut.onnx", std::vector<uint8_t>(bytes.begin(), bytes.begin() + bytes.size() / 2));
+  EXPECT_EQ(import_error(dir / "cut.onnx"),
+            (dir / "cut.onnx").string() + ": not a valid ONNX model (protobuf parse failed)");
+}
+
+TEST(OnnxImporter, ImportsLibonnxTestdataConv) {
+  const fs::path path = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
+  if (!fs::exists(path)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  auto g = import_onnx_file(path);
+  EXPECT_EQ(g->name, "test_conv_with_strides_padding");
+  ASSERT_EQ(g->inputs.size(), 2u);
+  EXPECT_EQ(g->inputs[1]->type().str(), "f32[1,1,3,3]");
+  auto nodes = g->nodes();
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_TRUE(nodes[0]->is_onnx("Conv"));
+  EXPECT_EQ(nodes[0]->name(), "Conv_0");
+  EXPECT_EQ(nodes[0]->opset(), 11);
+  EXPECT_EQ(nodes[0]->attr_ints("strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(g->outputs.at(0)->type().str(), "f32[1,1,4,3]");
+}
+
+}  // namespace
+}  // namespace vkc::compiler
