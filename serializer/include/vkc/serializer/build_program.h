@@ -1,0 +1,32 @@
+// Turns a partitioned graph into the Program the .pte writer stores: one
+// execution plan "forward" whose chain calls each VulkanBackend delegate, each
+// delegate's VkGraph payload, and the constants as named data.
+#pragma once
+
+#include "vkc/ir/graph.h"
+#include "vkc/partitioner/partition.h"
+#include "vkc/serializer/compile_options.h"
+#include "vkc/serializer/program.h"
+#include "vkc/serializer/vk_graph.h"
+
+namespace vkc::serializer {
+
+inline constexpr const char* kVulkanBackendId = "VulkanBackend";
+
+/// Dtype rules applied while writing payloads (as ET-VK does at serialization).
+struct DtypeRules {
+  bool downcast_64_bit = true;  // i64 -> INT32, f64 -> FLOAT32 on the GPU
+  bool force_fp16 = false;      // f32 -> FLOAT16 on the GPU (constants converted), I/O staging stays f32
+
+  static DtypeRules from(const CompileOptions& o) {
+    return {o.downcast_64_bit.value_or(true), o.force_fp16.value_or(false)};
+  }
+};
+
+/// The VkGraph of one delegate; constants it references are appended to `named_data` (deduplicated by key).
+VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data);
+
+/// The whole program. Throws SerializeError when the graph holds nodes outside every delegate.
+Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options);
+
+}  // namespace vkc::serializer

@@ -1,0 +1,199 @@
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "vkc/ir/half.h"
+#include "vkc/ir/op_registry.h"
+#include "vkc/serializer/build_program.h"
+#include "vkc/serializer/errors.h"
+#include "vkc/serializer/sha256.h"
+
+namespace vkc::serializer {
+namespace {
+
+static_assert(static_cast<int>(ir::Storage::Buffer) == static_cast<int>(StorageType::Buffer));
+static_assert(static_cast<int>(ir::Storage::Texture3D) == static_cast<int>(StorageType::Texture3D));
+static_assert(static_cast<int>(ir::Storage::Texture2D) == static_cast<int>(StorageType::Texture2D));
+static_assert(static_cast<int>(ir::Layout::WidthPacked) == static_cast<int>(MemoryLayout::WidthPacked));
+static_assert(static_cast<int>(ir::Layout::HeightPacked) == static_cast<int>(MemoryLayout::HeightPacked));
+static_assert(static_cast<int>(ir::Layout::ChannelsPacked) == static_cast<int>(MemoryLayout::ChannelsPacked));
+
+VkDataType gpu_dtype(ir::DType t, const DtypeRules& r) {
+  switch (t) {
+    case ir::DType::Bool: return VkDataType::Bool;
+    case ir::DType::UInt8: return VkDataType::UInt8;
+    case ir::DType::Int8: return VkDataType::Int8;
+    case ir::DType::Int32: return VkDataType::Int32;
+    case ir::DType::Int64: return r.downcast_64_bit ? VkDataType::Int32 : VkDataType::Int64;
+    case ir::DType::Float16: return VkDataType::Float16;
+    case ir::DType::Float32: return r.force_fp16 ? VkDataType::Float16 : VkDataType::Float32;
+    case ir::DType::Float64:
+      if (r.force_fp16) return VkDataType::Float16;
+      return r.downcast_64_bit ? VkDataType::Float32 : VkDataType::Float64;
+    default: throw SerializeError(fmt::format("dtype {} has no Vulkan equivalent", ir::dtype_name(t)));
+  }
+}
+
+// Constant bytes converted to the GPU dtype.
+ir::TensorData gpu_bytes(const ir::Value* v, VkDataType to) {
+  const ir::TensorData& src = v->data();
+  const size_t n = v->type().shape.numel();
+  auto convert = [&](auto read, size_t out_size, auto write) {
+    std::vector<uint8_t> out(n * out_size);
+    for (size_t i = 0; i < n; ++i) write(out.data() + i * out_size, read(i));
+    return ir::TensorData::owned(std::move(out));
+  };
+  auto load = [&](auto tag) {
+    using T = decltype(tag);
+    return [&](size_t i) {
+      T x;
+      std::memcpy(&x, src.data() + i * sizeof(T), sizeof(T));
+      return x;
+    };
+  };
+  const ir::DType from = v->dtype();
+  if (from == ir::DType::Int64 && to == VkDataType::Int32)
+    return convert(load(int64_t{}), 4, [](uint8_t* p, int64_t x) {
+      const int32_t y = static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX));
+      std::memcpy(p, &y, 4);
+    });
+  if ((from == ir::DType::Float32 || from == ir::DType::Float64) && to == VkDataType::Float16) {
+    auto write = [](uint8_t* p, double x) {
+      const uint16_t h = ir::float_to_half(static_cast<float>(std::clamp(x, -65504.0, 65504.0)));
+      std::memcpy(p, &h, 2);
+    };
+    if (from == ir::DType::Float32) return convert(load(float{}), 2, write);
+    return convert(load(double{}), 2, write);
+  }
+  if (from == ir::DType::Float64 && to == VkDataType::Float32)
+    return convert(load(double{}), 4, [](uint8_t* p, double x) {
+      const float y = static_cast<float>(x);
+      std::memcpy(p, &y, 4);
+    });
+  return src;
+}
+
+class VkGraphBuilder {
+ public:
+  VkGraphBuilder(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named)
+      : d_(d), rules_(rules), named_(named) {
+    for (const NamedData& nd : named_) known_keys_.insert(nd.key);
+  }
+
+  VkGraph build() {
+    for (const ir::Value* v : d_.inputs) g_.input_ids.push_back(static_cast<uint32_t>(tensor(v)));
+    for (size_t i = 0; i < d_.nodes.size(); ++i) add_call(static_cast<uint32_t>(i), *d_.nodes[i]);
+    for (const ir::Value* v : d_.outputs) g_.output_ids.push_back(static_cast<uint32_t>(tensor(v)));
+    return std::move(g_);
+  }
+
+ private:
+  int32_t push(VkValue v) {
+    g_.values.push_back(std::move(v));
+    return static_cast<int32_t>(g_.values.size() - 1);
+  }
+
+  int32_t tensor(const ir::Value* v) {
+    if (auto it = tensor_ids_.find(v); it != tensor_ids_.end()) return it->second;
+    if (!v->shape().is_static()) throw SerializeError(fmt::format("tensor '{}' has no static shape", v->name()));
+    VkTensor t;
+    t.dtype = gpu_dtype(v->dtype(), rules_);
+    for (int64_t s : v->shape().sizes()) t.dims.push_back(static_cast<uint32_t>(s));
+    if (v->is_constant()) {
+      t.constant_id = constant(v, t.dtype);
+      t.staging = t.dtype;
+    } else {
+      const auto& p = d_.placement.at(v);
+      t.storage = static_cast<StorageType>(p.rep.storage);
+      t.layout = static_cast<MemoryLayout>(p.rep.layout);
+      t.mem_obj_id = p.mem_obj_id;
+      // Host-side staging keeps the tensor's own dtype, less the 64-bit downcast (so f32 under force_fp16).
+      t.staging = gpu_dtype(v->dtype(), DtypeRules{rules_.downcast_64_bit, false});
+    }
+    return tensor_ids_[v] = push(std::move(t));
+  }
+
+  int32_t constant(const ir::Value* v, VkDataType dtype) {
+    ir::TensorData bytes = gpu_bytes(v, dtype);
+    if (bytes.empty()) throw SerializeError(fmt::format("constant '{}' is empty", v->name()));
+    std::string key = sha256_hex(bytes.bytes());
+    if (known_keys_.insert(key).second) named_.push_back({key, bytes});
+    g_.constants.push_back({std::numeric_limits<uint64_t>::max(), bytes.size(), key});
+    return static_cast<int32_t>(g_.constants.size() - 1);
+  }
+
+  // Scalars are shared: one value per distinct (kind, value).
+  int32_t scalar(const ir::Attribute& a, ir::ArgKind kind) {
+    std::string key = fmt::format("{}:{}", static_cast<int>(kind), ir::attribute_str(a));
+    if (auto it = scalar_ids_.find(key); it != scalar_ids_.end()) return it->second;
+    VkValue v = VkNull{};
+    if (!std::holds_alternative<std::monostate>(a)) {
+      switch (kind) {
+        case ir::ArgKind::Int: v = std::get<int64_t>(a); break;
+        case ir::ArgKind::Float:
+          v = std::holds_alternative<double>(a) ? std::get<double>(a) : static_cast<double>(std::get<int64_t>(a));
+          break;
+        case ir::ArgKind::Scalar:
+          if (std::holds_alternative<int64_t>(a)) v = std::get<int64_t>(a);
+          else v = std::get<double>(a);
+          break;
+        case ir::ArgKind::Bool: v = std::get<bool>(a); break;
+        case ir::ArgKind::IntList: v = VkIntList{std::get<std::vector<int64_t>>(a)}; break;
+        case ir::ArgKind::FloatList: v = VkDoubleList{std::get<std::vector<double>>(a)}; break;
+        case ir::ArgKind::BoolList: v = VkBoolList{std::get<ir::BoolList>(a).items}; break;
+        case ir::ArgKind::String: v = std::get<std::string>(a); break;
+        default: break;
+      }
+    }
+    return scalar_ids_[key] = push(std::move(v));
+  }
+
+  void add_call(uint32_t node_id, const ir::Node& n) {
+    const ir::OpSchema& s = ir::find_op(n.op_type())->schema;
+    VkOperatorCall call{node_id, n.op_type(), {}};
+    size_t next_input = 0;
+    const size_t list_len = n.num_inputs() - (s.num_tensor_args());
+    for (const ir::ArgSpec& a : s.args) {
+      if (a.kind == ir::ArgKind::Tensor) {
+        const ir::Value* v = n.input(next_input++);
+        call.args.push_back(v ? tensor(v) : scalar(std::monostate{}, ir::ArgKind::None));
+      } else if (a.kind == ir::ArgKind::TensorList) {
+        VkValueList items;
+        for (size_t i = 0; i < list_len; ++i) items.items.push_back(tensor(n.input(next_input++)));
+        call.args.push_back(push(std::move(items)));
+      } else if (const ir::Attribute* set = n.attr(a.name)) {
+        call.args.push_back(scalar(*set, a.kind));
+      } else {
+        call.args.push_back(scalar(a.default_value.value_or(std::monostate{}), a.kind));
+      }
+    }
+    if (n.outputs().size() == 1) {
+      call.args.push_back(tensor(n.output(0)));
+    } else {
+      VkValueList outs;
+      for (const ir::Value* o : n.outputs()) outs.items.push_back(tensor(o));
+      call.args.push_back(push(std::move(outs)));
+    }
+    g_.chain.push_back(std::move(call));
+  }
+
+  const partitioner::Delegate& d_;
+  DtypeRules rules_;
+  std::vector<NamedData>& named_;
+  std::unordered_set<std::string> known_keys_;
+  VkGraph g_;
+  std::unordered_map<const ir::Value*, int32_t> tensor_ids_;
+  std::map<std::string, int32_t> scalar_ids_;
+};
+
+}  // namespace
+
+VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data) {
+  return VkGraphBuilder(d, rules, named_data).build();
+}
+
+}  // namespace vkc::serializer

@@ -1,0 +1,212 @@
+// .pte layout (see docs: ExecuTorch formats §1.2):
+//   [ET12 flatbuffer with the 32-byte eh00 header spliced in at byte 8]
+//   [zeros up to segment_base_offset = align_up(program_size, 128)]
+//   [segment 0: constants][pad][delegate payloads...][pad][named data...]
+// Every segment starts 128-aligned relative to segment_base_offset.
+#include "vkc/serializer/pte_writer.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "le_bytes.h"
+#include "program_checks.h"
+#include "program_codec.h"
+#include "vkc/serializer/errors.h"
+
+namespace vkc::serializer {
+namespace {
+
+using detail::align_up;
+using detail::put_le;
+
+constexpr uint64_t kSegmentAlignment = 128;
+constexpr uint64_t kConstantAlignment = 16;
+constexpr uint64_t kExtendedHeaderSize = 32;
+constexpr uint8_t kZeros[kSegmentAlignment] = {};
+
+/// A run of output bytes: `size` bytes at `data`, or `size` zeros if null.
+struct Piece {
+  const uint8_t* data;
+  uint64_t size;
+};
+
+/// The whole file: `head` (program + padding) then the segment pieces, which
+/// point into the Program's TensorData.
+struct PteBytes {
+  std::vector<uint8_t> head;
+  std::vector<Piece> segment_pieces;
+};
+
+class SegmentPlanner {
+ public:
+  detail::SegmentPlan plan;
+  std::vector<Piece> pieces;
+  uint64_t data_size = 0;
+
+  uint32_t add(const std::vector<Piece>& segment) {
+    const uint64_t offset = align_up(data_size, kSegmentAlignment);
+    if (offset > data_size) pieces.push_back({nullptr, offset - data_size});
+    uint64_t size = 0;
+    for (const Piece& p : segment) size += p.size;
+    pieces.insert(pieces.end(), segment.begin(), segment.end());
+    plan.segments.push_back({offset, size});
+    data_size = offset + size;
+    return uint32_t(plan.segments.size() - 1);
+  }
+};
+
+bool same_bytes(const ir::TensorData& a, const ir::TensorData& b) {
+  return a.size() == b.size() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+SegmentPlanner plan_segments(const Program& program) {
+  SegmentPlanner planner;
+  // Segment 0: constants, each 16-aligned; offsets[0] is the reserved slot.
+  std::vector<Piece> constants;
+  planner.plan.constant_offsets.push_back(0);
+  uint64_t offset = 0;
+  for (size_t i = 0; i < program.constants.size(); ++i) {
+    const ir::TensorData& c = program.constants[i];
+    planner.plan.constant_offsets.push_back(offset);
+    constants.push_back({c.data(), c.size()});
+    const uint64_t padded = align_up(c.size(), kConstantAlignment);
+    if (i + 1 < program.constants.size() && padded > c.size()) constants.push_back({nullptr, padded - c.size()});
+    offset += padded;
+  }
+  planner.add(constants);
+  // Delegate payloads, one segment per distinct byte string.
+  std::vector<std::pair<const ir::TensorData*, uint32_t>> payloads;
+  for (const ExecutionPlan& plan : program.plans) {
+    auto& segments = planner.plan.delegate_segments.emplace_back();
+    for (const BackendDelegate& d : plan.delegates) {
+      auto same = std::find_if(payloads.begin(), payloads.end(),
+                               [&](const auto& p) { return same_bytes(*p.first, d.processed); });
+      if (same == payloads.end())
+        same = payloads.insert(payloads.end(),
+                               std::pair(&d.processed, planner.add({{d.processed.data(), d.processed.size()}})));
+      segments.push_back(same->second);
+    }
+  }
+  // Named data, one segment per distinct key.
+  std::map<std::string, const ir::TensorData*> seen;
+  for (const NamedData& named : program.named_data) {
+    auto [it, inserted] = seen.emplace(named.key, &named.data);
+    if (!inserted) {
+      if (!same_bytes(*it->second, named.data))
+        throw SerializeError(fmt::format("invalid Program: named data key '{}' is given twice with different bytes",
+                                         named.key));
+      continue;
+    }
+    planner.plan.named_data.emplace_back(named.key, planner.add({{named.data.data(), named.data.size()}}));
+  }
+  return planner;
+}
+
+PteBytes assemble(const Program& program) {
+  for (const ExecutionPlan& plan : program.plans)
+    detail::check_plan(plan, program.constants.size(), "invalid Program: ");
+  SegmentPlanner planner = plan_segments(program);
+  std::vector<uint8_t> fb = detail::encode_program(program, planner.plan);
+  if (planner.data_size == 0) return {std::move(fb), {}};  // no segment bytes: no extended header
+
+  // Splice the eh00 header in after the root offset and identifier; the root
+  // offset grows by the header size. 32 is a multiple of every force_align
+  // in the schema, so the flatbuffer's internal alignment is preserved.
+  const uint64_t program_size = kExtendedHeaderSize + fb.size();
+  const uint64_t segment_base = align_up(program_size, kSegmentAlignment);
+  std::vector<uint8_t> head;
+  head.reserve(segment_base);
+  put_le<uint32_t>(head, detail::get_le<uint32_t>(fb.data()) + kExtendedHeaderSize);
+  head.insert(head.end(), fb.begin() + 4, fb.begin() + 8);
+  head.insert(head.end(), {'e', 'h', '0', '0'});
+  put_le<uint32_t>(head, kExtendedHeaderSize);
+  put_le<uint64_t>(head, program_size);
+  put_le<uint64_t>(head, segment_base);
+  put_le<uint64_t>(head, planner.data_size);
+  head.insert(head.end(), fb.begin() + 8, fb.end());
+  head.resize(segment_base, 0);
+  return {std::move(head), std::move(planner.pieces)};
+}
+
+[[noreturn]] void io_error(const std::string& what, const std::filesystem::path& path) {
+  throw SerializeError(fmt::format("cannot {} '{}': {}", what, path.string(), std::strerror(errno)));
+}
+
+/// A temporary file beside the destination, removed unless committed.
+class TempFile {
+ public:
+  explicit TempFile(const std::filesystem::path& out) : out_(out) {
+    std::string pattern = out.string() + ".tmp-XXXXXX";
+    fd_ = ::mkstemp(pattern.data());
+    if (fd_ < 0) io_error("create a temporary file for", out);
+    path_ = pattern;
+    ::fchmod(fd_, 0644);
+  }
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+
+  void write(const uint8_t* data, uint64_t size) {
+    while (size > 0) {
+      const ssize_t n = ::write(fd_, data, std::min<uint64_t>(size, 1u << 30));
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) errno = EIO;
+      if (n <= 0) io_error("write", path_);
+      data += n;
+      size -= uint64_t(n);
+    }
+  }
+
+  void commit() {
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) io_error("write", path_);
+    if (::rename(path_.c_str(), out_.c_str()) != 0) io_error("rename a temporary file to", out_);
+    path_.clear();
+  }
+
+ private:
+  std::filesystem::path out_, path_;
+  int fd_ = -1;
+};
+
+}  // namespace
+
+void write_pte(const Program& program, const std::filesystem::path& out) {
+  const PteBytes bytes = assemble(program);  // fails before any file exists
+  TempFile file(out);
+  file.write(bytes.head.data(), bytes.head.size());
+  for (const Piece& piece : bytes.segment_pieces) {
+    if (piece.data) {
+      file.write(piece.data, piece.size);
+    } else {
+      for (uint64_t left = piece.size; left > 0; left -= std::min<uint64_t>(left, sizeof(kZeros)))
+        file.write(kZeros, std::min<uint64_t>(left, sizeof(kZeros)));
+    }
+  }
+  file.commit();
+}
+
+std::vector<uint8_t> serialize_pte(const Program& program) {
+  PteBytes bytes = assemble(program);
+  std::vector<uint8_t> out = std::move(bytes.head);
+  for (const Piece& piece : bytes.segment_pieces) {
+    if (piece.data)
+      out.insert(out.end(), piece.data, piece.data + piece.size);
+    else
+      out.resize(out.size() + piece.size, 0);
+  }
+  return out;
+}
+
+}  // namespace vkc::serializer
