@@ -55,6 +55,17 @@ const std::vector<Entry>& entries() {
     {"aten.sigmoid.default(Tensor self) -> Tensor", "activation", kAnyStorage, {}, true},
     {"aten.hardswish.default(Tensor self) -> Tensor", "activation", kAnyStorage, {}, true},
     {"aten.clamp.default(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", "activation", kAnyStorage, {}, true},
+    {"aten.hardsigmoid.default(Tensor self) -> Tensor", "activation", kAnyStorage, {}, true},
+    // BatchNorm.cpp: only output 0 is written; weight, bias, mean and var must be constants.
+    {"aten._native_batch_norm_legit_no_training.default(Tensor input, Tensor? weight, Tensor? bias, "
+     "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+     "normalization", kChannelsPackedTexture, {1, 2, 3, 4}},
+    // Upsample.cpp: exactly one of output_size / scale_factors is set.
+    {"aten.upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor",
+     "resize", kChannelsPackedTexture, {}},
+    {"aten.upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
+     "float[]? scale_factors) -> Tensor",
+     "resize", kChannelsPackedTexture, {}},
     // Pool.cpp
     {"aten.max_pool2d_with_indices.default(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
      "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",

@@ -9,6 +9,7 @@ namespace lowering {
 const std::vector<Lowering>& all_lowerings() {
   static const std::vector<Lowering> kLowerings = {
       {"Conv", lower_conv},
+      {"ConvTranspose", lower_conv_transpose},
       {"MaxPool", lower_max_pool},
       {"AveragePool", lower_average_pool},
       {"GlobalAveragePool", lower_global_average_pool},
@@ -20,6 +21,10 @@ const std::vector<Lowering>& all_lowerings() {
       {"Sigmoid", lower_unary},
       {"HardSwish", lower_unary},
       {"Clip", lower_clip},
+      {"HardSigmoid", lower_hard_sigmoid},
+      {"BatchNormalization", lower_batch_norm},
+      {"Resize", lower_resize},
+      {"Upsample", lower_resize},
       {"Gemm", lower_gemm},
       {"MatMul", lower_matmul},
       {"Reshape", lower_reshape},

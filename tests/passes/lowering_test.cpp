@@ -245,6 +245,119 @@ TEST(Lowering, SoftmaxAxisAndOpsetSemantics) {
   EXPECT_NE(old.reason().find("flattened"), std::string::npos);
 }
 
+TEST(Lowering, ConvTransposeIsATransposedConvolution) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 4, 8, 8}));
+  ir::Value* w = testing::constant(t.g, "w", {4, 2, 2, 2}, std::vector<float>(32, 1.0f));
+  t.node = testing::onnx(t.g, "ConvTranspose", {x, w}, f32({1, 2, 16, 16}),
+                         {{"strides", Ints{2, 2}}, {"kernel_shape", Ints{2, 2}}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.convolution.default");
+  EXPECT_EQ(std::get<bool>(t.at("transposed")), true);
+  EXPECT_EQ(std::get<Ints>(t.at("stride")), (Ints{2, 2}));
+  EXPECT_EQ(std::get<Ints>(t.at("output_padding")), (Ints{0, 0}));
+
+  Lowered shaped;
+  shaped.node = testing::onnx(shaped.g, "ConvTranspose",
+                              {testing::input(shaped.g, "x", f32({1, 4, 8, 8})),
+                               testing::constant(shaped.g, "w", {4, 2, 2, 2}, std::vector<float>(32, 1.0f))},
+                              f32({1, 2, 16, 16}), {{"output_shape", Ints{16, 16}}});
+  shaped.lower();
+  EXPECT_NE(shaped.reason().find("output_shape"), std::string::npos);
+}
+
+TEST(Lowering, HardSigmoidWithTorchConstantsIsTheRuntimeOp) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 4}));
+  t.node = testing::onnx(t.g, "HardSigmoid", {x}, f32({1, 4}), {{"alpha", 1.0 / 6.0}, {"beta", 0.5}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.hardsigmoid.default");
+  EXPECT_EQ(t.node->input(0), x);
+  EXPECT_EQ(t.g.num_nodes(), 1u);
+}
+
+TEST(Lowering, HardSigmoidWithOtherAlphaScalesItsInputFirst) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 4}));
+  t.node = testing::onnx(t.g, "HardSigmoid", {x}, f32({1, 4}), {{"alpha", 0.2}, {"beta", 0.5}});
+  t.lower();
+  ASSERT_EQ(t.g.num_nodes(), 2u);
+  const ir::Node* mul = t.g.nodes()[0];
+  EXPECT_EQ(mul->op_type(), "aten.mul.Tensor");
+  EXPECT_NEAR(testing::floats(mul->input(1))[0], 1.2f, 1e-6);  // clamp(0.2x + 0.5) = hardsigmoid(1.2x)
+  EXPECT_EQ(t.node->input(0), mul->output(0));
+
+  Lowered general;
+  general.node = testing::onnx(general.g, "HardSigmoid", {testing::input(general.g, "x", f32({2}))}, f32({2}),
+                               {{"alpha", 0.5}, {"beta", 0.25}});
+  general.lower();
+  ASSERT_EQ(general.g.num_nodes(), 3u);
+  EXPECT_EQ(general.node->op_type(), "aten.clamp.default");
+  EXPECT_EQ(std::get<double>(general.at("min")), 0.0);
+  EXPECT_EQ(std::get<double>(general.at("max")), 1.0);
+}
+
+TEST(Lowering, StandaloneBatchNormKeepsConstantsAndAddsTheTwoUnusedOutputs) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 4, 4}));
+  auto c = [&](const char* n) { return testing::constant(t.g, n, {2}, {1, 2}); };
+  t.node = testing::onnx(t.g, "BatchNormalization", {x, c("s"), c("b"), c("m"), c("v")}, f32({1, 2, 4, 4}),
+                         {{"epsilon", 1e-3}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten._native_batch_norm_legit_no_training.default");
+  EXPECT_EQ(t.node->num_inputs(), 5u);
+  EXPECT_EQ(std::get<double>(t.at("eps")), 1e-3);
+  ASSERT_EQ(t.node->outputs().size(), 3u);
+  EXPECT_EQ(t.node->output(1)->shape().str(), "[0]");
+}
+
+TEST(Lowering, ResizeNearestAsymmetricFloorIsUpsampleNearest) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 4, 4}));
+  ir::Value* roi = testing::constant(t.g, "roi", {0}, {});
+  ir::Value* scales = testing::constant(t.g, "scales", {4}, {1, 1, 2, 2});
+  t.node = testing::onnx(t.g, "Resize", {x, roi, scales}, f32({1, 2, 8, 8}),
+                         {{"mode", std::string("nearest")},
+                          {"coordinate_transformation_mode", std::string("asymmetric")},
+                          {"nearest_mode", std::string("floor")}},
+                         11);
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.upsample_nearest2d.vec");
+  EXPECT_EQ(t.node->inputs(), std::vector<ir::Value*>{x});
+  EXPECT_EQ(std::get<std::vector<double>>(t.at("scale_factors")), (std::vector<double>{2, 2}));
+  EXPECT_FALSE(t.node->has_attr("output_size"));
+}
+
+TEST(Lowering, ResizeLinearWithSizesIsBilinear) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 4, 4}));
+  t.node = testing::onnx(t.g, "Resize", {x, nullptr, nullptr, testing::constant_i64(t.g, "sizes", {1, 2, 6, 10})},
+                         f32({1, 2, 6, 10}),
+                         {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}},
+                         13);
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.upsample_bilinear2d.vec");
+  EXPECT_EQ(std::get<Ints>(t.at("output_size")), (Ints{6, 10}));
+  EXPECT_EQ(std::get<bool>(t.at("align_corners")), true);
+}
+
+TEST(Lowering, ResizeModesWithoutARuntimeEquivalentAreLeft) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 4, 4}));
+  t.node = testing::onnx(t.g, "Resize", {x, nullptr, testing::constant(t.g, "scales", {4}, {1, 1, 2, 2})},
+                         f32({1, 2, 8, 8}), {{"mode", std::string("nearest")}}, 13);
+  t.lower();
+  EXPECT_NE(t.reason().find("needs asymmetric / floor"), std::string::npos) << t.reason();
+
+  Lowered channels;
+  channels.node = testing::onnx(channels.g, "Resize",
+                                {testing::input(channels.g, "x", f32({1, 2, 4, 4})), nullptr,
+                                 testing::constant(channels.g, "scales", {4}, {1, 2, 2, 2})},
+                                f32({1, 4, 8, 8}), {}, 13);
+  channels.lower();
+  EXPECT_NE(channels.reason().find("only the H and W axes"), std::string::npos) << channels.reason();
+}
+
 TEST(Lowering, UnknownOperatorsAreNamedNotDropped) {
   Lowered t;
   t.node = testing::onnx(t.g, "Erf", {testing::input(t.g, "x", f32({2}))}, f32({2}));

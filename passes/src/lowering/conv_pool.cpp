@@ -47,6 +47,29 @@ Result lower_conv(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
+Result lower_conv_transpose(ir::Graph&, ir::Node* n) {
+  ir::Value* weight = n->input(1);
+  if (static_rank(n->input(0)) != 4u || static_rank(weight) != 4u)
+    return std::string("only 2-D transposed convolution is supported");
+  if (!weight->is_constant()) return std::string("weight is not a constant");
+  if (n->input(2) && !n->input(2)->is_constant()) return std::string("bias is not a constant");
+  if (n->input(0)->shape().dims[0].value != 1) return std::string("batch size must be 1 (the runtime's conv2d)");
+  if (n->has_attr("output_shape")) return std::string("output_shape is not supported; give pads instead");
+  const std::string auto_pad = n->attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return "auto_pad " + auto_pad + " is not supported";
+  const auto wshape = weight->shape().sizes();
+  Window w;
+  if (auto why = read_window(n, {wshape[2], wshape[3]}, w)) return why;
+  to_runtime(n, "aten.convolution.default", {n->input(0), weight, n->input(2)},
+             {{"stride", w.strides},
+              {"padding", w.padding},
+              {"dilation", w.dilations},
+              {"transposed", true},
+              {"output_padding", n->attr_ints("output_padding", {0, 0})},
+              {"groups", n->attr_int("group", 1)}});
+  return std::nullopt;
+}
+
 Result lower_max_pool(ir::Graph& g, ir::Node* n) {
   if (static_rank(n->input(0)) != 4u) return std::string("only 2-D max pooling (rank-4 input) is supported");
   if (n->attr_int("storage_order", 0) != 0) return std::string("storage_order=1 is not supported");

@@ -1,4 +1,5 @@
 // Add, Sub, Mul, Div, Relu, Sigmoid, HardSwish, Clip.
+#include <cmath>
 #include <map>
 
 #include "../constants.h"
@@ -19,6 +20,30 @@ Result lower_unary(ir::Graph&, ir::Node* n) {
       {"Relu", "aten.relu.default"}, {"Sigmoid", "aten.sigmoid.default"}, {"HardSwish", "aten.hardswish.default"}};
   if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
   to_runtime(n, kOps.at(n->op_type()), {n->input(0)}, {});
+  return std::nullopt;
+}
+
+// HardSigmoid(x) = clamp(alpha * x + beta, 0, 1). The runtime's hardsigmoid is the
+// alpha = 1/6, beta = 1/2 case; other alphas scale x first: clamp(a x + 1/2) = hardsigmoid(6 a x).
+Result lower_hard_sigmoid(ir::Graph& g, ir::Node* n) {
+  if (n->output(0)->dtype() != ir::DType::Float32) return std::string("only f32 inputs are supported");
+  const double alpha = n->attr_float("alpha", 0.2);
+  const double beta = n->attr_float("beta", 0.5);
+  ir::Value* x = n->input(0);
+  const ir::TensorType type = n->output(0)->type();
+  auto scalar_op = [&](const char* op, ir::Value* in, float value) {
+    ir::Value* c = add_f32_constant(g, n->name() + "_" + op, {1}, {value});
+    ir::Node* m = g.add_node(ir::kVulkanDomain, op, {in, c}, {type}, g.unique_name(n->name() + "_" + op), n);
+    return m->output(0);
+  };
+  if (beta == 0.5) {
+    if (std::abs(alpha * 6.0 - 1.0) > 1e-6) x = scalar_op("aten.mul.Tensor", x, static_cast<float>(alpha * 6.0));
+    to_runtime(n, "aten.hardsigmoid.default", {x}, {});
+    return std::nullopt;
+  }
+  x = scalar_op("aten.mul.Tensor", x, static_cast<float>(alpha));
+  x = scalar_op("aten.add.Tensor", x, static_cast<float>(beta));
+  to_runtime(n, "aten.clamp.default", {x}, {{"min", 0.0}, {"max", 1.0}});
   return std::nullopt;
 }
 

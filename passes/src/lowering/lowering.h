@@ -26,6 +26,7 @@ const std::vector<Lowering>& all_lowerings();
 
 // conv_pool.cpp
 Result lower_conv(ir::Graph&, ir::Node*);
+Result lower_conv_transpose(ir::Graph&, ir::Node*);
 Result lower_max_pool(ir::Graph&, ir::Node*);
 Result lower_average_pool(ir::Graph&, ir::Node*);
 Result lower_global_average_pool(ir::Graph&, ir::Node*);
@@ -33,6 +34,11 @@ Result lower_global_average_pool(ir::Graph&, ir::Node*);
 Result lower_binary(ir::Graph&, ir::Node*);
 Result lower_unary(ir::Graph&, ir::Node*);
 Result lower_clip(ir::Graph&, ir::Node*);
+Result lower_hard_sigmoid(ir::Graph&, ir::Node*);
+// normalization.cpp
+Result lower_batch_norm(ir::Graph&, ir::Node*);
+// resize.cpp
+Result lower_resize(ir::Graph&, ir::Node*);
 // linear.cpp
 Result lower_gemm(ir::Graph&, ir::Node*);
 Result lower_matmul(ir::Graph&, ir::Node*);

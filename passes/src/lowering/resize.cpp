@@ -1,0 +1,60 @@
+// Resize / Upsample -> upsample_nearest2d / upsample_bilinear2d.
+//
+// PyTorch's nearest is ONNX's (asymmetric, floor); its bilinear is ONNX's linear
+// with half_pixel (pytorch_half_pixel when the output is larger than 1), or with
+// align_corners. Other coordinate modes have no runtime equivalent.
+#include <fmt/format.h>
+
+#include "../constants.h"
+#include "lowering.h"
+
+namespace vkc::passes::lowering {
+namespace {
+
+// The H and W scales (or output sizes) from Resize's inputs or Upsample's.
+Result read_target(const ir::Node* n, ir::AttributeMap& attrs, const char* sizes_name, const char* scales_name) {
+  const bool upsample = n->op_type() == "Upsample";
+  const ir::Value* scales = upsample || n->opset() < 11 ? n->input(1) : n->input(2);
+  const ir::Value* sizes = upsample || n->opset() < 11 ? nullptr : n->input(3);
+  if (upsample && n->opset() < 9) return std::string("Upsample before opset 9 (scales attribute) is not supported");
+  if (sizes) {
+    auto v = constant_ints(sizes);
+    if (!v || v->size() != 4) return std::string("sizes is not a constant of 4 values");
+    attrs[sizes_name] = std::vector<int64_t>{(*v)[2], (*v)[3]};
+    return std::nullopt;
+  }
+  auto v = constant_floats(scales);
+  if (!v || v->size() != 4) return std::string("scales is not a constant of 4 values");
+  if ((*v)[0] != 1.0f || (*v)[1] != 1.0f) return std::string("only the H and W axes may be scaled");
+  attrs[scales_name] = std::vector<double>{(*v)[2], (*v)[3]};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result lower_resize(ir::Graph&, ir::Node* n) {
+  if (static_rank(n->input(0)) != 4u) return std::string("only rank-4 input is supported");
+  const std::string mode = n->attr_string("mode", "nearest");
+  const std::string coord = n->attr_string("coordinate_transformation_mode", "half_pixel");
+  ir::AttributeMap attrs;
+  if (auto why = read_target(n, attrs, "output_size", "scale_factors")) return why;
+  const bool old = n->op_type() == "Upsample" || n->opset() < 11;  // coordinates were asymmetric, nearest floor
+  if (mode == "nearest") {
+    const std::string rounding = n->attr_string("nearest_mode", "round_prefer_floor");
+    if (!old && (coord != "asymmetric" || rounding != "floor"))
+      return fmt::format("nearest with {} / {} has no runtime equivalent (needs asymmetric / floor)", coord, rounding);
+    to_runtime(n, "aten.upsample_nearest2d.vec", {n->input(0)}, std::move(attrs));
+    return std::nullopt;
+  }
+  if (mode == "linear" || mode == "bilinear") {
+    if (old) return std::string("linear Upsample before opset 11 (asymmetric) has no runtime equivalent");
+    if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners")
+      return fmt::format("linear with {} has no runtime equivalent", coord);
+    attrs["align_corners"] = coord == "align_corners";
+    to_runtime(n, "aten.upsample_bilinear2d.vec", {n->input(0)}, std::move(attrs));
+    return std::nullopt;
+  }
+  return fmt::format("mode '{}' is not supported", mode);
+}
+
+}  // namespace vkc::passes::lowering
