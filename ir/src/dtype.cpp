@@ -43,6 +43,13 @@ bool is_float(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }
 
+std::string DTypeSet::str() const {
+  std::string s;
+  for (const auto& i : kInfo)
+    if (contains(i.type)) s += (s.empty() ? "" : ", ") + std::string(i.name);
+  return s;
+}
+
 bool is_integer(DType t) {
   switch (t) {
     case DType::UInt8: case DType::Int8: case DType::UInt16: case DType::Int16:

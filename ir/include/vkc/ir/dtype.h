@@ -3,7 +3,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace vkc::ir {
@@ -33,6 +35,25 @@ std::optional<DType> dtype_from_name(std::string_view name);
 /// Bytes per element; 0 for Undefined and String.
 size_t dtype_size(DType t);
 bool is_float(DType t);
+
+/// A set of dtypes (bitmask).
+class DTypeSet {
+ public:
+  constexpr DTypeSet() = default;
+  constexpr DTypeSet(std::initializer_list<DType> types) {
+    for (DType t : types) bits_ |= bit(t);
+  }
+  constexpr DTypeSet operator|(DTypeSet o) const { return DTypeSet(bits_ | o.bits_); }
+  constexpr bool contains(DType t) const { return bits_ & bit(t); }
+  constexpr bool empty() const { return bits_ == 0; }
+  /// "f16, f32"
+  std::string str() const;
+
+ private:
+  constexpr explicit DTypeSet(uint32_t b) : bits_(b) {}
+  static constexpr uint32_t bit(DType t) { return 1u << static_cast<unsigned>(t); }
+  uint32_t bits_ = 0;
+};
 bool is_integer(DType t);  // signed or unsigned integer (not bool)
 
 }  // namespace vkc::ir

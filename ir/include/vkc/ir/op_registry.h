@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "vkc/ir/dtype.h"
 #include "vkc/ir/op_schema.h"
 #include "vkc/ir/storage.h"
 
@@ -13,6 +14,8 @@ namespace vkc::ir {
 
 struct OpDef {
   OpSchema schema;
+  /// Dtypes the op accepts for its primary input(s) and first output.
+  DTypeSet dtypes;
   /// Representations the op accepts for its primary input and produces for its outputs.
   RepSet io_reps;
   /// Positions among the tensor arguments that the op reads from a constant
