@@ -1,0 +1,57 @@
+// What a .pte holds, read back through the serializer's readers: `vkc inspect`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "vkc/serializer/compile_options.h"
+
+namespace vkc::compiler {
+
+struct DelegateReport {
+  size_t plan = 0;           // execution plan index
+  size_t index = 0;          // index in that plan's delegate list
+  std::string backend;       // BackendDelegate.id
+  bool called = false;       // some DelegateCall in the plan's chain names it
+  uint64_t payload_bytes = 0;
+  std::vector<serializer::CompileSpec> compile_specs;
+  serializer::CompileOptions options;  // decoded compile_specs (Vulkan delegates)
+  // VkGraph contents (Vulkan delegates)
+  std::map<std::string, size_t> ops;       // runtime operator -> calls
+  std::map<std::string, size_t> families;  // operator family -> calls
+  size_t values = 0, tensors = 0, constants = 0, inputs = 0, outputs = 0;
+  uint64_t constant_bytes = 0;
+  std::map<std::string, size_t> representations;  // "texture3d/channels_packed" -> tensors
+  size_t memory_objects = 0;     // distinct mem_obj_id >= 0
+  size_t shared_tensors = 0;     // tensors bound to a shared memory object
+};
+
+struct PlanReport {
+  std::string name;
+  size_t values = 0, inputs = 0, outputs = 0, instructions = 0, kernel_calls = 0, delegate_calls = 0;
+  std::vector<std::string> operators;  // KernelCall operators "name.overload"
+  std::vector<int64_t> non_const_buffer_sizes;
+};
+
+struct InspectReport {
+  std::string path;
+  uint64_t file_size = 0, program_size = 0, segment_base_offset = 0, segment_data_size = 0;
+  std::vector<uint64_t> segment_sizes;
+  size_t named_data = 0;
+  uint64_t named_data_bytes = 0, constant_segment_bytes = 0;
+  std::vector<PlanReport> plans;
+  std::vector<DelegateReport> delegates;
+};
+
+/// Reads and decodes `pte`; throws serializer::SerializeError (one line) on a corrupt file.
+InspectReport inspect_file(const std::filesystem::path& pte);
+
+/// `vkc inspect --json`.
+std::string inspect_json(const InspectReport& r);
+/// `vkc inspect`.
+std::string inspect_text(const InspectReport& r);
+
+}  // namespace vkc::compiler

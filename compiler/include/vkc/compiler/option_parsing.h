@@ -1,0 +1,24 @@
+// Parsing of command-line option values, shared by the CLI and its tests.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "vkc/serializer/compile_options.h"
+
+namespace vkc::compiler {
+
+struct OptionError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+/// "NAME=1x3x224x224" -> {"NAME", {1,3,224,224}}. The last '=' splits, so names may contain '='.
+std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view text);
+/// "X,Y,Z" with positive 32-bit values.
+serializer::TextureLimits parse_texture_limits(std::string_view text);
+
+}  // namespace vkc::compiler

@@ -1,0 +1,101 @@
+#include "vkc/compiler/driver.h"
+
+#include <fmt/format.h>
+
+#include "vkc/compiler/onnx_importer.h"
+#include "vkc/ir/printer.h"
+#include "vkc/passes/pipeline.h"
+#include "vkc/serializer/build_program.h"
+#include "vkc/serializer/errors.h"
+#include "vkc/serializer/pte_writer.h"
+
+namespace vkc::compiler {
+namespace {
+
+std::string rejected_list(const partitioner::Partition& p) {
+  std::string s;
+  size_t shown = 0;
+  for (const auto& d : p.decisions) {
+    if (d.delegate >= 0) continue;
+    if (shown++ == 5) {
+      s += fmt::format("; and {} more", p.num_rejected() - 5);
+      break;
+    }
+    s += fmt::format("{}node '{}' ({}): {}", s.empty() ? "" : "; ", d.node, d.op, d.reason);
+  }
+  return s;
+}
+
+// The Vulkan delegate needs static shapes: name the inputs still symbolic, with a fix.
+void require_static_inputs(const ir::Graph& g) {
+  for (const ir::Value* v : g.inputs) {
+    if (v->shape().is_static()) continue;
+    std::string example;
+    for (const ir::Dim& d : v->shape().dims) example += (example.empty() ? "" : "x") + std::to_string(d.value.value_or(1));
+    throw CompileError(fmt::format("input '{}' has dynamic shape {}; fix it with --input-shape {}={}", v->name(),
+                                   v->shape().str(), v->name(), example));
+  }
+}
+
+}  // namespace
+
+partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o) {
+  if (o.texture_limits) {
+    partitioner::DeviceLimits l;
+    l.texture = {o.texture_limits->x, o.texture_limits->y, o.texture_limits->z};
+    l.name = fmt::format("texture_limits {},{},{}", l.texture[0], l.texture[1], l.texture[2]);
+    return l;
+  }
+  if (o.small_texture_limits.value_or(false)) return partitioner::DeviceLimits::small_texture();
+  return partitioner::DeviceLimits::default_limits();
+}
+
+CompileStats compile_file(const std::filesystem::path& model, const std::filesystem::path& out,
+                          const CompileConfig& config) {
+  if (!config.dump_ir_after.empty() && config.dump_ir_after != "all" && !passes::find_pass(config.dump_ir_after))
+    throw CompileError(fmt::format("--dump-ir-after: no pass named '{}' (see --print-pipeline)", config.dump_ir_after));
+  ImportOptions import_options;
+  import_options.input_shapes = config.input_shapes;
+  std::shared_ptr<ir::Graph> g = import_onnx_file(model, import_options);
+
+  require_static_inputs(*g);
+  CompileStats stats;
+  stats.onnx_nodes = g->num_nodes();
+  passes::PassContext ctx;
+  ctx.force_fp16 = config.options.force_fp16.value_or(false);
+  passes::PipelineHooks hooks;
+  if (!config.dump_ir_after.empty() && config.ir_dump) {
+    hooks.after_pass = [&](const passes::PassInfo& p, const ir::Graph& graph) {
+      if (config.dump_ir_after == "all" || config.dump_ir_after == p.name)
+        config.ir_dump(std::string(p.name), ir::print_graph(graph));
+    };
+  }
+  try {
+    passes::run_pipeline(*g, ctx, hooks);
+  } catch (const passes::PassError& e) {
+    throw CompileError(e.what());
+  }
+
+  partitioner::PartitionOptions popts;
+  popts.limits = limits_for(config.options);
+  popts.skip_memory_planning = config.options.skip_memory_planning.value_or(false);
+  stats.partition = partitioner::partition_graph(*g, popts, ctx.not_lowered);
+  if (config.on_partition) config.on_partition(stats.partition);
+  if (size_t n = stats.partition.num_rejected())
+    throw CompileError(fmt::format("{} node(s) cannot run on Vulkan: {}", n, rejected_list(stats.partition)));
+
+  try {
+    serializer::Program program = serializer::build_program(*g, stats.partition, config.options);
+    stats.named_data = program.named_data.size();
+    serializer::write_pte(program, out);
+  } catch (const serializer::SerializeError& e) {
+    throw CompileError(fmt::format("{}: {}", out.string(), e.what()));
+  }
+  stats.delegates = stats.partition.delegates.size();
+  for (const auto& d : stats.partition.delegates) stats.runtime_nodes += d.nodes.size();
+  stats.output_bytes = std::filesystem::file_size(out);
+  stats.graph = std::move(g);
+  return stats;
+}
+
+}  // namespace vkc::compiler

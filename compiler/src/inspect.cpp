@@ -1,0 +1,112 @@
+#include "vkc/compiler/inspect.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "vkc/ir/op_registry.h"
+#include "vkc/serializer/build_program.h"
+#include "vkc/serializer/errors.h"
+#include "vkc/serializer/pte_reader.h"
+#include "vkc/serializer/vk_payload.h"
+
+namespace vkc::compiler {
+namespace {
+
+void decode_vulkan(const serializer::BackendDelegate& bd, const std::map<std::string, uint64_t>& named_sizes,
+                   DelegateReport& r) {
+  r.options = serializer::CompileOptions::from_specs(bd.compile_specs);
+  const serializer::VkPayload payload = serializer::read_vk_payload(bd.processed.bytes());
+  const serializer::VkGraph& g = payload.graph;
+  r.values = g.values.size();
+  r.inputs = g.input_ids.size();
+  r.outputs = g.output_ids.size();
+  r.constants = g.constants.size();
+  for (const serializer::VkBytes& c : g.constants) {
+    if (!c.named_key.empty() && !named_sizes.count(c.named_key))
+      throw serializer::SerializeError(fmt::format("delegate {}: constant '{}' is missing from named data", r.index,
+                                                   c.named_key));
+    r.constant_bytes += c.length;
+  }
+  for (const serializer::VkOperatorCall& call : g.chain) {
+    ++r.ops[call.name];
+    ++r.families[std::string(ir::op_family(call.name))];
+  }
+  std::set<int32_t> objects;
+  for (const serializer::VkValue& v : g.values) {
+    const auto* t = std::get_if<serializer::VkTensor>(&v);
+    if (!t) continue;
+    ++r.tensors;
+    if (t->constant_id >= 0) continue;
+    ++r.representations[fmt::format("{}/{}", serializer::to_string(t->storage), serializer::to_string(t->layout))];
+    if (t->mem_obj_id >= 0) {
+      objects.insert(t->mem_obj_id);
+      ++r.shared_tensors;
+    }
+  }
+  r.memory_objects = objects.size();
+}
+
+}  // namespace
+
+InspectReport inspect_file(const std::filesystem::path& pte) {
+  const serializer::PteFile f = serializer::read_pte(pte);
+  InspectReport r;
+  r.path = pte.string();
+  r.file_size = f.file_size;
+  r.program_size = f.program_size;
+  r.segment_base_offset = f.segment_base_offset;
+  r.segment_data_size = f.segment_data_size;
+  for (const auto& s : f.segments) r.segment_sizes.push_back(s.size);
+  if (f.constant_segment_index >= 0 && static_cast<size_t>(f.constant_segment_index) < f.segments.size())
+    r.constant_segment_bytes = f.segments[f.constant_segment_index].size;
+  std::map<std::string, uint64_t> named_sizes;
+  for (const auto& nd : f.program.named_data) {
+    named_sizes[nd.key] = nd.data.size();
+    r.named_data_bytes += nd.data.size();
+  }
+  r.named_data = f.program.named_data.size();
+
+  for (size_t pi = 0; pi < f.program.plans.size(); ++pi) {
+    const serializer::ExecutionPlan& plan = f.program.plans[pi];
+    PlanReport pr;
+    pr.name = plan.name;
+    pr.values = plan.values.size();
+    pr.inputs = plan.inputs.size();
+    pr.outputs = plan.outputs.size();
+    pr.instructions = plan.instructions.size();
+    pr.non_const_buffer_sizes = plan.non_const_buffer_sizes;
+    for (const auto& op : plan.operators) pr.operators.push_back(op.overload.empty() ? op.name : op.name + "." + op.overload);
+    std::set<int32_t> called;
+    for (const serializer::Instruction& ins : plan.instructions) {
+      if (const auto* dc = std::get_if<serializer::DelegateCall>(&ins)) {
+        ++pr.delegate_calls;
+        called.insert(dc->delegate_index);
+      } else if (std::holds_alternative<serializer::KernelCall>(ins)) {
+        ++pr.kernel_calls;
+      }
+    }
+    for (size_t di = 0; di < plan.delegates.size(); ++di) {
+      const serializer::BackendDelegate& bd = plan.delegates[di];
+      DelegateReport dr;
+      dr.plan = pi;
+      dr.index = di;
+      dr.backend = bd.id;
+      dr.called = called.count(static_cast<int32_t>(di)) > 0;
+      dr.payload_bytes = bd.processed.size();
+      dr.compile_specs = bd.compile_specs;
+      if (bd.id == serializer::kVulkanBackendId) {
+        try {
+          decode_vulkan(bd, named_sizes, dr);
+        } catch (const serializer::SerializeError& e) {
+          throw serializer::SerializeError(fmt::format("plan '{}' delegate {}: {}", plan.name, di, e.what()));
+        }
+      }
+      r.delegates.push_back(std::move(dr));
+    }
+    r.plans.push_back(std::move(pr));
+  }
+  return r;
+}
+
+}  // namespace vkc::compiler

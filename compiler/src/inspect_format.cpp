@@ -1,0 +1,119 @@
+// Text and JSON renderings of an InspectReport.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "vkc/compiler/inspect.h"
+
+namespace vkc::compiler {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string hex(const std::vector<uint8_t>& bytes) {
+  std::string s;
+  for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
+  return s;
+}
+
+// Decoded options as key -> value, in spec order; unknown keys as hex bytes.
+ordered_json options_json(const serializer::CompileOptions& o) {
+  ordered_json j = ordered_json::object();
+  auto flag = [&](const char* key, const std::optional<bool>& v) {
+    if (v) j[key] = *v;
+  };
+  flag("small_texture_limits", o.small_texture_limits);
+  flag("skip_memory_planning", o.skip_memory_planning);
+  flag("force_fp16", o.force_fp16);
+  flag("downcast_64_bit", o.downcast_64_bit);
+  flag("require_dynamic_shapes", o.require_dynamic_shapes);
+  flag("skip_tag_memory_metadata", o.skip_tag_memory_metadata);
+  flag("skip_bool_tensors", o.skip_bool_tensors);
+  if (o.texture_limits) j["texture_limits"] = {o.texture_limits->x, o.texture_limits->y, o.texture_limits->z};
+  if (o.storage_type_override) j["storage_type_override"] = std::string(serializer::to_string(*o.storage_type_override));
+  if (o.memory_layout_override)
+    j["memory_layout_override"] = std::string(serializer::to_string(*o.memory_layout_override));
+  for (const auto& u : o.unknown) j[u.key] = "0x" + hex(u.value);
+  return j;
+}
+
+std::string options_text(const serializer::CompileOptions& o) {
+  std::string s;
+  const ordered_json j = options_json(o);
+  for (const auto& [k, v] : j.items()) s += fmt::format("{}{}={}", s.empty() ? "" : " ", k, v.dump());
+  return s.empty() ? "(none)" : s;
+}
+
+}  // namespace
+
+std::string inspect_json(const InspectReport& r) {
+  ordered_json j;
+  j["file"] = r.path;
+  j["file_size"] = r.file_size;
+  j["program_size"] = r.program_size;
+  j["segment_base_offset"] = r.segment_base_offset;
+  j["segment_data_size"] = r.segment_data_size;
+  j["segment_sizes"] = r.segment_sizes;
+  j["constant_segment_bytes"] = r.constant_segment_bytes;
+  j["named_data"] = {{"entries", r.named_data}, {"bytes", r.named_data_bytes}};
+  j["execution_plans"] = ordered_json::array();
+  for (const PlanReport& p : r.plans) {
+    j["execution_plans"].push_back({{"name", p.name},
+                                    {"values", p.values},
+                                    {"inputs", p.inputs},
+                                    {"outputs", p.outputs},
+                                    {"instructions", p.instructions},
+                                    {"delegate_calls", p.delegate_calls},
+                                    {"kernel_calls", p.kernel_calls},
+                                    {"operators", p.operators},
+                                    {"non_const_buffer_sizes", p.non_const_buffer_sizes}});
+  }
+  j["delegates"] = ordered_json::array();
+  for (const DelegateReport& d : r.delegates) {
+    ordered_json dj = {{"plan", r.plans.at(d.plan).name},
+                       {"index", d.index},
+                       {"backend", d.backend},
+                       {"called", d.called},
+                       {"payload_bytes", d.payload_bytes},
+                       {"compile_options", options_json(d.options)},
+                       {"operators", d.ops},
+                       {"families", d.families},
+                       {"values", d.values},
+                       {"tensors", d.tensors},
+                       {"inputs", d.inputs},
+                       {"outputs", d.outputs},
+                       {"constants", d.constants},
+                       {"constant_bytes", d.constant_bytes},
+                       {"representations", d.representations},
+                       {"memory_objects", d.memory_objects},
+                       {"shared_tensors", d.shared_tensors}};
+    j["delegates"].push_back(std::move(dj));
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string inspect_text(const InspectReport& r) {
+  std::string s = fmt::format("{}: {} bytes (program {} bytes, segments {} bytes in {})\n", r.path, r.file_size,
+                              r.program_size, r.segment_data_size, r.segment_sizes.size());
+  s += fmt::format("named data: {} entries, {} bytes; constant segment: {} bytes\n", r.named_data, r.named_data_bytes,
+                   r.constant_segment_bytes);
+  for (const PlanReport& p : r.plans) {
+    s += fmt::format("plan '{}': {} values, {} inputs, {} outputs, {} instructions ({} delegate calls, {} kernel calls)\n",
+                     p.name, p.values, p.inputs, p.outputs, p.instructions, p.delegate_calls, p.kernel_calls);
+    for (const std::string& op : p.operators) s += fmt::format("  kernel {}\n", op);
+  }
+  for (const DelegateReport& d : r.delegates) {
+    s += fmt::format("delegate {} of '{}': {}{}, payload {} bytes\n", d.index, r.plans.at(d.plan).name, d.backend,
+                     d.called ? " (called)" : " (never called)", d.payload_bytes);
+    s += fmt::format("  compile options: {}\n", options_text(d.options));
+    s += fmt::format("  values {}, tensors {}, inputs {}, outputs {}, constants {} ({} bytes)\n", d.values, d.tensors,
+                     d.inputs, d.outputs, d.constants, d.constant_bytes);
+    s += fmt::format("  memory objects {} shared by {} tensors\n", d.memory_objects, d.shared_tensors);
+    for (const auto& [family, n] : d.families) s += fmt::format("  family {:<14} {}\n", family, n);
+    for (const auto& [op, n] : d.ops) s += fmt::format("    {:<44} {}\n", op, n);
+    for (const auto& [rep, n] : d.representations) s += fmt::format("  storage {:<30} {}\n", rep, n);
+  }
+  return s;
+}
+
+}  // namespace vkc::compiler

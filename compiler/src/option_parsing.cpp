@@ -1,0 +1,47 @@
+#include "vkc/compiler/option_parsing.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <limits>
+
+namespace vkc::compiler {
+namespace {
+
+std::vector<int64_t> parse_positive_list(std::string_view text, char sep, std::string_view what) {
+  std::vector<int64_t> out;
+  size_t start = 0;
+  while (true) {
+    const size_t end = text.find(sep, start);
+    const std::string_view item = text.substr(start, end == std::string_view::npos ? text.npos : end - start);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size() || v <= 0)
+      throw OptionError(fmt::format("{}: '{}' is not a positive integer", what, item));
+    out.push_back(v);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
+    throw OptionError(fmt::format("--input-shape '{}': expected NAME=D1xD2x...", text));
+  return {std::string(text.substr(0, eq)),
+          parse_positive_list(text.substr(eq + 1), 'x', fmt::format("--input-shape '{}'", text))};
+}
+
+serializer::TextureLimits parse_texture_limits(std::string_view text) {
+  const auto v = parse_positive_list(text, ',', fmt::format("--texture-limits '{}'", text));
+  if (v.size() != 3) throw OptionError(fmt::format("--texture-limits '{}': expected X,Y,Z", text));
+  for (int64_t x : v)
+    if (x > std::numeric_limits<uint32_t>::max())
+      throw OptionError(fmt::format("--texture-limits '{}': {} does not fit in 32 bits", text, x));
+  return {static_cast<uint32_t>(v[0]), static_cast<uint32_t>(v[1]), static_cast<uint32_t>(v[2])};
+}
+
+}  // namespace vkc::compiler

@@ -1,0 +1,200 @@
+// The vkc command as users run it: exit codes, one-line errors, stdout vs stderr,
+// and no partial output after a failure.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "onnx_test_models.h"
+
+namespace vkc::test {
+namespace {
+
+const std::string kExample = std::string(VKC_SOURCE_DIR) + "/examples/models/tiny_cnn.onnx";
+const std::string kExampleShape = " --input-shape image=1x3x32x32";
+
+// A model with one Erf node: valid ONNX, but not something the first lowering covers.
+fs::path erf_model(const TempDir& dir) {
+  ModelBuilder m;
+  m.input("x", kF32, {1, 4});
+  m.output("y", kF32, {1, 4});
+  m.node("Erf", {"x"}, {"y"}, "the_erf");
+  return m.save(dir / "erf.onnx");
+}
+
+void expect_one_line_error(const CliResult& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("vkc: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(Cli, VersionAndHelp) {
+  CliResult v = run_vkc("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("vkc 0."), std::string::npos) << v.out;
+  for (const char* sub : {"compile --help", "inspect --help", "--help"}) {
+    CliResult h = run_vkc(sub);
+    EXPECT_EQ(h.exit_code, 0) << sub;
+    EXPECT_NE(h.out.find("Usage"), std::string::npos) << sub;
+  }
+}
+
+TEST(Cli, CompileWritesThePteAndASummaryOnStdout) {
+  TempDir dir;
+  const fs::path out = dir / "m.pte";
+  CliResult r = run_vkc("compile " + kExample + kExampleShape + " -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_NE(r.out.find("1 delegate(s)"), std::string::npos) << r.out;
+  EXPECT_GT(fs::file_size(out), 1000u);
+
+  CliResult j = run_vkc("compile " + kExample + kExampleShape + " --json -o " + out.string());
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto json = nlohmann::json::parse(j.out);
+  EXPECT_EQ(json["delegates"], 1);
+  EXPECT_EQ(json["bytes"], fs::file_size(out));
+}
+
+TEST(Cli, SameInputGivesByteIdenticalOutput) {
+  TempDir dir;
+  ASSERT_EQ(run_vkc("compile " + kExample + kExampleShape + " -o " + (dir / "a.pte").string()).exit_code, 0);
+  ASSERT_EQ(run_vkc("compile " + kExample + kExampleShape + " -o " + (dir / "b.pte").string()).exit_code, 0);
+  EXPECT_EQ(slurp(dir / "a.pte"), slurp(dir / "b.pte"));
+}
+
+TEST(Cli, InspectShowsCalledDelegateFamiliesAndOptions) {
+  TempDir dir;
+  const fs::path out = dir / "m.pte";
+  ASSERT_EQ(run_vkc("compile " + kExample + kExampleShape + " --small-texture-limits --skip-memory-planning -o " +
+                    out.string())
+                .exit_code,
+            0);
+  CliResult text = run_vkc("inspect " + out.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("VulkanBackend (called)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("small_texture_limits=true"), std::string::npos) << text.out;
+
+  CliResult js = run_vkc("inspect --json " + out.string());
+  ASSERT_EQ(js.exit_code, 0) << js.err;
+  auto j = nlohmann::json::parse(js.out);
+  ASSERT_EQ(j["delegates"].size(), 1u);
+  const auto& d = j["delegates"][0];
+  EXPECT_EQ(d["backend"], "VulkanBackend");
+  EXPECT_EQ(d["called"], true);
+  EXPECT_EQ(d["compile_options"]["small_texture_limits"], true);
+  EXPECT_EQ(d["compile_options"]["skip_memory_planning"], true);
+  EXPECT_FALSE(d["compile_options"].contains("force_fp16"));
+  EXPECT_EQ(d["memory_objects"], 0);
+  EXPECT_EQ(d["families"]["convolution"], 5);
+  EXPECT_EQ(d["operators"]["aten.linear.default"], 2);
+  EXPECT_EQ(j["file_size"], fs::file_size(out));
+}
+
+TEST(Cli, SymbolicInputWithoutInputShapeSaysHowToFixIt) {
+  TempDir dir;
+  CliResult r = run_vkc("compile " + kExample + " -o " + (dir / "m.pte").string());
+  expect_one_line_error(r, 1, "input 'image' has dynamic shape [batch,3,32,32]; fix it with --input-shape image=1x3x32x32");
+  EXPECT_FALSE(fs::exists(dir / "m.pte"));
+}
+
+TEST(Cli, BadInputsGiveOneLineAndNoOutputFile) {
+  TempDir dir;
+  const fs::path out = dir / "out.pte";
+  // missing model
+  expect_one_line_error(run_vkc("compile " + (dir / "nope.onnx").string() + " -o " + out.string()), 1, "nope.onnx");
+  // truncated protobuf
+  const auto bytes = read_file(kExample);
+  write_file(dir / "truncated.onnx", std::vector<uint8_t>(bytes.begin(), bytes.begin() + bytes.size() / 3));
+  expect_one_line_error(run_vkc("compile " + (dir / "truncated.onnx").string() + " -o " + out.string()), 1,
+                        "not a valid ONNX model");
+  // unsupported operator: named with node and op
+  expect_one_line_error(run_vkc("compile " + erf_model(dir).string() + " -o " + out.string()), 1,
+                        "node 'the_erf' (Erf): no Vulkan lowering for Erf");
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().extension() == ".pte" || e.path().string().find(".tmp") != std::string::npos, false)
+        << "left behind: " << e.path();
+}
+
+TEST(Cli, ExternalDataProblemsAreNamed) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", kF32, {1, 2});
+  m.output("y", kF32, {1, 2});
+  m.external("w", kF32, {2, 2}, "../secret.bin", 0, 16);
+  m.node("MatMul", {"x", "w"}, {"y"});
+  expect_one_line_error(run_vkc("compile " + m.save(dir / "escape.onnx").string() + " -o " + (dir / "o.pte").string()),
+                        1, "escapes the model directory");
+
+  ModelBuilder missing;
+  missing.input("x", kF32, {1, 2});
+  missing.output("y", kF32, {1, 2});
+  missing.external("w", kF32, {2, 2}, "weights.bin", 0, 16);
+  missing.node("MatMul", {"x", "w"}, {"y"});
+  expect_one_line_error(
+      run_vkc("compile " + missing.save(dir / "missing.onnx").string() + " -o " + (dir / "o.pte").string()), 1,
+      "weights.bin");
+}
+
+TEST(Cli, AFailedCompileLeavesAnExistingOutputUntouched) {
+  TempDir dir;
+  const fs::path out = dir / "keep.pte";
+  write_file(out, {'o', 'l', 'd'});
+  CliResult r = run_vkc("compile " + erf_model(dir).string() + " -o " + out.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(slurp(out), "old");
+}
+
+TEST(Cli, BadOptionValuesExitWithUsageErrors) {
+  TempDir dir;
+  const std::string base = "compile " + kExample + " -o " + (dir / "o.pte").string();
+  expect_one_line_error(run_vkc(base + " --texture-limits 1,2"), 2, "expected X,Y,Z");
+  expect_one_line_error(run_vkc(base + " --texture-limits 1,0,2"), 2, "'0' is not a positive integer");
+  expect_one_line_error(run_vkc(base + " --input-shape image"), 2, "expected NAME=D1xD2x");
+  expect_one_line_error(run_vkc(base + " --input-shape image=1x3xAx32"), 2, "'A' is not a positive integer");
+  expect_one_line_error(run_vkc(base + " --input-shape nope=1x2"), 1, "nope");
+  expect_one_line_error(run_vkc(base + kExampleShape + " --dump-ir-after no-such-pass"), 1, "no pass named");
+  expect_one_line_error(run_vkc("compile --bogus-flag"), 2, "bogus-flag");
+  expect_one_line_error(run_vkc(""), 2, "subcommand");
+  EXPECT_FALSE(fs::exists(dir / "o.pte"));
+}
+
+TEST(Cli, InspectRejectsCorruptFiles) {
+  TempDir dir;
+  const fs::path out = dir / "m.pte";
+  ASSERT_EQ(run_vkc("compile " + kExample + kExampleShape + " -o " + out.string()).exit_code, 0);
+  auto bytes = read_file(out);
+  write_file(dir / "truncated.pte", std::vector<uint8_t>(bytes.begin(), bytes.begin() + bytes.size() / 2));
+  expect_one_line_error(run_vkc("inspect " + (dir / "truncated.pte").string()), 1, "truncated.pte");
+  write_file(dir / "garbage.pte", std::vector<uint8_t>(64, 0x5a));
+  expect_one_line_error(run_vkc("inspect " + (dir / "garbage.pte").string()), 1, "garbage.pte");
+  expect_one_line_error(run_vkc("inspect " + (dir / "absent.pte").string()), 1, "absent.pte");
+}
+
+TEST(Cli, PrintPipelineAndDumpIr) {
+  CliResult p = run_vkc("compile --print-pipeline");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("lower-to-vulkan"), std::string::npos);
+  EXPECT_NE(p.out.find("fuse-batch-norm"), std::string::npos);
+
+  TempDir dir;
+  CliResult d = run_vkc("compile " + kExample + kExampleShape + " --dump-ir-after lower-to-vulkan -o " +
+                        (dir / "m.pte").string());
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.err.find("// ----- IR after lower-to-vulkan"), std::string::npos);
+  EXPECT_NE(d.err.find("vk.aten.convolution.default("), std::string::npos);
+  EXPECT_EQ(d.err.find("IR after remove-identity"), std::string::npos);
+}
+
+TEST(Cli, VerboseListsEveryNodeDecisionOnStderr) {
+  TempDir dir;
+  CliResult r = run_vkc("compile " + kExample + kExampleShape + " -v -o " + (dir / "m.pte").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stem_conv"), std::string::npos);
+  EXPECT_NE(r.err.find("classifier"), std::string::npos);
+  EXPECT_EQ(r.out.find("stem_conv"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace vkc::test
