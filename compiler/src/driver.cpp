@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "vkc/compiler/onnx_importer.h"
 #include "vkc/ir/printer.h"
 #include "vkc/passes/pipeline.h"
@@ -54,12 +56,19 @@ CompileStats compile_file(const std::filesystem::path& model, const std::filesys
                           const CompileConfig& config) {
   if (!config.dump_ir_after.empty() && config.dump_ir_after != "all" && !passes::find_pass(config.dump_ir_after))
     throw CompileError(fmt::format("--dump-ir-after: no pass named '{}' (see --print-pipeline)", config.dump_ir_after));
+  CompileStats stats;
+  auto phase_start = std::chrono::steady_clock::now();
+  auto end_phase = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    stats.phase_seconds.emplace_back(name, std::chrono::duration<double>(now - phase_start).count());
+    phase_start = now;
+  };
   ImportOptions import_options;
   import_options.input_shapes = config.input_shapes;
   std::shared_ptr<ir::Graph> g = import_onnx_file(model, import_options);
 
   require_static_inputs(*g);
-  CompileStats stats;
+  end_phase("import");
   stats.onnx_nodes = g->num_nodes();
   passes::PassContext ctx;
   ctx.force_fp16 = config.options.force_fp16.value_or(false);
@@ -76,10 +85,12 @@ CompileStats compile_file(const std::filesystem::path& model, const std::filesys
     throw CompileError(e.what());
   }
 
+  end_phase("passes");
   partitioner::PartitionOptions popts;
   popts.limits = limits_for(config.options);
   popts.skip_memory_planning = config.options.skip_memory_planning.value_or(false);
   stats.partition = partitioner::partition_graph(*g, popts, ctx.not_lowered);
+  end_phase("partition");
   if (config.on_partition) config.on_partition(stats.partition);
   if (size_t n = stats.partition.num_rejected())
     throw CompileError(fmt::format("{} node(s) cannot run on Vulkan: {}", n, rejected_list(stats.partition)));
@@ -87,7 +98,9 @@ CompileStats compile_file(const std::filesystem::path& model, const std::filesys
   try {
     serializer::Program program = serializer::build_program(*g, stats.partition, config.options);
     stats.named_data = program.named_data.size();
+    end_phase("build");
     serializer::write_pte(program, out);
+    end_phase("write");
   } catch (const serializer::SerializeError& e) {
     throw CompileError(fmt::format("{}: {}", out.string(), e.what()));
   }

@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -47,12 +49,28 @@ std::shared_ptr<onnx::ModelProto> parse_file(const fs::path& path) {
         size));
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ImportError(fmt::format("cannot open: {}", std::strerror(errno)));
-  pbio::FileInputStream stream(fd);
-  stream.SetCloseOnDelete(true);
   auto model = std::make_shared<onnx::ModelProto>();
-  parse(stream, *model);
+  // Parse from a mapping of the file: one pass, no read() per 8 KB block.
+  void* map = size > 0 ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  if (map == MAP_FAILED) {
+    pbio::FileInputStream stream(fd);
+    stream.SetCloseOnDelete(true);
+    parse(stream, *model);
+    return model;
+  }
+  ::close(fd);
+  ::madvise(map, size, MADV_SEQUENTIAL);
+  try {
+    pbio::ArrayInputStream stream(map, static_cast<int>(size));
+    parse(stream, *model);
+  } catch (...) {
+    ::munmap(map, size);
+    throw;
+  }
+  ::munmap(map, size);
   return model;
 }
+
 
 std::shared_ptr<onnx::ModelProto> parse_bytes(std::span<const uint8_t> bytes) {
   if (bytes.size() > kMaxProtoBytes)

@@ -65,6 +65,11 @@ int run_compile(const CompileArgs& a) {
   const compiler::CompileStats stats = compiler::compile_file(a.model, a.output, config);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+  if (a.verbose) {
+    std::string phases;
+    for (const auto& [name, secs] : stats.phase_seconds) phases += fmt::format(" {} {:.1f} ms", name, secs * 1e3);
+    fmt::print(stderr, "time:{}\n", phases);
+  }
   if (a.json) {
     nlohmann::ordered_json j = {{"output", a.output},
                                 {"bytes", stats.output_bytes},
@@ -84,7 +89,22 @@ int run_compile(const CompileArgs& a) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+// Leaves without running static destructors: tearing down ONNX's schema registry
+// and the freed model costs more than some compiles. Output is flushed first.
+[[noreturn]] void finish(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+int run(int argc, char** argv);
+}  // namespace
+
+int main(int argc, char** argv) { finish(run(argc, argv)); }
+
+namespace {
+int run(int argc, char** argv) {
   CLI::App app{"vkc: ahead-of-time ONNX -> ExecuTorch Vulkan compiler"};
   app.set_version_flag("--version", std::string("vkc ") + VKC_VERSION);
   app.require_subcommand(1);
@@ -135,3 +155,4 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+}  // namespace

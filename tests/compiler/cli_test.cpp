@@ -194,6 +194,16 @@ TEST(Cli, VerboseListsEveryNodeDecisionOnStderr) {
   EXPECT_NE(r.err.find("stem_conv"), std::string::npos);
   EXPECT_NE(r.err.find("classifier"), std::string::npos);
   EXPECT_EQ(r.out.find("stem_conv"), std::string::npos);
+  EXPECT_NE(r.err.find("delegated 20 of 20 nodes into 1 delegate(s)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("time: import"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VerboseShowsDecisionsEvenWhenTheCompileFails) {
+  TempDir dir;
+  CliResult r = run_vkc("compile " + erf_model(dir).string() + " -v -o " + (dir / "m.pte").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("delegated 0 of 1 nodes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no Vulkan lowering for Erf"), std::string::npos) << r.err;
 }
 
 }  // namespace

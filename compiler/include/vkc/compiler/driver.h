@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vkc/ir/graph.h"
@@ -39,6 +40,8 @@ struct CompileStats {
   size_t delegates = 0;
   size_t named_data = 0;
   uint64_t output_bytes = 0;
+  /// Wall time per phase, in order: import, passes, partition, build (the Program), write.
+  std::vector<std::pair<std::string, double>> phase_seconds;
   /// The compiled graph, kept alive because `partition` points into it.
   std::shared_ptr<const ir::Graph> graph;
   partitioner::Partition partition;
