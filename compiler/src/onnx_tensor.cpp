@@ -17,30 +17,10 @@ static_assert(std::endian::native == std::endian::little, "vkc assumes a little-
 
 using ir::DType;
 
-std::optional<DType> dtype_from_onnx(int32_t elem_type) {
-  switch (elem_type) {
-    case onnx::TensorProto_DataType_BOOL: return DType::Bool;
-    case onnx::TensorProto_DataType_UINT8: return DType::UInt8;
-    case onnx::TensorProto_DataType_INT8: return DType::Int8;
-    case onnx::TensorProto_DataType_UINT16: return DType::UInt16;
-    case onnx::TensorProto_DataType_INT16: return DType::Int16;
-    case onnx::TensorProto_DataType_UINT32: return DType::UInt32;
-    case onnx::TensorProto_DataType_INT32: return DType::Int32;
-    case onnx::TensorProto_DataType_UINT64: return DType::UInt64;
-    case onnx::TensorProto_DataType_INT64: return DType::Int64;
-    case onnx::TensorProto_DataType_FLOAT16: return DType::Float16;
-    case onnx::TensorProto_DataType_BFLOAT16: return DType::BFloat16;
-    case onnx::TensorProto_DataType_FLOAT: return DType::Float32;
-    case onnx::TensorProto_DataType_DOUBLE: return DType::Float64;
-    case onnx::TensorProto_DataType_STRING: return DType::String;
-    default: return std::nullopt;
-  }
-}
-
 ir::TensorType tensor_type_from_onnx(const onnx::TypeProto& type) {
   if (!type.has_tensor_type()) return {};
   const auto& tensor = type.tensor_type();
-  auto dtype = dtype_from_onnx(tensor.elem_type());
+  auto dtype = ir::dtype_from_onnx(tensor.elem_type());
   if (!dtype || !tensor.has_shape()) return {};
   std::vector<ir::Dim> dims;
   for (const auto& d : tensor.shape().dim()) {
@@ -100,7 +80,7 @@ std::vector<uint8_t> typed_bytes(const onnx::TensorProto& t, DType dtype, uint64
 }  // namespace
 
 ir::TensorAttr TensorReader::read(const onnx::TensorProto& t, std::string_view what) const {
-  auto dtype = dtype_from_onnx(t.data_type());
+  auto dtype = ir::dtype_from_onnx(t.data_type());
   if (!dtype)
     throw ImportError(
         fmt::format("{}: unsupported element type {}", what,

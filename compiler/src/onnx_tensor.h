@@ -20,9 +20,6 @@ namespace vkc::compiler::detail {
 
 class ExternalData;
 
-/// IR dtype of an ONNX TensorProto.DataType; nullopt for types vkc has none for (complex, ...).
-std::optional<ir::DType> dtype_from_onnx(int32_t elem_type);
-
 /// IR type of a value's ONNX type: dim_value -> static Dim, dim_param -> symbolic Dim, neither ->
 /// unknown Dim. Anything vkc cannot describe (no type, unknown rank, not a tensor) -> Undefined.
 ir::TensorType tensor_type_from_onnx(const onnx::TypeProto& type);

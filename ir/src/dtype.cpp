@@ -39,6 +39,26 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 
 size_t dtype_size(DType t) { return kInfo[static_cast<size_t>(t)].size; }
 
+std::optional<DType> dtype_from_onnx(int64_t code) {
+  switch (code) {  // onnx.proto TensorProto.DataType
+    case 1: return DType::Float32;
+    case 2: return DType::UInt8;
+    case 3: return DType::Int8;
+    case 4: return DType::UInt16;
+    case 5: return DType::Int16;
+    case 6: return DType::Int32;
+    case 7: return DType::Int64;
+    case 8: return DType::String;
+    case 9: return DType::Bool;
+    case 10: return DType::Float16;
+    case 11: return DType::Float64;
+    case 12: return DType::UInt32;
+    case 13: return DType::UInt64;
+    case 16: return DType::BFloat16;
+    default: return std::nullopt;
+  }
+}
+
 bool is_float(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }

@@ -139,6 +139,14 @@ Node* Graph::add_node_with_outputs(std::string_view domain, std::string_view op_
   return nodes_.back().get();
 }
 
+void Graph::set_outputs(Node* n, std::vector<Value*> outputs) {
+  for (Value* o : n->outputs_)
+    if (std::find(outputs.begin(), outputs.end(), o) == outputs.end()) o->producer_ = nullptr;
+  for (Value* o : outputs)
+    if (o->producer_ != n) throw std::logic_error("set_outputs: '" + o->name() + "' is not an output of " + n->name());
+  n->outputs_ = std::move(outputs);
+}
+
 Value* Graph::add_node_output(Node* n, TensorType type) {
   Value* v = add_value(n->name() + "_out", std::move(type));
   v->producer_ = n;

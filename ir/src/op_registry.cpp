@@ -32,7 +32,36 @@ struct Entry {
   RepSet reps;
   std::vector<size_t> self_prepacked;
   bool highdim = false;
+  RepSet (*reps_for)(const Node&) = nullptr;
 };
+
+// Reductions (Reduce.cpp): over the last dim, any texture with keepdim or a width-packed
+// buffer; over one other dim, a texture with keepdim; over two dims with keepdim, a texture
+// packed along the remaining one of W, H, C. Anything else has no kernel.
+RepSet reduce_reps(const Node& n) {
+  const Value* x = n.input(0);
+  if (!x || !x->type().known()) return {};
+  const int64_t rank = static_cast<int64_t>(x->shape().rank());
+  std::vector<int64_t> dims;
+  if (const Attribute* a = n.attr("dim"); a && std::holds_alternative<std::vector<int64_t>>(*a))
+    dims = std::get<std::vector<int64_t>>(*a);
+  for (int64_t& d : dims) d = d < 0 ? d + rank : d;
+  bool keepdim = false;
+  if (const Attribute* a = n.attr("keepdim"); a && std::holds_alternative<bool>(*a)) keepdim = std::get<bool>(*a);
+  const RepSet width_buffer = RepSet::of(Storage::Buffer, Layout::WidthPacked);
+  if (dims.size() == 1 && dims[0] == rank - 1) return keepdim ? RepSet::any_texture3d() | width_buffer : width_buffer;
+  if (dims.size() == 1 && keepdim) return RepSet::any_texture3d();
+  if (dims.size() == 2 && keepdim && rank >= 3) {
+    // WHC index of a dim: W = rank-1, H = rank-2, C = rank-3.
+    bool reduced[3] = {false, false, false};
+    for (int64_t d : dims)
+      if (rank - 1 - d < 3) reduced[rank - 1 - d] = true;
+    for (int whc = 0; whc < 3; ++whc)
+      if (!reduced[whc] && reduced[(whc + 1) % 3] + reduced[(whc + 2) % 3] == 2)
+        return RepSet::of(Storage::Texture3D, static_cast<Layout>(whc));
+  }
+  return {};
+}
 
 // clang-format off
 const std::vector<Entry>& entries() {
@@ -63,10 +92,30 @@ const std::vector<Entry>& entries() {
     {"aten.hardswish.default(Tensor self) -> Tensor", "activation", kFp, kAnyStorage, {}},
     {"aten.clamp.default(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", "activation", kFpInt, kAnyStorage, {}},
     {"aten.hardsigmoid.default(Tensor self) -> Tensor", "activation", kFp, kAnyStorage, {}},
+    {"aten.leaky_relu.default(Tensor self, Scalar negative_slope=0.01) -> Tensor", "activation", kFp, kAnyStorage, {}},
+    {"aten.gelu.default(Tensor self, *, str approximate='none') -> Tensor", "activation", kFp, kAnyStorage, {}},
+    {"aten.tanh.default(Tensor self) -> Tensor", "activation", kFp, kAnyStorage, {}},
+    {"aten.abs.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.neg.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.sqrt.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.rsqrt.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.exp.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.log10.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.sin.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.cos.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    {"aten.round.default(Tensor self) -> Tensor", "elementwise", kFp, kAnyStorage, {}},
+    // BinaryOp.cpp / BinaryScalarOp.cpp
+    {"aten.minimum.default(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", "elementwise", kFp, kAnyStorage, {}, true},
+    {"aten.pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", "elementwise", kFp, kAnyStorage, {}, true},
     // BatchNorm.cpp: only output 0 is written; weight, bias, mean and var must be constants.
     {"aten._native_batch_norm_legit_no_training.default(Tensor input, Tensor? weight, Tensor? bias, "
      "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
      "normalization", kFp, kChannelsPackedTexture, {1, 2, 3, 4}},
+    // NativeLayerNorm.cpp: normalized_shape of one dim; weight and bias must be constants.
+    {"aten.native_layer_norm.default(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
+     "float eps) -> (Tensor, Tensor, Tensor)",
+     "normalization", kFp, kAnyStorage, {1, 2}},
     // Upsample.cpp: exactly one of output_size / scale_factors is set.
     {"aten.upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor",
      "resize", kFp, kChannelsPackedTexture, {}},
@@ -81,14 +130,26 @@ const std::vector<Entry>& entries() {
      "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
      "pooling", kFp, kChannelsPackedTexture, {}},
     // Reduce.cpp, Softmax.cpp
-    // A two-dim mean (GlobalAveragePool's H and W) needs a texture packed along the remaining dim.
     {"aten.mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
-     "reduction", kFp, kChannelsPackedTexture, {}},
+     "reduction", kFp, {}, {}, true, reduce_reps},
+    {"aten.sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+     "reduction", kFp, {}, {}, true, reduce_reps},
+    {"aten.amax.default(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, true,
+     reduce_reps},
+    {"aten.amin.default(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, true,
+     reduce_reps},
     {"aten._softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax", kFp, kAnyStorage, {}},
     // View.cpp, Cat.cpp, Permute.cpp
     {"aten.view_copy.default(Tensor self, SymInt[] size) -> Tensor", "shape", kFpIntBool, kAnyStorage, {}, true},
     {"aten.cat.default(Tensor[] tensors, int dim=0) -> Tensor", "shape", kFpInt, kAnyStorage, {}},
     {"aten.permute_copy.default(Tensor self, int[] dims) -> Tensor", "shape", kFpIntBool, kAnyStorage, {}, true},
+    // Slice.cpp, Split.cpp, Pad.cpp, Select.cpp
+    {"aten.slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+     "shape", kFpIntBool, kAnyStorage, {}, true},
+    {"aten.split_with_sizes_copy.default(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]", "shape",
+     kFpInt, kAnyStorage, {}, true},
+    {"aten.constant_pad_nd.default(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", "shape", kFp,
+     kAnyStorage, {}},
     // Clone.cpp: also the layout transition the partitioner inserts
     {"aten.clone.default(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "transition", kFpIntBool, kAnyStorage, {}, true},
     // Staging.cpp
@@ -108,7 +169,7 @@ const std::vector<OpDef>& all_ops() {
   static const std::vector<OpDef> kOps = [] {
     std::vector<OpDef> ops;
     for (const Entry& e : entries())
-      ops.push_back(OpDef{parse_op_schema(e.schema, e.family), e.dtypes, e.reps, e.self_prepacked, e.highdim});
+      ops.push_back(OpDef{parse_op_schema(e.schema, e.family), e.dtypes, e.reps, e.self_prepacked, e.highdim, e.reps_for});
     return ops;
   }();
   return kOps;

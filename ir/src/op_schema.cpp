@@ -156,6 +156,7 @@ OpSchema parse_op_schema(std::string_view text, std::string family) {
   }
   std::string_view outs = trim(text.substr(arrow + 2));
   if (outs.starts_with("(")) s.num_outputs = split_top_level(outs.substr(1, outs.size() - 2), ',').size();
+  else if (outs == "Tensor[]") s.list_output = true;
   else s.num_outputs = 1;
   int lists = 0;
   for (const auto& a : s.args) lists += a.kind == ArgKind::TensorList;

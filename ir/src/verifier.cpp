@@ -22,7 +22,7 @@ void check_runtime_node(const Node* n, std::vector<std::string>& problems) {
   if (!arity_ok)
     problems.push_back(fmt::format("node '{}' ({}): {} tensor inputs, schema has {}", n->name(), n->op_type(),
                                    n->num_inputs(), s->num_tensor_args()));
-  if (n->outputs().size() != s->num_outputs)
+  if (s->list_output ? n->outputs().empty() : n->outputs().size() != s->num_outputs)
     problems.push_back(fmt::format("node '{}' ({}): {} outputs, schema has {}", n->name(), n->op_type(),
                                    n->outputs().size(), s->num_outputs));
   for (const std::string& err : s->check_attrs(n->attrs()))

@@ -33,7 +33,7 @@ std::optional<std::string> node_misfit(const ir::Node& n, const DeviceLimits& li
   for (ir::Storage s : {ir::Storage::Texture3D, ir::Storage::Buffer, ir::Storage::Texture2D})
     for (ir::Layout l : {ir::Layout::ChannelsPacked, ir::Layout::WidthPacked, ir::Layout::HeightPacked}) {
       const ir::TensorRep rep{s, l};
-      if (!def->io_reps.contains(rep)) continue;
+      if (!def->reps(n).contains(rep)) continue;
       std::string misfit;
       for (const ir::Value* v : tensors)
         if (auto why = rep_misfit(v->type(), rep, limits); why && misfit.empty())
@@ -41,6 +41,7 @@ std::optional<std::string> node_misfit(const ir::Node& n, const DeviceLimits& li
       if (misfit.empty()) return std::nullopt;
       if (first_reason.empty()) first_reason = misfit;
     }
+  if (first_reason.empty()) return fmt::format("{} has no GPU representation for this call", n.op_type());
   return first_reason;
 }
 

@@ -27,7 +27,7 @@ ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d,
     const ir::Value* v = n.input(i);
     if (!v || v->is_constant()) continue;
     auto it = d.placement.find(v);
-    if (it != d.placement.end() && def.io_reps.contains(it->second.rep) && fits(n, def, it->second.rep, limits))
+    if (it != d.placement.end() && def.reps(n).contains(it->second.rep) && fits(n, def, it->second.rep, limits))
       return it->second.rep;
     break;
   }
@@ -39,7 +39,7 @@ ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d,
                                ir::Layout::HeightPacked};
   for (ir::Storage s : {ir::Storage::Texture3D, ir::Storage::Buffer, ir::Storage::Texture2D})
     for (ir::Layout l : order)
-      if (def.io_reps.contains({s, l}) && fits(n, def, {s, l}, limits)) return {s, l};
+      if (def.reps(n).contains({s, l}) && fits(n, def, {s, l}, limits)) return {s, l};
   throw std::logic_error("node '" + n.name() + "' has no representation; node_misfit should have rejected it");
 }
 

@@ -11,6 +11,14 @@ const std::vector<PassInfo>& pipeline() {
   static const std::vector<PassInfo> kPipeline = {
       // Inference graphs carry training leftovers; drop them before matching patterns.
       {"remove-identity", "drop Identity and inference-mode Dropout", remove_identity},
+      // Shape subgraphs become constants once input shapes are static; lowering needs them so.
+      {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants},
+      // Exporters repeat constants and subgraphs; merging them shrinks what later passes and the file see.
+      {"eliminate-common-subexpressions", "merge identical constants and identical nodes",
+       eliminate_common_subexpressions},
+      // Normalization patterns are matched on the ONNX form, after folding made their constants plain.
+      {"fuse-layer-norm", "fuse decomposed LayerNorm (ReduceMean/Sub/Pow/Sqrt/Div) into LayerNormalization",
+       fuse_layer_norm},
       // Folding BatchNorm needs the ONNX Conv/Gemm form, so it runs before lowering.
       {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
       // From here on nodes are runtime operators where a lowering exists.

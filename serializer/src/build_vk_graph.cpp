@@ -171,7 +171,7 @@ class VkGraphBuilder {
         call.args.push_back(scalar(a.default_value.value_or(std::monostate{}), a.kind));
       }
     }
-    if (n.outputs().size() == 1) {
+    if (n.outputs().size() == 1 && !s.list_output) {
       call.args.push_back(tensor(n.output(0)));
     } else {
       VkValueList outs;

@@ -8,41 +8,73 @@ namespace {
 
 struct Window {
   std::vector<int64_t> kernel, strides, dilations, padding;
+  std::vector<int64_t> begin, end;  // set when the padding is asymmetric (padding is then empty)
 };
 
-// Reads kernel/strides/dilations/pads of a 2-D window op; `kernel` defaults to the weight's spatial dims.
+// Reads kernel/strides/dilations/pads of a 1-D or 2-D window op; `kernel` defaults to the
+// weight's spatial dims.
 Result read_window(const ir::Node* n, std::vector<int64_t> kernel, Window& w) {
-  if (kernel.size() != 2) return fmt::format("{}-D windows are not supported (only 2-D)", kernel.size());
+  const size_t spatial = kernel.size();
+  if (spatial != 1 && spatial != 2) return fmt::format("{}-D windows are not supported", spatial);
   w.kernel = n->attr_ints("kernel_shape", kernel);
-  w.strides = n->attr_ints("strides", {1, 1});
-  w.dilations = n->attr_ints("dilations", {1, 1});
-  if (w.kernel.size() != 2 || w.strides.size() != 2 || w.dilations.size() != 2)
-    return std::string("kernel_shape/strides/dilations must have 2 values");
+  w.strides = n->attr_ints("strides", std::vector<int64_t>(spatial, 1));
+  w.dilations = n->attr_ints("dilations", std::vector<int64_t>(spatial, 1));
+  if (w.kernel.size() != spatial || w.strides.size() != spatial || w.dilations.size() != spatial)
+    return fmt::format("kernel_shape/strides/dilations must have {} values", spatial);
   std::string why;
-  auto pad = symmetric_padding(n, n->input(0), w.kernel, w.strides, w.dilations, why);
+  auto pad = symmetric_padding(n, n->input(0), w.kernel, w.strides, w.dilations, why, &w.begin, &w.end);
   if (!pad) return why;
   w.padding = *pad;
+  w.begin.clear();
+  w.end.clear();
   return std::nullopt;
 }
 
 }  // namespace
 
-Result lower_conv(ir::Graph&, ir::Node* n) {
+// Asymmetric padding (TF "SAME" exports): the extra part goes into an explicit
+// constant_pad_nd in front; the symmetric part stays in the convolution.
+ir::Value* pad_asymmetric(ir::Graph& g, ir::Node* n, Window& w, const std::vector<int64_t>& begin,
+                          const std::vector<int64_t>& end) {
+  ir::Value* x = n->input(0);
+  const size_t spatial = begin.size();
+  std::vector<int64_t> torch_pad;  // last dim first: (begin, end) pairs
+  auto shape = x->shape().sizes();
+  w.padding.assign(spatial, 0);
+  for (size_t i = spatial; i-- > 0;) {
+    const int64_t common = std::min(begin[i], end[i]);
+    w.padding[i] = common;
+    torch_pad.insert(torch_pad.end(), {begin[i] - common, end[i] - common});
+    shape[shape.size() - spatial + i] += begin[i] + end[i] - 2 * common;
+  }
+  ir::Node* pad = g.add_node(ir::kVulkanDomain, "aten.constant_pad_nd.default", {x}, {{x->dtype(), ir::Shape::of(shape)}},
+                             g.unique_name(n->name() + "_pad"), n);
+  pad->attrs() = {{"pad", torch_pad}, {"value", 0.0}};
+  return pad->output(0);
+}
+
+// 2-D (rank 4) and 1-D (rank 3) convolution; the runtime tells them apart by rank.
+Result lower_conv(ir::Graph& g, ir::Node* n) {
   ir::Value* weight = n->input(1);
-  if (static_rank(n->input(0)) != 4u || static_rank(weight) != 4u)
-    return std::string("only 2-D convolution (rank-4 input and weight) is supported");
+  const auto rank = static_rank(n->input(0));
+  if ((rank != 4u && rank != 3u) || static_rank(weight) != rank)
+    return std::string("only 1-D and 2-D convolution (rank-3/4 input and weight) are supported");
   if (!weight->is_constant()) return std::string("weight is not a constant");
-  if (n->input(0)->shape().dims[0].value != 1) return std::string("batch size must be 1 (the runtime's conv2d)");
+  if (n->input(0)->shape().dims[0].value != 1) return std::string("batch size must be 1 (the runtime's conv)");
   if (n->input(2) && !n->input(2)->is_constant()) return std::string("bias is not a constant");
   const auto wshape = weight->shape().sizes();
   Window w;
-  if (auto why = read_window(n, {wshape[2], wshape[3]}, w)) return why;
-  to_runtime(n, "aten.convolution.default", {n->input(0), weight, n->input(2)},
+  ir::Value* x = n->input(0);
+  if (auto why = read_window(n, std::vector<int64_t>(wshape.begin() + 2, wshape.end()), w)) {
+    if (w.begin.empty() || !has_static_shape(x)) return why;
+    x = pad_asymmetric(g, n, w, w.begin, w.end);
+  }
+  to_runtime(n, "aten.convolution.default", {x, weight, n->input(2)},
              {{"stride", w.strides},
               {"padding", w.padding},
               {"dilation", w.dilations},
               {"transposed", false},
-              {"output_padding", std::vector<int64_t>{0, 0}},
+              {"output_padding", std::vector<int64_t>(w.kernel.size(), 0)},
               {"groups", n->attr_int("group", 1)}});
   return std::nullopt;
 }

@@ -19,7 +19,9 @@ std::optional<size_t> static_rank(const ir::Value* v) {
 std::optional<std::vector<int64_t>> symmetric_padding(const ir::Node* n, const ir::Value* input,
                                                       const std::vector<int64_t>& kernel,
                                                       const std::vector<int64_t>& strides,
-                                                      const std::vector<int64_t>& dilations, std::string& why) {
+                                                      const std::vector<int64_t>& dilations, std::string& why,
+                                                      std::vector<int64_t>* begin_out,
+                                                      std::vector<int64_t>* end_out) {
   const size_t spatial = kernel.size();
   const std::string auto_pad = n->attr_string("auto_pad", "NOTSET");
   std::vector<int64_t> begin(spatial, 0), end(spatial, 0);
@@ -51,6 +53,8 @@ std::optional<std::vector<int64_t>> symmetric_padding(const ir::Node* n, const i
     return std::nullopt;
   }
   if (begin != end) {
+    if (begin_out) *begin_out = begin;
+    if (end_out) *end_out = end;
     why = fmt::format("asymmetric padding [{}] / [{}]", fmt::join(begin, ","), fmt::join(end, ","));
     return std::nullopt;
   }

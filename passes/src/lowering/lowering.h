@@ -37,11 +37,25 @@ Result lower_clip(ir::Graph&, ir::Node*);
 Result lower_hard_sigmoid(ir::Graph&, ir::Node*);
 // normalization.cpp
 Result lower_batch_norm(ir::Graph&, ir::Node*);
+Result lower_layer_norm(ir::Graph&, ir::Node*);
 // resize.cpp
 Result lower_resize(ir::Graph&, ir::Node*);
 // linear.cpp
 Result lower_gemm(ir::Graph&, ir::Node*);
 Result lower_matmul(ir::Graph&, ir::Node*);
+// math.cpp
+Result lower_math_unary(ir::Graph&, ir::Node*);
+Result lower_pow(ir::Graph&, ir::Node*);
+Result lower_min_max(ir::Graph&, ir::Node*);
+Result lower_leaky_relu(ir::Graph&, ir::Node*);
+Result lower_gelu(ir::Graph&, ir::Node*);
+// reduce.cpp
+Result lower_reduce(ir::Graph&, ir::Node*);
+// data_movement.cpp
+Result lower_transpose(ir::Graph&, ir::Node*);
+Result lower_slice(ir::Graph&, ir::Node*);
+Result lower_split(ir::Graph&, ir::Node*);
+Result lower_pad(ir::Graph&, ir::Node*);
 // shape.cpp
 Result lower_reshape(ir::Graph&, ir::Node*);
 Result lower_concat(ir::Graph&, ir::Node*);
@@ -50,13 +64,17 @@ Result lower_softmax(ir::Graph&, ir::Node*);
 // ---- shared helpers (helpers.cpp)
 /// Makes `n` the runtime operator `op` with `inputs` and `attrs`; checks the schema.
 void to_runtime(ir::Node* n, std::string_view op, std::vector<ir::Value*> inputs, ir::AttributeMap attrs);
+/// Whether `v` has a known dtype and a static shape.
+inline bool has_static_shape(const ir::Value* v) { return v && v->type().known() && v->shape().is_static(); }
 /// Static rank of a value, or nullopt.
 std::optional<size_t> static_rank(const ir::Value* v);
 /// ONNX pads [b0, b1, ..., e0, e1, ...] (or auto_pad) as symmetric torch padding for `spatial` dims;
-/// nullopt with `why` set when begin != end.
+/// nullopt with `why` set when begin != end (then *begin / *end, when given, receive both sides).
 std::optional<std::vector<int64_t>> symmetric_padding(const ir::Node* n, const ir::Value* input,
                                                       const std::vector<int64_t>& kernel,
                                                       const std::vector<int64_t>& strides,
-                                                      const std::vector<int64_t>& dilations, std::string& why);
+                                                      const std::vector<int64_t>& dilations, std::string& why,
+                                                      std::vector<int64_t>* begin_out = nullptr,
+                                                      std::vector<int64_t>* end_out = nullptr);
 
 }  // namespace vkc::passes::lowering

@@ -1,4 +1,5 @@
 // BatchNormalization that fuse-batch-norm could not fold into a convolution.
+#include "../constants.h"
 #include "lowering.h"
 
 namespace vkc::passes::lowering {
@@ -16,6 +17,36 @@ Result lower_batch_norm(ir::Graph& g, ir::Node* n) {
   const ir::TensorType empty{n->output(0)->dtype(), ir::Shape::of({0})};
   g.add_node_output(n, empty);
   g.add_node_output(n, empty);
+  return std::nullopt;
+}
+
+// LayerNormalization over the last axis -> native_layer_norm (out, mean, rstd; only out is used).
+Result lower_layer_norm(ir::Graph& g, ir::Node* n) {
+  auto rank = static_rank(n->input(0));
+  if (!rank || !n->input(0)->shape().is_static()) return std::string("input shape is not static");
+  const int64_t r = static_cast<int64_t>(*rank);
+  int64_t axis = n->attr_int("axis", -1);
+  if (axis < 0) axis += r;
+  if (axis != r - 1) return std::string("only normalization over the last axis is supported");
+  for (size_t i = 1; i < n->outputs().size(); ++i)
+    if (!g.users(n->output(i)).empty() || g.is_output(n->output(i)))
+      return std::string("the Mean / InvStdDev outputs are not supported");
+  if (n->output(0)->dtype() != ir::DType::Float32) return std::string("only f32 inputs are supported");
+  const int64_t width = n->input(0)->shape().sizes().back();
+  ir::Value* scale = n->input(1);
+  ir::Value* bias = n->input(2);
+  if (!scale || !scale->is_constant() || (bias && !bias->is_constant()))
+    return std::string("scale and bias must be constants");
+  if (!bias) bias = add_f32_constant(g, n->name() + "_bias", {width}, std::vector<float>(width, 0.0f));
+  // Drop ONNX's optional outputs, then give the node the runtime's three.
+  ir::Value* y = n->output(0);
+  n->morph(ir::kVulkanDomain, "aten.native_layer_norm.default", {n->input(0), scale, bias},
+           {{"normalized_shape", std::vector<int64_t>{width}}, {"eps", n->attr_float("epsilon", 1e-5)}});
+  auto stat_shape = n->input(0)->shape().sizes();
+  stat_shape.back() = 1;
+  g.set_outputs(n, {y});
+  g.add_node_output(n, {ir::DType::Float32, ir::Shape::of(stat_shape)});
+  g.add_node_output(n, {ir::DType::Float32, ir::Shape::of(stat_shape)});
   return std::nullopt;
 }
 

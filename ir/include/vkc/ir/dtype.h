@@ -35,6 +35,8 @@ std::optional<DType> dtype_from_name(std::string_view name);
 /// Bytes per element; 0 for Undefined and String.
 size_t dtype_size(DType t);
 bool is_float(DType t);
+/// The dtype of an ONNX TensorProto.DataType code (as in Cast's `to`); nullopt for codes vkc does not hold.
+std::optional<DType> dtype_from_onnx(int64_t code);
 
 /// A set of dtypes (bitmask).
 class DTypeSet {

@@ -132,6 +132,8 @@ class Graph {
   /// Creates a node whose outputs are existing, not yet produced values (used by the importer).
   Node* add_node_with_outputs(std::string_view domain, std::string_view op_type, std::vector<Value*> inputs,
                               std::vector<Value*> outputs, std::string name = {});
+  /// Keeps only `outputs` (a subset of n's outputs) as n's outputs; the others lose their producer.
+  void set_outputs(Node* n, std::vector<Value*> outputs);
   /// Adds one more output value to `n`.
   Value* add_node_output(Node* n, TensorType type);
   /// Marks the node for removal; its outputs stay (callers reroute their uses first).

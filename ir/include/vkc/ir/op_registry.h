@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vkc/ir/dtype.h"
+#include "vkc/ir/graph.h"
 #include "vkc/ir/op_schema.h"
 #include "vkc/ir/storage.h"
 
@@ -23,7 +24,11 @@ struct OpDef {
   std::vector<size_t> self_prepacked;
   /// Whether the op accepts tensors of rank > 4.
   bool supports_highdim = false;
+  /// For ops whose representations depend on the call (reductions): replaces io_reps.
+  RepSet (*reps_for)(const Node&) = nullptr;
 
+  /// The representations a particular call of the op accepts.
+  RepSet reps(const Node& n) const { return reps_for ? reps_for(n) : io_reps; }
   const std::string& name() const { return schema.name; }
   const std::string& family() const { return schema.family; }
   bool prepacks(size_t tensor_arg) const;

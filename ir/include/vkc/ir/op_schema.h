@@ -46,6 +46,8 @@ struct OpSchema {
   std::string name;           // runtime name, e.g. "aten.convolution.default"
   std::vector<ArgSpec> args;
   size_t num_outputs = 1;
+  /// "-> Tensor[]": any number of outputs, always written as one ValueList.
+  bool list_output = false;
   std::string family;         // operator family shown by `vkc inspect`, e.g. "convolution"
 
   /// Number of node inputs for a schema without Tensor[] (or the minimum with one).

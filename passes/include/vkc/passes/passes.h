@@ -7,6 +7,16 @@ namespace vkc::passes {
 
 /// Drops Identity and inference-mode Dropout, rerouting their uses.
 void remove_identity(ir::Graph& g, PassContext& ctx);
+/// Evaluates nodes whose inputs are constants (and Shape/Size of static shapes) with the CPU kernels.
+void fold_constants(ir::Graph& g, PassContext& ctx);
+/// Fills static shapes of ONNX nodes' outputs that import left unknown or symbolic, where
+/// the inputs (and constant shape arguments) are now static. Returns whether anything changed.
+/// fold-constants runs it between folding rounds.
+bool propagate_shapes(ir::Graph& g);
+/// Merges identical constants and identical nodes.
+void eliminate_common_subexpressions(ir::Graph& g, PassContext& ctx);
+/// Fuses the decomposed LayerNorm exporters write into one LayerNormalization.
+void fuse_layer_norm(ir::Graph& g, PassContext& ctx);
 /// Folds BatchNormalization into the Conv or Gemm that feeds it.
 void fuse_batch_norm(ir::Graph& g, PassContext& ctx);
 /// Turns ONNX operators into ExecuTorch Vulkan runtime operators where a lowering exists.

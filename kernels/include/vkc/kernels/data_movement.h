@@ -1,0 +1,29 @@
+// Data-movement CPU reference kernels (ONNX semantics).
+#pragma once
+
+#include <vector>
+
+#include "vkc/kernels/host_tensor.h"
+
+namespace vkc::kernels {
+
+/// The same bytes seen with another shape (numel must match).
+HostTensor reshape(const HostTensor& x, std::vector<int64_t> shape);
+HostTensor transpose(const HostTensor& x, const std::vector<int64_t>& perm);
+HostTensor concat(const std::vector<const HostTensor*>& xs, int64_t axis);
+/// ONNX Slice: per axis start/end (clamped; negatives count from the end) and step.
+HostTensor slice(const HostTensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                 const std::vector<int64_t>& axes, const std::vector<int64_t>& steps);
+/// ONNX Gather: indices (negatives count from the end) select along `axis`.
+HostTensor gather(const HostTensor& x, const HostTensor& indices, int64_t axis);
+/// ONNX Expand: broadcast x to `shape` (bidirectional, as ONNX).
+HostTensor expand(const HostTensor& x, const std::vector<int64_t>& shape);
+HostTensor tile(const HostTensor& x, const std::vector<int64_t>& repeats);
+/// ONNX Range over start/limit/delta scalars of dtype `dtype`.
+HostTensor range(double start, double limit, double delta, ir::DType dtype);
+
+enum class ReduceOp { Sum, Mean, Max, Min, Prod };
+/// Reduces `axes` (empty: all axes unless noop_with_empty_axes).
+HostTensor reduce(ReduceOp op, const HostTensor& x, std::vector<int64_t> axes, bool keepdims);
+
+}  // namespace vkc::kernels

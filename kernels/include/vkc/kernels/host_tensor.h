@@ -1,0 +1,53 @@
+// A tensor in host memory, the value CPU reference kernels read and write.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "vkc/ir/dtype.h"
+#include "vkc/ir/tensor_data.h"
+
+namespace vkc::kernels {
+
+/// Thrown when a kernel cannot compute its result (bad shapes, unsupported dtype).
+struct KernelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct HostTensor {
+  ir::DType dtype = ir::DType::Float32;
+  std::vector<int64_t> shape;
+  ir::TensorData data;  // row-major, little-endian
+
+  int64_t numel() const;
+  /// A tensor of `shape` with zeroed, owned storage.
+  static HostTensor zeros(ir::DType dtype, std::vector<int64_t> shape);
+  template <typename T>
+  static HostTensor of(ir::DType dtype, std::vector<int64_t> shape, const std::vector<T>& values) {
+    std::vector<uint8_t> bytes(values.size() * sizeof(T));
+    if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+    return {dtype, std::move(shape), ir::TensorData::owned(std::move(bytes))};
+  }
+  /// Element i converted to double / int64 (any numeric or bool dtype).
+  double get_f(int64_t i) const;
+  int64_t get_i(int64_t i) const;
+  /// All elements as int64 (for shape-like tensors).
+  std::vector<int64_t> ints() const;
+  /// Writable bytes of an owned tensor made by zeros().
+  uint8_t* mutable_bytes() const { return const_cast<uint8_t*>(data.data()); }
+  void set_f(int64_t i, double v) const;
+  void set_i(int64_t i, int64_t v) const;
+};
+
+/// Row-major strides of `shape` in elements.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
+/// ONNX/numpy broadcast of two shapes; throws KernelError when they do not broadcast.
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
+/// Normalizes an axis in [-rank, rank) to [0, rank); throws KernelError otherwise.
+int64_t normalize_axis(int64_t axis, int64_t rank);
+
+}  // namespace vkc::kernels

@@ -1,0 +1,86 @@
+// Evaluates ONNX nodes whose inputs are all constants with the CPU reference
+// kernels, so that shape subgraphs (Shape -> Gather -> Concat -> Reshape, Range,
+// ConstantOfShape, ...) disappear once input shapes are static. Shape and Size
+// only need their input's static shape.
+#include <fmt/format.h>
+
+#include "folding/folders.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+namespace {
+
+// Folding may create a constant this much larger than its inputs, in elements; beyond,
+// the node stays (an Expand of a scalar to a huge tensor is cheaper computed than stored).
+constexpr int64_t kMaxGrowth = 1 << 20;
+
+bool shape_only(const ir::Node& n) { return n.is_onnx("Shape") || n.is_onnx("Size"); }
+
+std::optional<folding::Inputs> constant_inputs(const ir::Node& n, int64_t& total) {
+  folding::Inputs ins;
+  for (const ir::Value* v : n.inputs()) {
+    if (!v) {
+      ins.emplace_back(std::nullopt);
+      continue;
+    }
+    if (!v->type().known() || !v->shape().is_static()) return std::nullopt;
+    if (!v->is_constant() && !shape_only(n)) return std::nullopt;
+    kernels::HostTensor t{v->dtype(), v->shape().sizes(), v->is_constant() ? v->data() : ir::TensorData{}};
+    total += t.numel();
+    ins.emplace_back(std::move(t));
+  }
+  return ins;
+}
+
+}  // namespace
+
+namespace {
+
+// One sweep; returns whether any node was folded.
+bool fold_once(ir::Graph& g) {
+  bool folded = false;
+  for (ir::Node* n : g.nodes()) {
+    if (n->domain() != ir::kOnnxDomain) continue;
+    folding::FoldFn fold = folding::find_folder(n->op_type());
+    if (!fold) continue;
+    int64_t input_elements = 0;
+    auto ins = constant_inputs(*n, input_elements);
+    if (!ins || (ins->empty() && !n->is_onnx("Shape"))) continue;
+    std::vector<kernels::HostTensor> outs;
+    try {
+      outs = fold(*n, *ins);
+    } catch (const kernels::KernelError&) {
+      continue;  // left for lowering, which reports what it cannot do
+    }
+    if (outs.size() != n->outputs().size()) continue;
+    int64_t output_elements = 0;
+    for (const auto& o : outs) output_elements += o.numel();
+    if (output_elements > input_elements + kMaxGrowth) continue;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      ir::Value* v = n->output(i);
+      const ir::TensorType type{outs[i].dtype, ir::Shape::of(outs[i].shape)};
+      if (v->type().known() && v->shape().is_static() && v->type() != type)
+        throw std::runtime_error(fmt::format("node '{}' ({}): folded to {}, but shape inference said {}", n->name(),
+                                             n->op_type(), type.str(), v->type().str()));
+      v->set_type(type);
+    }
+    g.remove_node(n);  // detaches the outputs, which now become constants
+    for (size_t i = 0; i < outs.size(); ++i) n->output(i)->set_data(outs[i].data);
+    folded = true;
+  }
+  return folded;
+}
+
+}  // namespace
+
+void fold_constants(ir::Graph& g, PassContext&) {
+  // Folding makes shape arguments constant, which gives outputs downstream static
+  // shapes, which lets Shape nodes fold in turn: repeat until nothing changes.
+  for (int round = 0; round < 64; ++round) {
+    const bool folded = fold_once(g);
+    const bool shaped = propagate_shapes(g);
+    if (!folded && !shaped) break;
+  }
+}
+
+}  // namespace vkc::passes

@@ -1,0 +1,206 @@
+#include "folders.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "vkc/kernels/data_movement.h"
+#include "vkc/kernels/elementwise.h"
+
+namespace vkc::passes::folding {
+namespace {
+
+using kernels::HostTensor;
+using kernels::KernelError;
+using Out = std::vector<HostTensor>;
+
+const HostTensor& in(const Inputs& ins, size_t i) {
+  if (i >= ins.size() || !ins[i]) throw KernelError(fmt::format("input {} is missing", i));
+  return *ins[i];
+}
+
+std::vector<int64_t> ints_or(const Inputs& ins, size_t i, std::vector<int64_t> def) {
+  return i < ins.size() && ins[i] ? ins[i]->ints() : def;
+}
+
+// Axes from the attribute (older opsets) or from input `index` (newer ones).
+std::vector<int64_t> axes_of(const ir::Node& n, const Inputs& ins, size_t index) {
+  if (n.has_attr("axes")) return n.attr_ints("axes");
+  return ints_or(ins, index, {});
+}
+
+Out fold_binary(const ir::Node& n, const Inputs& ins) {
+  static const std::map<std::string, kernels::BinaryOp, std::less<>> kOps = {
+      {"Add", kernels::BinaryOp::Add},       {"Sub", kernels::BinaryOp::Sub},
+      {"Mul", kernels::BinaryOp::Mul},       {"Div", kernels::BinaryOp::Div},
+      {"Pow", kernels::BinaryOp::Pow},       {"Mod", kernels::BinaryOp::Mod},
+      {"Equal", kernels::BinaryOp::Equal},   {"Less", kernels::BinaryOp::Less},
+      {"Greater", kernels::BinaryOp::Greater}, {"LessOrEqual", kernels::BinaryOp::LessOrEqual},
+      {"GreaterOrEqual", kernels::BinaryOp::GreaterOrEqual}, {"And", kernels::BinaryOp::And},
+      {"Or", kernels::BinaryOp::Or},         {"Min", kernels::BinaryOp::Min},
+      {"Max", kernels::BinaryOp::Max}};
+  if (n.op_type() == "Mod" && n.attr_int("fmod", 0) && !ir::is_float(in(ins, 0).dtype))
+    throw KernelError("integer fmod is not folded");
+  // Min and Max are variadic.
+  HostTensor acc = in(ins, 0);
+  for (size_t i = 1; i < ins.size(); ++i) acc = kernels::binary(kOps.at(n.op_type()), acc, in(ins, i));
+  return {acc};
+}
+
+Out fold_unary(const ir::Node& n, const Inputs& ins) {
+  static const std::map<std::string, kernels::UnaryOp, std::less<>> kOps = {
+      {"Neg", kernels::UnaryOp::Neg},     {"Abs", kernels::UnaryOp::Abs},   {"Sqrt", kernels::UnaryOp::Sqrt},
+      {"Reciprocal", kernels::UnaryOp::Reciprocal}, {"Exp", kernels::UnaryOp::Exp}, {"Log", kernels::UnaryOp::Log},
+      {"Sin", kernels::UnaryOp::Sin},     {"Cos", kernels::UnaryOp::Cos},   {"Tanh", kernels::UnaryOp::Tanh},
+      {"Erf", kernels::UnaryOp::Erf},     {"Sigmoid", kernels::UnaryOp::Sigmoid}, {"Relu", kernels::UnaryOp::Relu},
+      {"Floor", kernels::UnaryOp::Floor}, {"Ceil", kernels::UnaryOp::Ceil}, {"Round", kernels::UnaryOp::Round},
+      {"Not", kernels::UnaryOp::Not}};
+  return {kernels::unary(kOps.at(n.op_type()), in(ins, 0))};
+}
+
+Out fold_shape(const ir::Node& n, const Inputs& ins) {
+  const auto& dims = in(ins, 0).shape;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  auto clampi = [&](int64_t v) { return std::max<int64_t>(0, std::min(rank, v < 0 ? v + rank : v)); };
+  const int64_t start = clampi(n.attr_int("start", 0)), end = clampi(n.attr_int("end", rank));
+  std::vector<int64_t> out(dims.begin() + start, dims.begin() + std::max(start, end));
+  return {HostTensor::of(ir::DType::Int64, {static_cast<int64_t>(out.size())}, out)};
+}
+
+Out fold_size(const ir::Node&, const Inputs& ins) {
+  return {HostTensor::of(ir::DType::Int64, {}, std::vector<int64_t>{in(ins, 0).numel()})};
+}
+
+Out fold_cast(const ir::Node& n, const Inputs& ins) {
+  auto to = ir::dtype_from_onnx(n.attr_int("to", 0));
+  if (!to || *to == ir::DType::String) throw KernelError("unsupported Cast target");
+  return {kernels::cast(in(ins, 0), *to)};
+}
+
+Out fold_reshape(const ir::Node& n, const Inputs& ins) {
+  const HostTensor& x = in(ins, 0);
+  std::vector<int64_t> shape = n.op_type() == "Reshape" ? in(ins, 1).ints() : std::vector<int64_t>{};
+  if (n.op_type() == "Flatten") {
+    const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 1), static_cast<int64_t>(x.shape.size()) + 1);
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    return {kernels::reshape(x, {outer, x.numel() / std::max<int64_t>(outer, 1)})};
+  }
+  const bool allowzero = n.attr_int("allowzero", 0) != 0;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowzero) shape[i] = x.shape.at(i);
+    if (shape[i] == -1) infer = static_cast<int64_t>(i);
+    else known *= shape[i];
+  }
+  if (infer >= 0) shape[infer] = known ? x.numel() / known : 0;
+  return {kernels::reshape(x, shape)};
+}
+
+Out fold_unsqueeze(const ir::Node& n, const Inputs& ins) {
+  const HostTensor& x = in(ins, 0);
+  auto axes = axes_of(n, ins, 1);
+  const int64_t rank = static_cast<int64_t>(x.shape.size() + axes.size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : axes) inserted[kernels::normalize_axis(a, rank)] = true;
+  std::vector<int64_t> shape;
+  size_t k = 0;
+  for (int64_t d = 0; d < rank; ++d) shape.push_back(inserted[d] ? 1 : x.shape.at(k++));
+  return {kernels::reshape(x, shape)};
+}
+
+Out fold_squeeze(const ir::Node& n, const Inputs& ins) {
+  const HostTensor& x = in(ins, 0);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  auto axes = axes_of(n, ins, 1);
+  std::vector<bool> drop(rank, false);
+  for (int64_t a : axes) drop[kernels::normalize_axis(a, rank)] = true;
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!(axes.empty() ? x.shape[d] == 1 : drop[d])) shape.push_back(x.shape[d]);
+  return {kernels::reshape(x, shape)};
+}
+
+Out fold_concat(const ir::Node& n, const Inputs& ins) {
+  std::vector<const HostTensor*> xs;
+  for (const auto& t : ins)
+    if (t) xs.push_back(&*t);
+  return {kernels::concat(xs, n.attr_int("axis", 0))};
+}
+
+Out fold_gather(const ir::Node& n, const Inputs& ins) {
+  return {kernels::gather(in(ins, 0), in(ins, 1), n.attr_int("axis", 0))};
+}
+
+Out fold_slice(const ir::Node& n, const Inputs& ins) {
+  if (n.opset() < 10)
+    return {kernels::slice(in(ins, 0), n.attr_ints("starts"), n.attr_ints("ends"), n.attr_ints("axes"), {})};
+  return {kernels::slice(in(ins, 0), in(ins, 1).ints(), in(ins, 2).ints(), ints_or(ins, 3, {}), ints_or(ins, 4, {}))};
+}
+
+Out fold_transpose(const ir::Node& n, const Inputs& ins) {
+  const HostTensor& x = in(ins, 0);
+  std::vector<int64_t> perm;
+  for (int64_t d = static_cast<int64_t>(x.shape.size()); d-- > 0;) perm.push_back(d);
+  return {kernels::transpose(x, n.attr_ints("perm", perm))};
+}
+
+Out fold_where(const ir::Node&, const Inputs& ins) { return {kernels::where(in(ins, 0), in(ins, 1), in(ins, 2))}; }
+
+Out fold_range(const ir::Node&, const Inputs& ins) {
+  const HostTensor& start = in(ins, 0);
+  return {kernels::range(start.get_f(0), in(ins, 1).get_f(0), in(ins, 2).get_f(0), start.dtype)};
+}
+
+Out fold_constant_of_shape(const ir::Node& n, const Inputs& ins) {
+  const auto shape = in(ins, 0).ints();
+  HostTensor value = HostTensor::of(ir::DType::Float32, {1}, std::vector<float>{0.0f});
+  if (const auto* t = n.attr("value"); t && std::holds_alternative<ir::TensorAttr>(*t)) {
+    const auto& ta = std::get<ir::TensorAttr>(*t);
+    value = HostTensor{ta.type.dtype, {1}, ta.data};
+  }
+  return {kernels::expand(value, shape)};
+}
+
+Out fold_expand(const ir::Node&, const Inputs& ins) { return {kernels::expand(in(ins, 0), in(ins, 1).ints())}; }
+
+Out fold_tile(const ir::Node&, const Inputs& ins) { return {kernels::tile(in(ins, 0), in(ins, 1).ints())}; }
+
+Out fold_reduce(const ir::Node& n, const Inputs& ins) {
+  static const std::map<std::string, kernels::ReduceOp, std::less<>> kOps = {
+      {"ReduceSum", kernels::ReduceOp::Sum}, {"ReduceMean", kernels::ReduceOp::Mean},
+      {"ReduceMax", kernels::ReduceOp::Max}, {"ReduceMin", kernels::ReduceOp::Min},
+      {"ReduceProd", kernels::ReduceOp::Prod}};
+  auto axes = axes_of(n, ins, 1);
+  if (axes.empty() && n.attr_int("noop_with_empty_axes", 0)) return {in(ins, 0)};
+  return {kernels::reduce(kOps.at(n.op_type()), in(ins, 0), axes, n.attr_int("keepdims", 1) != 0)};
+}
+
+const std::map<std::string, FoldFn, std::less<>>& folders() {
+  static const std::map<std::string, FoldFn, std::less<>> kFolders = {
+      {"Add", fold_binary}, {"Sub", fold_binary}, {"Mul", fold_binary}, {"Div", fold_binary},
+      {"Pow", fold_binary}, {"Mod", fold_binary}, {"Min", fold_binary}, {"Max", fold_binary},
+      {"Equal", fold_binary}, {"Less", fold_binary}, {"Greater", fold_binary}, {"LessOrEqual", fold_binary},
+      {"GreaterOrEqual", fold_binary}, {"And", fold_binary}, {"Or", fold_binary},
+      {"Neg", fold_unary}, {"Abs", fold_unary}, {"Sqrt", fold_unary}, {"Reciprocal", fold_unary},
+      {"Exp", fold_unary}, {"Log", fold_unary}, {"Sin", fold_unary}, {"Cos", fold_unary}, {"Tanh", fold_unary},
+      {"Erf", fold_unary}, {"Sigmoid", fold_unary}, {"Relu", fold_unary}, {"Floor", fold_unary},
+      {"Ceil", fold_unary}, {"Round", fold_unary}, {"Not", fold_unary},
+      {"Shape", fold_shape}, {"Size", fold_size}, {"Cast", fold_cast}, {"Reshape", fold_reshape},
+      {"Flatten", fold_reshape}, {"Unsqueeze", fold_unsqueeze}, {"Squeeze", fold_squeeze},
+      {"Concat", fold_concat}, {"Gather", fold_gather}, {"Slice", fold_slice}, {"Transpose", fold_transpose},
+      {"Where", fold_where}, {"Range", fold_range}, {"ConstantOfShape", fold_constant_of_shape},
+      {"Expand", fold_expand}, {"Tile", fold_tile}, {"ReduceSum", fold_reduce}, {"ReduceMean", fold_reduce},
+      {"ReduceMax", fold_reduce}, {"ReduceMin", fold_reduce}, {"ReduceProd", fold_reduce},
+  };
+  return kFolders;
+}
+
+}  // namespace
+
+FoldFn find_folder(std::string_view op_type) {
+  auto it = folders().find(op_type);
+  return it == folders().end() ? nullptr : it->second;
+}
+
+}  // namespace vkc::passes::folding

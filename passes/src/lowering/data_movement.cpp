@@ -1,0 +1,127 @@
+// Transpose, Slice, Split, Pad.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "../constants.h"
+#include "lowering.h"
+
+namespace vkc::passes::lowering {
+
+Result lower_transpose(ir::Graph&, ir::Node* n) {
+  auto rank = static_rank(n->input(0));
+  if (!rank) return std::string("input rank is unknown");
+  std::vector<int64_t> perm;
+  for (int64_t d = static_cast<int64_t>(*rank); d-- > 0;) perm.push_back(d);
+  to_runtime(n, "aten.permute_copy.default", {n->input(0)}, {{"dims", n->attr_ints("perm", perm)}});
+  return std::nullopt;
+}
+
+// One slice_copy per sliced axis, with bounds made explicit and in range.
+Result lower_slice(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = n->input(0);
+  if (!has_static_shape(x)) return std::string("input shape is not static");
+  const auto dims = x->shape().sizes();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (n->opset() < 10) {
+    starts = n->attr_ints("starts");
+    ends = n->attr_ints("ends");
+    axes = n->attr_ints("axes");
+  } else {
+    auto s = constant_ints(n->input(1)), e = constant_ints(n->input(2));
+    auto a = n->input(3) ? constant_ints(n->input(3)) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+    auto st = n->input(4) ? constant_ints(n->input(4)) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+    if (!s || !e || !a || !st) return std::string("starts/ends/axes/steps are not constants");
+    starts = *s, ends = *e, axes = *a, steps = *st;
+  }
+  if (ends.size() != starts.size() || (!axes.empty() && axes.size() != starts.size()) ||
+      (!steps.empty() && steps.size() != starts.size()))
+    return std::string("starts, ends, axes and steps differ in length");
+  struct Cut {
+    int64_t dim, start, end, step;
+  };
+  std::vector<Cut> cuts;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    int64_t a = axes.empty() ? static_cast<int64_t>(i) : axes[i];
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) return fmt::format("axis {} is out of range", a);
+    const int64_t step = steps.empty() ? 1 : steps[i];
+    if (step <= 0) return std::string("negative or zero steps are not supported");
+    const int64_t size = dims[a];
+    auto clamp_index = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
+    const int64_t s = clamp_index(starts[i]), e = clamp_index(ends[i]);
+    if (s == 0 && e == size && step == 1) continue;  // the whole axis
+    cuts.push_back({a, s, std::max(s, e), step});
+  }
+  ir::Value* cur = x;
+  std::vector<int64_t> shape = dims;
+  for (size_t i = 0; i < cuts.size(); ++i) {
+    const Cut& c = cuts[i];
+    shape[c.dim] = (c.end - c.start + c.step - 1) / c.step;
+    ir::AttributeMap attrs{{"dim", c.dim}, {"start", c.start}, {"end", c.end}, {"step", c.step}};
+    if (i + 1 == cuts.size()) {
+      to_runtime(n, "aten.slice_copy.Tensor", {cur}, std::move(attrs));
+      return std::nullopt;
+    }
+    ir::Node* m = g.add_node(ir::kVulkanDomain, "aten.slice_copy.Tensor", {cur}, {{x->dtype(), ir::Shape::of(shape)}},
+                             g.unique_name(n->name() + "_slice"), n);
+    m->attrs() = std::move(attrs);
+    cur = m->output(0);
+  }
+  // Nothing is cut: a copy keeps the node's output a distinct value.
+  to_runtime(n, "aten.view_copy.default", {x}, {{"size", dims}});
+  return std::nullopt;
+}
+
+Result lower_split(ir::Graph&, ir::Node* n) {
+  ir::Value* x = n->input(0);
+  if (!has_static_shape(x)) return std::string("input shape is not static");
+  const int64_t rank = static_cast<int64_t>(x->shape().rank());
+  int64_t axis = n->attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  std::vector<int64_t> sizes;
+  if (axis < 0 || axis >= rank) return fmt::format("axis {} is out of range", axis);
+  for (const ir::Value* o : n->outputs()) {
+    if (!has_static_shape(o)) return std::string("output shapes are not static");
+    sizes.push_back(o->shape().sizes().at(axis));
+  }
+  to_runtime(n, "aten.split_with_sizes_copy.default", {x}, {{"split_sizes", sizes}, {"dim", axis}});
+  return std::nullopt;
+}
+
+Result lower_pad(ir::Graph&, ir::Node* n) {
+  const std::string mode = n->attr_string("mode", "constant");
+  if (mode != "constant") return "pad mode '" + mode + "' is not supported";
+  auto rank = static_rank(n->input(0));
+  if (!rank) return std::string("input rank is unknown");
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (n->opset() < 11) {
+    pads = n->attr_ints("pads");
+    value = n->attr_float("value", 0);
+  } else {
+    auto p = constant_ints(n->input(1));
+    if (!p) return std::string("pads is not a constant");
+    pads = *p;
+    if (n->input(2)) {
+      auto v = constant_scalar(n->input(2));
+      if (!v) return std::string("the pad value is not a constant");
+      value = *v;
+    }
+    if (n->input(3)) return std::string("the axes input is not supported");
+  }
+  const size_t r = *rank;
+  if (pads.size() != 2 * r) return fmt::format("pads has {} values, expected {}", pads.size(), 2 * r);
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; }))
+    return std::string("negative pads (cropping) are not supported");
+  // torch order: last dim first, (begin, end) pairs; trailing all-zero pairs may go.
+  std::vector<int64_t> torch_pad;
+  for (size_t d = r; d-- > 0;) torch_pad.insert(torch_pad.end(), {pads[d], pads[r + d]});
+  while (torch_pad.size() > 2 && torch_pad[torch_pad.size() - 1] == 0 && torch_pad[torch_pad.size() - 2] == 0)
+    torch_pad.resize(torch_pad.size() - 2);
+  to_runtime(n, "aten.constant_pad_nd.default", {n->input(0)}, {{"pad", torch_pad}, {"value", value}});
+  return std::nullopt;
+}
+
+}  // namespace vkc::passes::lowering

@@ -1,0 +1,258 @@
+// Shape functions for the ONNX operators vkc folds or lowers, used where ONNX's
+// own inference stopped (it cannot see through Cast on shape tensors, say): once
+// folding turns a shape input into a constant, outputs downstream get static
+// shapes here. Only unknown or symbolic outputs are filled; known ones are kept.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "constants.h"
+#include "vkc/kernels/host_tensor.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+namespace {
+
+using Sizes = std::vector<int64_t>;
+using ShapeFn = std::function<std::optional<Sizes>(const ir::Node&, const std::vector<Sizes>&)>;
+
+std::optional<Sizes> same_as_first(const ir::Node&, const std::vector<Sizes>& in) { return in.at(0); }
+
+std::optional<Sizes> broadcast_all(const ir::Node&, const std::vector<Sizes>& in) {
+  Sizes out = in.at(0);
+  for (size_t i = 1; i < in.size(); ++i) out = kernels::broadcast_shapes(out, in[i]);
+  return out;
+}
+
+std::optional<Sizes> reshape(const ir::Node& n, const std::vector<Sizes>& in) {
+  auto target = constant_ints(n.input(1));
+  if (!target) return std::nullopt;
+  Sizes shape = *target;
+  int64_t known = 1, infer = -1, numel = 1;
+  for (int64_t d : in[0]) numel *= d;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !n.attr_int("allowzero", 0)) shape[i] = in[0].at(i);
+    if (shape[i] == -1) infer = static_cast<int64_t>(i);
+    else known *= shape[i];
+  }
+  if (infer >= 0) shape[infer] = known ? numel / known : 0;
+  return shape;
+}
+
+std::optional<Sizes> transpose(const ir::Node& n, const std::vector<Sizes>& in) {
+  Sizes perm;
+  for (int64_t d = static_cast<int64_t>(in[0].size()); d-- > 0;) perm.push_back(d);
+  perm = n.attr_ints("perm", perm);
+  Sizes out;
+  for (int64_t p : perm) out.push_back(in[0].at(p));
+  return out;
+}
+
+std::optional<Sizes> matmul(const ir::Node&, const std::vector<Sizes>& in) {
+  Sizes a = in.at(0), b = in.at(1);
+  if (a.empty() || b.empty()) return std::nullopt;
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  Sizes batch = kernels::broadcast_shapes(Sizes(a.begin(), a.end() - 2), Sizes(b.begin(), b.end() - 2));
+  if (!a1) batch.push_back(a[a.size() - 2]);
+  if (!b1) batch.push_back(b.back());
+  return batch;
+}
+
+std::optional<Sizes> concat(const ir::Node& n, const std::vector<Sizes>& in) {
+  Sizes out = in.at(0);
+  const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(out.size()));
+  out[axis] = 0;
+  for (const Sizes& s : in) out[axis] += s.at(axis);
+  return out;
+}
+
+std::optional<Sizes> unsqueeze(const ir::Node& n, const std::vector<Sizes>& in) {
+  auto axes = n.has_attr("axes") ? std::optional<Sizes>(n.attr_ints("axes")) : constant_ints(n.input(1));
+  if (!axes) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(in[0].size() + axes->size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : *axes) inserted[kernels::normalize_axis(a, rank)] = true;
+  Sizes out;
+  size_t k = 0;
+  for (int64_t d = 0; d < rank; ++d) out.push_back(inserted[d] ? 1 : in[0].at(k++));
+  return out;
+}
+
+std::optional<Sizes> squeeze(const ir::Node& n, const std::vector<Sizes>& in) {
+  std::optional<Sizes> axes = n.has_attr("axes") ? std::optional<Sizes>(n.attr_ints("axes"))
+                              : n.input(1)       ? constant_ints(n.input(1))
+                                                 : std::optional<Sizes>(Sizes{});
+  if (!axes) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(in[0].size());
+  std::vector<bool> drop(rank, false);
+  for (int64_t a : *axes) drop[kernels::normalize_axis(a, rank)] = true;
+  Sizes out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!(axes->empty() ? in[0][d] == 1 : drop[d])) out.push_back(in[0][d]);
+  return out;
+}
+
+std::optional<Sizes> flatten(const ir::Node& n, const std::vector<Sizes>& in) {
+  const int64_t rank = static_cast<int64_t>(in[0].size());
+  const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 1), rank + 1);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= in[0][d];
+  return Sizes{outer, inner};
+}
+
+std::optional<Sizes> reduce(const ir::Node& n, const std::vector<Sizes>& in) {
+  std::optional<Sizes> axes = n.has_attr("axes") ? std::optional<Sizes>(n.attr_ints("axes"))
+                              : n.input(1)       ? constant_ints(n.input(1))
+                                                 : std::optional<Sizes>(Sizes{});
+  if (!axes) return std::nullopt;
+  if (axes->empty() && n.attr_int("noop_with_empty_axes", 0)) return in[0];
+  const int64_t rank = static_cast<int64_t>(in[0].size());
+  std::vector<bool> reduced(rank, axes->empty());
+  for (int64_t a : *axes) reduced[kernels::normalize_axis(a, rank)] = true;
+  const bool keep = n.attr_int("keepdims", 1) != 0;
+  Sizes out;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!reduced[d]) out.push_back(in[0][d]);
+    else if (keep) out.push_back(1);
+  return out;
+}
+
+std::optional<Sizes> gather(const ir::Node& n, const std::vector<Sizes>& in) {
+  const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(in[0].size()));
+  Sizes out(in[0].begin(), in[0].begin() + axis);
+  out.insert(out.end(), in[1].begin(), in[1].end());
+  out.insert(out.end(), in[0].begin() + axis + 1, in[0].end());
+  return out;
+}
+
+// Conv / pooling: NCHW... with kernel, strides, pads, dilations (auto_pad SAME_* keeps ceil(in / stride)).
+std::optional<Sizes> window(const ir::Node& n, const std::vector<Sizes>& in) {
+  const Sizes& x = in.at(0);
+  if (x.size() < 3) return std::nullopt;
+  const size_t spatial = x.size() - 2;
+  Sizes kernel = n.attr_ints("kernel_shape", {});
+  const bool conv = n.op_type() == "Conv";
+  if (kernel.empty() && conv && in.size() > 1) kernel.assign(in[1].begin() + 2, in[1].end());
+  if (kernel.size() != spatial) return std::nullopt;
+  const Sizes strides = n.attr_ints("strides", Sizes(spatial, 1));
+  const Sizes dil = n.attr_ints("dilations", Sizes(spatial, 1));
+  const Sizes pads = n.attr_ints("pads", Sizes(2 * spatial, 0));
+  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  const bool ceil_mode = n.attr_int("ceil_mode", 0) != 0;
+  Sizes out = {x[0], conv ? in.at(1).at(0) : x[1]};
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t ext = (kernel[i] - 1) * dil[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") out.push_back((x[2 + i] + strides[i] - 1) / strides[i]);
+    else if (auto_pad == "VALID") out.push_back((x[2 + i] - ext) / strides[i] + 1);
+    else {
+      const int64_t span = x[2 + i] + pads[i] + pads[spatial + i] - ext;
+      out.push_back((ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1);
+    }
+  }
+  return out;
+}
+
+std::optional<Sizes> global_pool(const ir::Node&, const std::vector<Sizes>& in) {
+  Sizes out = in.at(0);
+  for (size_t d = 2; d < out.size(); ++d) out[d] = 1;
+  return out;
+}
+
+std::optional<Sizes> gemm(const ir::Node& n, const std::vector<Sizes>& in) {
+  const int64_t m = n.attr_int("transA", 0) ? in[0].at(1) : in[0].at(0);
+  const int64_t k = n.attr_int("transB", 0) ? in[1].at(0) : in[1].at(1);
+  return Sizes{m, k};
+}
+
+std::optional<Sizes> slice(const ir::Node& n, const std::vector<Sizes>& in) {
+  if (n.opset() < 10) return std::nullopt;
+  auto starts = constant_ints(n.input(1)), ends = constant_ints(n.input(2));
+  auto axes = n.input(3) ? constant_ints(n.input(3)) : std::optional<Sizes>(Sizes{});
+  auto steps = n.input(4) ? constant_ints(n.input(4)) : std::optional<Sizes>(Sizes{});
+  if (!starts || !ends || !axes || !steps || ends->size() != starts->size()) return std::nullopt;
+  Sizes out = in[0];
+  const int64_t rank = static_cast<int64_t>(out.size());
+  for (size_t i = 0; i < starts->size(); ++i) {
+    const int64_t a = kernels::normalize_axis(axes->empty() ? static_cast<int64_t>(i) : (*axes)[i], rank);
+    const int64_t step = steps->empty() ? 1 : (*steps)[i];
+    if (step <= 0) return std::nullopt;
+    const int64_t dim = in[0][a];
+    auto clampi = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
+    const int64_t s = clampi((*starts)[i]), e = clampi((*ends)[i]);
+    out[a] = e > s ? (e - s + step - 1) / step : 0;
+  }
+  return out;
+}
+
+const std::map<std::string, ShapeFn, std::less<>>& shape_fns() {
+  static const std::map<std::string, ShapeFn, std::less<>> kFns = [] {
+    std::map<std::string, ShapeFn, std::less<>> m;
+    for (const char* op : {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Clip", "Softmax",
+                           "LogSoftmax", "Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Cast", "Identity",
+                           "Dropout", "BatchNormalization", "Sin", "Cos", "Not", "Floor", "Ceil", "Round", "Elu",
+                           "Gelu", "Softplus", "LayerNormalization", "InstanceNormalization"})
+      m[op] = same_as_first;
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal", "Less", "Greater",
+                           "LessOrEqual", "GreaterOrEqual", "And", "Or", "Where", "PRelu", "Mod"})
+      m[op] = broadcast_all;
+    m["Reshape"] = reshape;
+    m["Transpose"] = transpose;
+    m["MatMul"] = matmul;
+    m["Concat"] = concat;
+    m["Unsqueeze"] = unsqueeze;
+    m["Squeeze"] = squeeze;
+    m["Flatten"] = flatten;
+    m["Gather"] = gather;
+    m["Gemm"] = gemm;
+    m["Slice"] = slice;
+    for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"}) m[op] = reduce;
+    for (const char* op : {"Conv", "MaxPool", "AveragePool"}) m[op] = window;
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) m[op] = global_pool;
+    return m;
+  }();
+  return kFns;
+}
+
+}  // namespace
+
+bool propagate_shapes(ir::Graph& g) {
+  bool changed = false;
+  for (ir::Node* n : g.nodes()) {
+    if (n->domain() != ir::kOnnxDomain) continue;
+    bool needed = false;
+    for (const ir::Value* o : n->outputs()) needed = needed || !o->type().known() || !o->shape().is_static();
+    if (!needed) continue;
+    auto it = shape_fns().find(n->op_type());
+    if (it == shape_fns().end()) continue;
+    std::vector<Sizes> in;
+    bool ready = true;
+    for (const ir::Value* v : n->inputs()) {
+      if (!v) {
+        in.emplace_back();
+        continue;
+      }
+      ready = ready && v->type().known() && v->shape().is_static();
+      if (ready) in.push_back(v->shape().sizes());
+    }
+    if (!ready || in.empty()) continue;
+    std::optional<Sizes> shape;
+    try {
+      shape = it->second(*n, in);
+    } catch (const std::exception&) {
+      continue;  // malformed for this op: lowering reports it
+    }
+    if (!shape) continue;
+    ir::Value* out = n->output(0);
+    ir::DType dtype = out->dtype();
+    if (dtype == ir::DType::Undefined) dtype = n->input(0)->dtype();
+    out->set_type({dtype, ir::Shape::of(*shape)});
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace vkc::passes

@@ -1,0 +1,70 @@
+#include <gtest/gtest.h>
+
+#include "vkc/kernels/data_movement.h"
+#include "vkc/kernels/elementwise.h"
+
+namespace vkc::kernels {
+namespace {
+
+HostTensor f32(std::vector<int64_t> shape, std::vector<float> v) { return HostTensor::of(ir::DType::Float32, shape, v); }
+HostTensor i64(std::vector<int64_t> shape, std::vector<int64_t> v) { return HostTensor::of(ir::DType::Int64, shape, v); }
+
+std::vector<double> values(const HostTensor& t) {
+  std::vector<double> out;
+  for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.get_f(i));
+  return out;
+}
+
+TEST(Kernels, BinaryBroadcastsLikeNumpy) {
+  HostTensor r = binary(BinaryOp::Add, f32({2, 1}, {1, 2}), f32({3}, {10, 20, 30}));
+  EXPECT_EQ(r.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values(r), (std::vector<double>{11, 21, 31, 12, 22, 32}));
+  EXPECT_THROW(binary(BinaryOp::Add, f32({2}, {1, 2}), f32({3}, {1, 2, 3})), KernelError);
+}
+
+TEST(Kernels, IntegerDivisionTruncatesAndComparisonsGiveBool) {
+  HostTensor d = binary(BinaryOp::Div, i64({2}, {7, -7}), i64({1}, {2}));
+  EXPECT_EQ(d.ints(), (std::vector<int64_t>{3, -3}));
+  HostTensor m = binary(BinaryOp::Mod, i64({2}, {7, -7}), i64({1}, {3}));
+  EXPECT_EQ(m.ints(), (std::vector<int64_t>{1, 2}));
+  HostTensor lt = binary(BinaryOp::Less, f32({3}, {1, 5, 3}), f32({}, {3}));
+  EXPECT_EQ(lt.dtype, ir::DType::Bool);
+  EXPECT_EQ(lt.ints(), (std::vector<int64_t>{1, 0, 0}));
+  EXPECT_THROW(binary(BinaryOp::Div, i64({1}, {1}), i64({1}, {0})), KernelError);
+}
+
+TEST(Kernels, UnaryWhereCast) {
+  EXPECT_EQ(values(unary(UnaryOp::Sqrt, f32({2}, {4, 9}))), (std::vector<double>{2, 3}));
+  EXPECT_EQ(values(unary(UnaryOp::Round, f32({3}, {0.5f, 1.5f, -2.5f}))), (std::vector<double>{0, 2, -2}));
+  HostTensor w = where(HostTensor::of(ir::DType::Bool, {2}, std::vector<uint8_t>{1, 0}), f32({2}, {1, 2}), f32({}, {9}));
+  EXPECT_EQ(values(w), (std::vector<double>{1, 9}));
+  HostTensor c = cast(f32({3}, {1.9f, -1.9f, 0}), ir::DType::Int64);
+  EXPECT_EQ(c.ints(), (std::vector<int64_t>{1, -1, 0}));
+  EXPECT_EQ(cast(f32({2}, {0.0f, 2.0f}), ir::DType::Bool).ints(), (std::vector<int64_t>{0, 1}));
+}
+
+TEST(Kernels, ShapeOps) {
+  HostTensor x = f32({2, 3}, {0, 1, 2, 3, 4, 5});
+  EXPECT_EQ(values(transpose(x, {1, 0})), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(values(concat({&x, &x}, 1)), (std::vector<double>{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}));
+  EXPECT_EQ(values(gather(x, i64({2}, {-1, 0}), 1)), (std::vector<double>{2, 0, 5, 3}));
+  EXPECT_EQ(values(slice(x, {1}, {INT64_MAX}, {1}, {})), (std::vector<double>{1, 2, 4, 5}));
+  EXPECT_EQ(values(slice(x, {-1}, {-4}, {1}, {-1})), (std::vector<double>{2, 1, 0, 5, 4, 3}));
+  EXPECT_EQ(expand(f32({1}, {7}), {2, 2}).shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(values(tile(f32({2}, {1, 2}), {2})), (std::vector<double>{1, 2, 1, 2}));
+  EXPECT_EQ(values(range(0, 1, 0.25, ir::DType::Float32)), (std::vector<double>{0, 0.25, 0.5, 0.75}));
+  EXPECT_THROW(reshape(x, {4}), KernelError);
+  EXPECT_THROW(gather(x, i64({1}, {3}), 1), KernelError);
+}
+
+TEST(Kernels, Reductions) {
+  HostTensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  HostTensor m = reduce(ReduceOp::Mean, x, {1}, true);
+  EXPECT_EQ(m.shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(values(m), (std::vector<double>{2, 5}));
+  EXPECT_EQ(values(reduce(ReduceOp::Max, x, {0}, false)), (std::vector<double>{4, 5, 6}));
+  EXPECT_EQ(values(reduce(ReduceOp::Sum, x, {}, false)), (std::vector<double>{21}));
+}
+
+}  // namespace
+}  // namespace vkc::kernels

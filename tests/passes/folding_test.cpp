@@ -1,0 +1,151 @@
+// fold-constants (with propagate_shapes), eliminate-common-subexpressions, fuse-layer-norm.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/graph_builder.h"
+#include "vkc/ir/verifier.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+namespace {
+using testing::f32;
+using Ints = std::vector<int64_t>;
+
+ir::TensorType i64(Ints shape) { return {ir::DType::Int64, ir::Shape::of(shape)}; }
+ir::TensorType unknown() { return {}; }
+
+std::vector<int64_t> ints(const ir::Value* v) {
+  auto s = v->data().as<int64_t>();
+  return {s.begin(), s.end()};
+}
+
+TEST(FoldConstants, ShapeSubgraphBecomesAConstantAndDownstreamShapesBecomeStatic) {
+  // Reshape(x, Concat(Cast(Slice(Shape(x))), [-1])) — the exporter pattern ONNX inference cannot see through.
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({2, 3, 4}));
+  ir::Node* shape = testing::onnx(g, "Shape", {x}, i64({3}));
+  ir::Node* slice = testing::onnx(g, "Slice", {shape->output(0), testing::constant_i64(g, "s", {0}),
+                                               testing::constant_i64(g, "e", {1})},
+                                  i64({1}), {}, 13);
+  ir::Node* cast = testing::onnx(g, "Cast", {slice->output(0)}, unknown(), {{"to", int64_t{7}}});
+  ir::Node* cat = testing::onnx(g, "Concat", {cast->output(0), testing::constant_i64(g, "m1", {-1})}, unknown(),
+                                {{"axis", int64_t{0}}});
+  ir::Node* reshape = testing::onnx(g, "Reshape", {x, cat->output(0)}, unknown());
+  ir::Node* relu = testing::onnx(g, "Relu", {reshape->output(0)}, unknown());
+  g.outputs.push_back(relu->output(0));
+  PassContext ctx;
+  fold_constants(g, ctx);
+  g.compact();
+  ASSERT_TRUE(ir::verify(g).empty()) << ir::verify(g).front();
+  EXPECT_EQ(g.num_nodes(), 2u);  // Reshape and Relu remain
+  ASSERT_TRUE(reshape->input(1)->is_constant());
+  EXPECT_EQ(ints(reshape->input(1)), (Ints{2, -1}));
+  EXPECT_EQ(reshape->output(0)->type().str(), "f32[2,12]");
+  EXPECT_EQ(relu->output(0)->type().str(), "f32[2,12]");
+}
+
+TEST(FoldConstants, ArithmeticOnConstantsIsEvaluated) {
+  ir::Graph g;
+  ir::Value* a = testing::constant(g, "a", {2}, {1, 2});
+  ir::Value* b = testing::constant(g, "b", {2}, {10, 20});
+  ir::Node* add = testing::onnx(g, "Add", {a, b}, f32({2}));
+  ir::Node* sqrt = testing::onnx(g, "Sqrt", {add->output(0)}, f32({2}));
+  ir::Value* x = testing::input(g, "x", f32({2}));
+  ir::Node* mul = testing::onnx(g, "Mul", {x, sqrt->output(0)}, f32({2}));
+  g.outputs.push_back(mul->output(0));
+  PassContext ctx;
+  fold_constants(g, ctx);
+  g.compact();
+  EXPECT_EQ(g.num_nodes(), 1u);
+  auto folded = testing::floats(mul->input(1));
+  EXPECT_NEAR(folded[0], std::sqrt(11.0f), 1e-6);
+  EXPECT_NEAR(folded[1], std::sqrt(22.0f), 1e-6);
+}
+
+TEST(FoldConstants, LeavesNodesWithRuntimeInputsAndHugeExpansions) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({2}));
+  ir::Node* relu = testing::onnx(g, "Relu", {x}, f32({2}));
+  // ConstantOfShape to 4M elements: cheaper to compute than to store.
+  ir::Node* big = testing::onnx(g, "ConstantOfShape", {testing::constant_i64(g, "shape", {2048, 2048})},
+                                f32({2048, 2048}));
+  g.outputs = {relu->output(0), big->output(0)};
+  PassContext ctx;
+  fold_constants(g, ctx);
+  EXPECT_EQ(g.num_nodes(), 2u);
+}
+
+TEST(EliminateCommonSubexpressions, MergesEqualConstantsThenEqualNodes) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({2}));
+  ir::Value* c1 = testing::constant(g, "c1", {1}, {3});
+  ir::Value* c2 = testing::constant(g, "c2", {1}, {3});   // same bytes and type as c1
+  ir::Value* c3 = testing::constant(g, "c3", {1}, {4});   // different
+  ir::Node* a1 = testing::onnx(g, "Add", {x, c1}, f32({2}));
+  ir::Node* a2 = testing::onnx(g, "Add", {x, c2}, f32({2}));
+  ir::Node* a3 = testing::onnx(g, "Add", {x, c3}, f32({2}));
+  ir::Node* r1 = testing::onnx(g, "Relu", {a1->output(0)}, f32({2}));
+  ir::Node* r2 = testing::onnx(g, "Relu", {a2->output(0)}, f32({2}));
+  g.outputs = {r1->output(0), r2->output(0), a3->output(0)};
+  PassContext ctx;
+  eliminate_common_subexpressions(g, ctx);
+  g.compact();
+  EXPECT_EQ(g.num_nodes(), 3u);  // a1, a3, r1
+  EXPECT_EQ(g.outputs[0], g.outputs[1]);
+  EXPECT_EQ(a3->input(1), c3);
+}
+
+TEST(FuseLayerNorm, DecomposedPatternBecomesOneNode) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 4, 8}));
+  const ir::AttributeMap last_axis = {{"axes", Ints{-1}}};
+  ir::Node* mean = testing::onnx(g, "ReduceMean", {x}, f32({1, 4, 1}), last_axis);
+  ir::Node* sub = testing::onnx(g, "Sub", {x, mean->output(0)}, f32({1, 4, 8}));
+  ir::Node* pow = testing::onnx(g, "Pow", {sub->output(0), testing::constant(g, "two", {}, {2})}, f32({1, 4, 8}));
+  ir::Node* var = testing::onnx(g, "ReduceMean", {pow->output(0)}, f32({1, 4, 1}), last_axis);
+  ir::Node* add = testing::onnx(g, "Add", {var->output(0), testing::constant(g, "eps", {}, {1e-5f})}, f32({1, 4, 1}));
+  ir::Node* sqrt = testing::onnx(g, "Sqrt", {add->output(0)}, f32({1, 4, 1}));
+  ir::Node* div = testing::onnx(g, "Div", {sub->output(0), sqrt->output(0)}, f32({1, 4, 8}));
+  ir::Value* gamma = testing::constant(g, "gamma", {8}, std::vector<float>(8, 2.0f));
+  ir::Value* beta = testing::constant(g, "beta", {8}, std::vector<float>(8, 0.5f));
+  ir::Node* mul = testing::onnx(g, "Mul", {div->output(0), gamma}, f32({1, 4, 8}));
+  ir::Node* shift = testing::onnx(g, "Add", {mul->output(0), beta}, f32({1, 4, 8}));
+  g.outputs.push_back(shift->output(0));
+  PassContext ctx;
+  fuse_layer_norm(g, ctx);
+  g.compact();
+  ASSERT_TRUE(ir::verify(g).empty()) << ir::verify(g).front();
+  ASSERT_EQ(g.num_nodes(), 1u);
+  const ir::Node* ln = g.nodes()[0];
+  EXPECT_TRUE(ln->is_onnx("LayerNormalization"));
+  EXPECT_EQ(ln->inputs(), (std::vector<ir::Value*>{x, gamma, beta}));
+  EXPECT_NEAR(ln->attr_float("epsilon", 0), 1e-5, 1e-9);
+
+  // ... and lowers to native_layer_norm with the two statistics outputs the runtime writes.
+  lower_to_vulkan(g, ctx);
+  EXPECT_EQ(ln->op_type(), "aten.native_layer_norm.default");
+  ASSERT_EQ(ln->outputs().size(), 3u);
+  EXPECT_EQ(ln->output(1)->shape().str(), "[1,4,1]");
+  EXPECT_EQ(std::get<Ints>(*ln->attr("normalized_shape")), Ints{8});
+}
+
+TEST(FuseLayerNorm, LeavesAPatternWhoseIntermediateIsUsedElsewhere) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 8}));
+  const ir::AttributeMap last_axis = {{"axes", Ints{-1}}};
+  ir::Node* mean = testing::onnx(g, "ReduceMean", {x}, f32({1, 1}), last_axis);
+  ir::Node* sub = testing::onnx(g, "Sub", {x, mean->output(0)}, f32({1, 8}));
+  ir::Node* pow = testing::onnx(g, "Pow", {sub->output(0), testing::constant(g, "two", {}, {2})}, f32({1, 8}));
+  ir::Node* var = testing::onnx(g, "ReduceMean", {pow->output(0)}, f32({1, 1}), last_axis);
+  ir::Node* add = testing::onnx(g, "Add", {var->output(0), testing::constant(g, "eps", {}, {1e-5f})}, f32({1, 1}));
+  ir::Node* sqrt = testing::onnx(g, "Sqrt", {add->output(0)}, f32({1, 1}));
+  ir::Node* div = testing::onnx(g, "Div", {sub->output(0), sqrt->output(0)}, f32({1, 8}));
+  g.outputs = {div->output(0), var->output(0)};  // the variance is a graph output too
+  PassContext ctx;
+  fuse_layer_norm(g, ctx);
+  EXPECT_EQ(g.num_nodes(), 7u);
+}
+
+}  // namespace
+}  // namespace vkc::passes
