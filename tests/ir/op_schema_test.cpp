@@ -53,12 +53,32 @@ TEST(OpRegistry, EveryEntryParsesAndHasAFamilyAndRepresentations) {
   ASSERT_FALSE(all_ops().empty());
   for (const OpDef& d : all_ops()) {
     EXPECT_FALSE(d.family().empty()) << d.name();
-    EXPECT_FALSE(d.io_reps.empty()) << d.name();
+    EXPECT_TRUE(!d.io_reps.empty() || d.reps_for) << d.name();
     for (size_t i : d.self_prepacked) EXPECT_LT(i, d.schema.num_tensor_args()) << d.name();
   }
   EXPECT_EQ(op_family("aten.convolution.default"), "convolution");
   EXPECT_EQ(op_family("something.unknown"), "other");
   EXPECT_NE(find_op(kPrepackOp), nullptr);
+}
+
+TEST(OpRegistry, ReductionRepresentationsDependOnTheCall) {
+  Graph g;
+  Value* x = g.add_value("x", {DType::Float32, Shape::of({1, 8, 4, 4})});
+  g.inputs.push_back(x);
+  auto reps = [&](std::vector<int64_t> dims, bool keepdim) {
+    Node* n = g.add_node(kVulkanDomain, "aten.mean.dim", {x}, {{DType::Float32, Shape::of({1})}});
+    n->attrs() = {{"dim", dims}, {"keepdim", keepdim}};
+    return find_op("aten.mean.dim")->reps(*n);
+  };
+  // H and W with keepdim: a texture packed along C.
+  EXPECT_EQ(reps({-1, -2}, true).bits(), RepSet::of(Storage::Texture3D, Layout::ChannelsPacked).bits());
+  // C and W: packed along H.
+  EXPECT_EQ(reps({1, 3}, true).bits(), RepSet::of(Storage::Texture3D, Layout::HeightPacked).bits());
+  // The last dim without keepdim: a width-packed buffer only.
+  EXPECT_EQ(reps({3}, false).bits(), RepSet::of(Storage::Buffer, Layout::WidthPacked).bits());
+  // Three dims: no kernel.
+  EXPECT_TRUE(reps({1, 2, 3}, true).empty());
+  EXPECT_TRUE(reps({1, 2}, false).empty());
 }
 
 }  // namespace
