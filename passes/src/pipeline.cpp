@@ -19,6 +19,7 @@ const std::vector<PassInfo>& pipeline() {
       // Normalization patterns are matched on the ONNX form, after folding made their constants plain.
       {"fuse-layer-norm", "fuse decomposed LayerNorm (ReduceMean/Sub/Pow/Sqrt/Div) into LayerNormalization",
        fuse_layer_norm},
+      {"fuse-gelu", "fuse 0.5 * x * (1 + Erf(x / sqrt 2)) into Gelu", fuse_gelu},
       // Folding BatchNorm needs the ONNX Conv/Gemm form, so it runs before lowering.
       {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
       // From here on nodes are runtime operators where a lowering exists.

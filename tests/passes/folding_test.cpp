@@ -147,5 +147,47 @@ TEST(FuseLayerNorm, LeavesAPatternWhoseIntermediateIsUsedElsewhere) {
   EXPECT_EQ(g.num_nodes(), 7u);
 }
 
+TEST(FuseGelu, BothMultiplicationOrdersBecomeGelu) {
+  for (bool half_first : {false, true}) {
+    ir::Graph g;
+    ir::Value* x = testing::input(g, "x", f32({1, 8}));
+    ir::Node* div = testing::onnx(g, "Div", {x, testing::constant(g, "sqrt2", {}, {1.4142135f})}, f32({1, 8}));
+    ir::Node* erf = testing::onnx(g, "Erf", {div->output(0)}, f32({1, 8}));
+    ir::Node* add = testing::onnx(g, "Add", {erf->output(0), testing::constant(g, "one", {}, {1})}, f32({1, 8}));
+    ir::Node* out = nullptr;
+    if (half_first) {
+      ir::Node* half = testing::onnx(g, "Mul", {x, testing::constant(g, "half", {}, {0.5f})}, f32({1, 8}));
+      out = testing::onnx(g, "Mul", {half->output(0), add->output(0)}, f32({1, 8}));
+    } else {
+      ir::Node* mul = testing::onnx(g, "Mul", {x, add->output(0)}, f32({1, 8}));
+      out = testing::onnx(g, "Mul", {mul->output(0), testing::constant(g, "half", {}, {0.5f})}, f32({1, 8}));
+    }
+    g.outputs.push_back(out->output(0));
+    PassContext ctx;
+    fuse_gelu(g, ctx);
+    g.compact();
+    ASSERT_TRUE(ir::verify(g).empty()) << ir::verify(g).front();
+    ASSERT_EQ(g.num_nodes(), 1u) << half_first;
+    EXPECT_TRUE(g.nodes()[0]->is_onnx("Gelu"));
+    EXPECT_EQ(g.nodes()[0]->inputs(), std::vector<ir::Value*>{x});
+    lower_to_vulkan(g, ctx);
+    EXPECT_EQ(g.nodes()[0]->op_type(), "aten.gelu.default");
+  }
+}
+
+TEST(FuseGelu, AWrongConstantIsNotGelu) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({4}));
+  ir::Node* div = testing::onnx(g, "Div", {x, testing::constant(g, "c", {}, {2.0f})}, f32({4}));
+  ir::Node* erf = testing::onnx(g, "Erf", {div->output(0)}, f32({4}));
+  ir::Node* add = testing::onnx(g, "Add", {erf->output(0), testing::constant(g, "one", {}, {1})}, f32({4}));
+  ir::Node* mul = testing::onnx(g, "Mul", {x, add->output(0)}, f32({4}));
+  ir::Node* out = testing::onnx(g, "Mul", {mul->output(0), testing::constant(g, "half", {}, {0.5f})}, f32({4}));
+  g.outputs.push_back(out->output(0));
+  PassContext ctx;
+  fuse_gelu(g, ctx);
+  EXPECT_EQ(g.num_nodes(), 5u);
+}
+
 }  // namespace
 }  // namespace vkc::passes

@@ -206,8 +206,19 @@ TEST(Lowering, MatMulVariants) {
   four_d.node = testing::onnx(four_d.g, "MatMul",
                               {testing::input(four_d.g, "a", f32({1, 2, 4, 2})), testing::input(four_d.g, "b", f32({1, 2, 2, 3}))},
                               f32({1, 2, 4, 3}));
-  four_d.lower();
-  EXPECT_NE(four_d.reason().find("ranks 4 x 4"), std::string::npos) << four_d.reason();
+  four_d.lower();  // attention: flatten the batch dims, bmm, restore
+  ASSERT_EQ(four_d.g.num_nodes(), 4u);
+  EXPECT_EQ(four_d.g.nodes()[2]->op_type(), "aten.bmm.default");
+  EXPECT_EQ(four_d.g.nodes()[2]->output(0)->shape().str(), "[2,4,3]");
+  EXPECT_EQ(four_d.node->op_type(), "aten.view_copy.default");
+  EXPECT_EQ(std::get<Ints>(four_d.at("size")), (Ints{1, 2, 4, 3}));
+
+  Lowered bcast;
+  bcast.node = testing::onnx(bcast.g, "MatMul",
+                             {testing::input(bcast.g, "a", f32({1, 2, 4, 2})), testing::input(bcast.g, "b", f32({1, 1, 2, 3}))},
+                             f32({1, 2, 4, 3}));
+  bcast.lower();
+  EXPECT_NE(bcast.reason().find("broadcast batch dims"), std::string::npos) << bcast.reason();
 }
 
 TEST(Lowering, ReshapeAndFlattenBecomeViewCopyWithTheStaticOutputShape) {

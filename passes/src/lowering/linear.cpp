@@ -1,6 +1,8 @@
 // Gemm and MatMul: linear when the weight is a constant, mm/bmm otherwise.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "../constants.h"
 #include "lowering.h"
 
@@ -79,6 +81,26 @@ Result lower_matmul(ir::Graph& g, ir::Node* n) {
   }
   if (*ra == 3 && *rb == 3 && a->shape().dims[0] == b->shape().dims[0] && a->shape().dims[0].is_static()) {
     to_runtime(n, "aten.bmm.default", {a, b}, {});
+    return std::nullopt;
+  }
+  // Equal batch dims of rank > 3 (attention): flatten them, bmm, restore.
+  if (*ra == *rb && *ra > 3 && has_static_shape(a) && has_static_shape(b) && has_static_shape(n->output(0))) {
+    const auto sa = a->shape().sizes(), sb = b->shape().sizes(), so = n->output(0)->shape().sizes();
+    if (!std::equal(sa.begin(), sa.end() - 2, sb.begin())) return std::string("broadcast batch dims are not supported");
+    int64_t batch = 1;
+    for (size_t d = 0; d + 2 < sa.size(); ++d) batch *= sa[d];
+    auto view = [&](ir::Value* v, std::vector<int64_t> shape, const char* tag) {
+      ir::Node* m = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {v}, {{v->dtype(), ir::Shape::of(shape)}},
+                               g.unique_name(n->name() + tag), n);
+      m->attrs() = {{"size", shape}};
+      return m->output(0);
+    };
+    ir::Value* a3 = view(a, {batch, sa[sa.size() - 2], sa.back()}, "_a3d");
+    ir::Value* b3 = view(b, {batch, sb[sb.size() - 2], sb.back()}, "_b3d");
+    ir::Node* bmm = g.add_node(ir::kVulkanDomain, "aten.bmm.default", {a3, b3},
+                               {{n->output(0)->dtype(), ir::Shape::of({batch, so[so.size() - 2], so.back()})}},
+                               g.unique_name(n->name() + "_bmm"), n);
+    to_runtime(n, "aten.view_copy.default", {bmm->output(0)}, {{"size", so}});
     return std::nullopt;
   }
   return fmt::format("MatMul of ranks {} x {} is not supported yet", *ra, *rb);

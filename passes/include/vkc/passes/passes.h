@@ -17,6 +17,8 @@ bool propagate_shapes(ir::Graph& g);
 void eliminate_common_subexpressions(ir::Graph& g, PassContext& ctx);
 /// Fuses the decomposed LayerNorm exporters write into one LayerNormalization.
 void fuse_layer_norm(ir::Graph& g, PassContext& ctx);
+/// Fuses the erf-form GELU decomposition into one Gelu.
+void fuse_gelu(ir::Graph& g, PassContext& ctx);
 /// Folds BatchNormalization into the Conv or Gemm that feeds it.
 void fuse_batch_norm(ir::Graph& g, PassContext& ctx);
 /// Turns ONNX operators into ExecuTorch Vulkan runtime operators where a lowering exists.
