@@ -169,10 +169,17 @@ std::optional<Sizes> gemm(const ir::Node& n, const std::vector<Sizes>& in) {
 }
 
 std::optional<Sizes> slice(const ir::Node& n, const std::vector<Sizes>& in) {
-  if (n.opset() < 10) return std::nullopt;
-  auto starts = constant_ints(n.input(1)), ends = constant_ints(n.input(2));
-  auto axes = n.input(3) ? constant_ints(n.input(3)) : std::optional<Sizes>(Sizes{});
-  auto steps = n.input(4) ? constant_ints(n.input(4)) : std::optional<Sizes>(Sizes{});
+  std::optional<Sizes> starts, ends, axes, steps = Sizes{};
+  if (n.opset() < 10) {  // attributes before opset 10
+    starts = n.attr_ints("starts");
+    ends = n.attr_ints("ends");
+    axes = n.attr_ints("axes");
+  } else {
+    starts = constant_ints(n.input(1));
+    ends = constant_ints(n.input(2));
+    axes = n.input(3) ? constant_ints(n.input(3)) : std::optional<Sizes>(Sizes{});
+    steps = n.input(4) ? constant_ints(n.input(4)) : std::optional<Sizes>(Sizes{});
+  }
   if (!starts || !ends || !axes || !steps || ends->size() != starts->size()) return std::nullopt;
   Sizes out = in[0];
   const int64_t rank = static_cast<int64_t>(out.size());

@@ -22,7 +22,7 @@ oww_hey_jarvis
 oww_alexa
 oww_timer
 '
-MUST_COMPILE="ocr_det_ppocrv4 ocr_cls_mobile_v2 blazeface_front_128 blazeface_back_256 oww_embedding oww_alexa oww_timer"
+MUST_COMPILE="ocr_det_ppocrv4 ocr_rec_ppocrv4 ocr_cls_mobile_v2 blazeface_front_128 blazeface_back_256 oww_embedding oww_alexa oww_timer"
 
 if [ ! -f "$DEST/dev/manifest.tsv" ]; then
   [ -x "$FETCH" ] || { echo "dev models: $FETCH not found (shared/ must sit beside the repository)" >&2; exit 1; }

@@ -45,6 +45,23 @@ TEST(FoldConstants, ShapeSubgraphBecomesAConstantAndDownstreamShapesBecomeStatic
   EXPECT_EQ(relu->output(0)->type().str(), "f32[2,12]");
 }
 
+TEST(PropagateShapes, OldAndNewSliceForms) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({3, 4, 8}));
+  ir::Node* old = testing::onnx(g, "Slice", {x}, unknown(),
+                                {{"axes", Ints{0}}, {"starts", Ints{1}}, {"ends", Ints{2}}}, 9);
+  ir::Node* sq = testing::onnx(g, "Squeeze", {old->output(0)}, unknown(), {{"axes", Ints{0}}}, 9);
+  ir::Node* now = testing::onnx(g, "Slice", {x, testing::constant_i64(g, "s", {-6}), testing::constant_i64(g, "e", {INT64_MAX}),
+                                             testing::constant_i64(g, "a", {2}), testing::constant_i64(g, "st", {3})},
+                                unknown(), {}, 13);
+  g.outputs = {sq->output(0), now->output(0)};
+  EXPECT_TRUE(propagate_shapes(g));
+  EXPECT_EQ(old->output(0)->type().str(), "f32[1,4,8]");
+  EXPECT_EQ(sq->output(0)->type().str(), "f32[4,8]");
+  EXPECT_EQ(now->output(0)->type().str(), "f32[3,4,2]");  // 2..8 step 3: 2, 5
+  EXPECT_FALSE(propagate_shapes(g));
+}
+
 TEST(FoldConstants, ArithmeticOnConstantsIsEvaluated) {
   ir::Graph g;
   ir::Value* a = testing::constant(g, "a", {2}, {1, 2});
