@@ -8,6 +8,7 @@ find_package(OpenSSL REQUIRED)             # SHA-256 keys for named data
 find_package(fmt CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED) # JSON reports (vkc inspect --json)
 find_package(CLI11 CONFIG REQUIRED)
+find_package(yaml-cpp CONFIG REQUIRED)       # device profiles (target: yaml-cpp, no namespace in 0.7)
 if(VKC_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -19,9 +19,9 @@ std::optional<std::string> rep_misfit(const ir::TensorType& type, ir::TensorRep 
   if (!type.shape.is_static()) return std::string("dynamic shapes are not supported yet");
   const auto sizes = type.shape.sizes();
   if (rep.storage == ir::Storage::Buffer) {
-    const uint64_t numel = static_cast<uint64_t>(type.shape.numel());
-    if (numel > limits.buffer_elements)
-      return fmt::format("buffer of {} elements > {} ({})", numel, limits.buffer_elements, limits.name);
+    const uint64_t bytes = static_cast<uint64_t>(type.nbytes());
+    if (bytes > limits.max_buffer_bytes)
+      return fmt::format("buffer of {} bytes > {} ({})", bytes, limits.max_buffer_bytes, limits.name);
     return std::nullopt;
   }
   if (sizes.size() > 4) return fmt::format("rank {} > 4 cannot be a texture", sizes.size());

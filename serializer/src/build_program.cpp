@@ -1,7 +1,10 @@
 #include <fmt/format.h>
 
+#include <map>
 #include <unordered_map>
 
+#include "plan_builder.h"
+#include "vkc/ir/op_registry.h"
 #include "vkc/serializer/build_program.h"
 #include "vkc/serializer/errors.h"
 #include "vkc/serializer/vk_payload.h"
@@ -9,75 +12,101 @@
 namespace vkc::serializer {
 namespace {
 
-ScalarType scalar_type(const ir::Value* v) {
-  switch (v->dtype()) {
-    case ir::DType::Bool: return ScalarType::Bool;
-    case ir::DType::UInt8: return ScalarType::Byte;
-    case ir::DType::Int8: return ScalarType::Char;
-    case ir::DType::Int16: return ScalarType::Short;
-    case ir::DType::Int32: return ScalarType::Int;
-    case ir::DType::Int64: return ScalarType::Long;
-    case ir::DType::Float16: return ScalarType::Half;
-    case ir::DType::Float32: return ScalarType::Float;
-    case ir::DType::Float64: return ScalarType::Double;
-    case ir::DType::BFloat16: return ScalarType::BFloat16;
-    default:
-      throw SerializeError(fmt::format("tensor '{}' has dtype {}, which ExecuTorch cannot hold", v->name(),
-                                       ir::dtype_name(v->dtype())));
-  }
+using detail::PlanBuilder;
+
+// The ExecuTorch portable kernel (out variant) of a runtime operator, e.g.
+// "aten.convolution.default" -> {"aten::convolution", "out"}; nullopt for et_vk ops.
+std::optional<Operator> portable_kernel(const std::string& op) {
+  static const std::map<std::string, std::string, std::less<>> kOverloads = {
+      {"aten.sum.dim_IntList", "IntList_out"}, {"aten.mean.dim", "out"},    {"aten.add.Tensor", "out"},
+      {"aten.sub.Tensor", "out"},              {"aten.mul.Tensor", "out"},  {"aten.div.Tensor", "out"}};
+  if (!op.starts_with("aten.")) return std::nullopt;
+  const size_t dot = op.rfind('.');
+  const std::string name = "aten::" + op.substr(5, dot - 5);
+  const std::string overload = op.substr(dot + 1);
+  if (auto it = kOverloads.find(op); it != kOverloads.end()) return Operator{name, it->second};
+  return Operator{name, overload == "default" ? "out" : overload + "_out"};
 }
 
-constexpr uint64_t kTensorAlignment = 16;
-
-// Plan-level values: every tensor crossing a delegate boundary or the graph boundary,
-// each in its own 16-aligned slot of memory arena 1.
-class PlanBuilder {
- public:
-  int32_t tensor(const ir::Value* v) {
-    if (auto it = ids_.find(v); it != ids_.end()) return it->second;
-    if (v->is_constant())
-      throw SerializeError(fmt::format("'{}' is a constant at the program boundary; not supported yet", v->name()));
-    if (!v->shape().is_static()) throw SerializeError(fmt::format("tensor '{}' has no static shape", v->name()));
-    EtTensor t;
-    t.scalar_type = scalar_type(v);
-    for (int64_t s : v->shape().sizes()) t.sizes.push_back(static_cast<int32_t>(s));
-    t.allocation = AllocationInfo{1, arena_};
-    arena_ += (static_cast<uint64_t>(v->type().nbytes()) + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
-    plan_.values.emplace_back(std::move(t));
-    return ids_[v] = static_cast<int32_t>(plan_.values.size() - 1);
+// One KernelCall: every schema argument in order (defaults filled), then the out tensor(s).
+KernelCall kernel_call(const ir::Node& n, PlanBuilder& pb, int32_t op_index) {
+  const ir::OpSchema& s = ir::find_op(n.op_type())->schema;
+  KernelCall call{op_index, {}};
+  size_t next = 0;
+  const size_t list_len = n.num_inputs() - s.num_tensor_args();
+  for (const ir::ArgSpec& a : s.args) {
+    if (a.kind == ir::ArgKind::Tensor) {
+      const ir::Value* v = n.input(next++);
+      call.args.push_back(v ? pb.tensor(v) : pb.scalar(std::monostate{}, ir::ArgKind::None));
+    } else if (a.kind == ir::ArgKind::TensorList) {
+      std::vector<int32_t> ids;
+      for (size_t i = 0; i < list_len; ++i) ids.push_back(pb.tensor(n.input(next++)));
+      call.args.push_back(pb.tensor_list(ids));
+    } else if (const ir::Attribute* set = n.attr(a.name)) {
+      call.args.push_back(pb.scalar(*set, a.kind));
+    } else {
+      call.args.push_back(pb.scalar(a.default_value.value_or(std::monostate{}), a.kind));
+    }
   }
-  ExecutionPlan& plan() { return plan_; }
-  uint64_t arena() const { return arena_; }
-
- private:
-  ExecutionPlan plan_;
-  std::unordered_map<const ir::Value*, int32_t> ids_;
-  uint64_t arena_ = 0;
-};
+  if (s.list_output) {
+    std::vector<int32_t> ids;
+    for (const ir::Value* o : n.outputs()) ids.push_back(pb.tensor(o));
+    call.args.push_back(pb.tensor_list(ids));
+  } else {
+    for (const ir::Value* o : n.outputs()) call.args.push_back(pb.tensor(o));
+  }
+  return call;
+}
 
 }  // namespace
 
-Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options) {
-  if (p.num_rejected() > 0)
-    throw SerializeError(fmt::format("{} node(s) are outside every delegate; CPU fallback is not supported yet",
+Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
+                      bool cpu_fallback) {
+  std::unordered_map<const ir::Node*, size_t> delegate_of;
+  for (size_t i = 0; i < p.delegates.size(); ++i)
+    for (const ir::Node* n : p.delegates[i].nodes) delegate_of[n] = i;
+  if (p.num_rejected() > 0 && !cpu_fallback)
+    throw SerializeError(fmt::format("{} node(s) are outside every delegate and CPU fallback is off",
                                      p.num_rejected()));
   Program program;
-  PlanBuilder pb;
+  PlanBuilder pb(program);
   ExecutionPlan& plan = pb.plan();
   plan.name = "forward";
   for (const ir::Value* v : g.inputs) plan.inputs.push_back(pb.tensor(v));
   const DtypeRules rules = DtypeRules::from(options);
   const std::vector<CompileSpec> specs = options.to_specs();
-  for (size_t i = 0; i < p.delegates.size(); ++i) {
-    const partitioner::Delegate& d = p.delegates[i];
-    VkGraph vk = build_vk_graph(d, rules, program.named_data);
-    plan.delegates.push_back({kVulkanBackendId, ir::TensorData::owned(write_vk_payload(vk)), specs});
-    DelegateCall call{static_cast<int32_t>(i), {}};
-    for (const ir::Value* v : d.inputs) call.args.push_back(pb.tensor(v));
-    for (const ir::Value* v : d.outputs) call.args.push_back(pb.tensor(v));
-    plan.instructions.emplace_back(std::move(call));
+  std::vector<bool> emitted(p.delegates.size(), false);
+  std::map<std::pair<std::string, std::string>, int32_t> operator_index;
+  // Instructions in graph order: a delegate's call where its first node stands, a
+  // KernelCall for each node left out.
+  for (const ir::Node* n : g.nodes()) {
+    if (auto it = delegate_of.find(n); it != delegate_of.end()) {
+      const size_t i = it->second;
+      if (emitted[i]) continue;
+      emitted[i] = true;
+      const partitioner::Delegate& d = p.delegates[i];
+      VkGraph vk = build_vk_graph(d, rules, program.named_data);
+      plan.delegates.push_back({kVulkanBackendId, ir::TensorData::owned(write_vk_payload(vk)), specs});
+      DelegateCall call{static_cast<int32_t>(plan.delegates.size() - 1), {}};
+      for (const ir::Value* v : d.inputs) call.args.push_back(pb.tensor(v));
+      for (const ir::Value* v : d.outputs) call.args.push_back(pb.tensor(v));
+      plan.instructions.emplace_back(std::move(call));
+      continue;
+    }
+    auto kernel = n->domain() == ir::kVulkanDomain ? portable_kernel(n->op_type()) : std::nullopt;
+    if (!kernel)
+      throw SerializeError(fmt::format("node '{}' ({}) is outside every delegate and has no portable CPU kernel",
+                                       n->name(), n->qualified_op()));
+    auto [op_it, fresh] = operator_index.try_emplace({kernel->name, kernel->overload},
+                                                     static_cast<int32_t>(plan.operators.size()));
+    if (fresh) plan.operators.push_back(*kernel);
+    plan.instructions.emplace_back(kernel_call(*n, pb, op_it->second));
   }
-  for (const ir::Value* v : g.outputs) plan.outputs.push_back(pb.tensor(v));
+  for (const ir::Value* v : g.outputs) {
+    if (v->is_constant())
+      throw SerializeError(fmt::format("graph output '{}' is a constant; not supported yet", v->name()));
+    plan.outputs.push_back(pb.tensor(v));
+  }
   plan.non_const_buffer_sizes = {0, static_cast<int64_t>(pb.arena())};
   program.plans.push_back(std::move(plan));
   return program;

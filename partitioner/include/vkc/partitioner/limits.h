@@ -15,8 +15,8 @@ namespace vkc::partitioner {
 struct DeviceLimits {
   /// Largest 3-D texture extents (x, y, z).
   std::array<uint32_t, 3> texture = {16384, 16384, 2048};
-  /// Largest buffer tensor, in elements.
-  uint64_t buffer_elements = 128ull * 1024 * 1024;
+  /// Largest buffer tensor, in bytes (maxStorageBufferRange).
+  uint64_t max_buffer_bytes = 128ull * 1024 * 1024;
   /// What the limits are called in reasons, e.g. "default", "small-texture".
   std::string name = "default";
 

@@ -26,7 +26,10 @@ struct DtypeRules {
 /// The VkGraph of one delegate; constants it references are appended to `named_data` (deduplicated by key).
 VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data);
 
-/// The whole program. Throws SerializeError when the graph holds nodes outside every delegate.
-Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options);
+/// The whole program. Nodes outside every delegate become KernelCalls of ExecuTorch's portable
+/// kernels (`aten::<op>.out`) when `cpu_fallback` is set; otherwise, or for operators without a
+/// portable kernel (et_vk.*, ONNX nodes), build_program throws SerializeError naming the node.
+Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
+                      bool cpu_fallback = false);
 
 }  // namespace vkc::serializer

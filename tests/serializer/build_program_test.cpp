@@ -1,0 +1,130 @@
+// IR + partition -> Program: VkGraph argument layouts as the runtime reads them, and
+// KernelCall fallback for nodes left out of every delegate.
+#include <gtest/gtest.h>
+
+#include "common/graph_builder.h"
+#include "vkc/partitioner/partition.h"
+#include "vkc/serializer/build_program.h"
+#include "vkc/serializer/errors.h"
+#include "vkc/serializer/vk_payload.h"
+
+namespace vkc::serializer {
+namespace {
+using testing::f32;
+using Ints = std::vector<int64_t>;
+
+const VkValue& arg(const VkGraph& g, const VkOperatorCall& c, size_t i) { return g.values.at(c.args.at(i)); }
+
+TEST(BuildVkGraph, ConvolutionHasEveryArgumentThenTheOutput) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 2, 4, 4}));
+  ir::Node* conv = testing::runtime(g, "aten.convolution.default",
+                                    {x, testing::constant(g, "w", {2, 2, 1, 1}, {1, 2, 3, 4}), nullptr},
+                                    {f32({1, 2, 4, 4})},
+                                    {{"stride", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"dilation", Ints{1, 1}},
+                                     {"transposed", false}, {"output_padding", Ints{0, 0}}, {"groups", int64_t{1}}});
+  g.outputs.push_back(conv->output(0));
+  auto p = partitioner::partition_graph(g, {});
+  std::vector<NamedData> named;
+  VkGraph vk = build_vk_graph(p.delegates[0], {}, named);
+  ASSERT_EQ(vk.chain.size(), 1u);
+  const VkOperatorCall& c = vk.chain[0];
+  EXPECT_EQ(c.name, "aten.convolution.default");
+  ASSERT_EQ(c.args.size(), 10u);
+  EXPECT_EQ(std::get<VkTensor>(arg(vk, c, 1)).constant_id, 0);          // weight: a TensorRef
+  EXPECT_TRUE(std::holds_alternative<VkNull>(arg(vk, c, 2)));            // no bias
+  EXPECT_EQ(std::get<VkIntList>(arg(vk, c, 3)).items, (Ints{1, 1}));     // stride
+  EXPECT_EQ(std::get<bool>(arg(vk, c, 6)), false);                       // transposed
+  EXPECT_EQ(std::get<int64_t>(arg(vk, c, 8)), 1);                        // groups: Int
+  const auto& out = std::get<VkTensor>(arg(vk, c, 9));
+  EXPECT_EQ(out.storage, StorageType::Texture3D);
+  EXPECT_EQ(out.layout, MemoryLayout::ChannelsPacked);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_EQ(vk.constants[0].named_key, named[0].key);
+  EXPECT_EQ(vk.constants[0].offset, UINT64_MAX);
+}
+
+TEST(BuildVkGraph, MultiOutputOpsWriteAValueListAndDefaultsAreFilled) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 2, 4, 4}));
+  ir::Node* pool = testing::runtime(g, "aten.max_pool2d_with_indices.default", {x},
+                                    {f32({1, 2, 2, 2}), {ir::DType::Int64, ir::Shape::of({1, 2, 2, 2})}},
+                                    {{"kernel_size", Ints{2, 2}}, {"stride", Ints{2, 2}}});
+  g.outputs.push_back(pool->output(0));
+  auto p = partitioner::partition_graph(g, {});
+  std::vector<NamedData> named;
+  VkGraph vk = build_vk_graph(p.delegates[0], {}, named);
+  const VkOperatorCall& c = vk.chain[0];
+  ASSERT_EQ(c.args.size(), 7u);
+  EXPECT_EQ(std::get<VkIntList>(arg(vk, c, 3)).items, (Ints{0, 0}));  // padding default, expanded
+  EXPECT_EQ(std::get<VkIntList>(arg(vk, c, 4)).items, (Ints{1, 1}));  // dilation default
+  EXPECT_EQ(std::get<bool>(arg(vk, c, 5)), false);                    // ceil_mode default
+  const auto& outs = std::get<VkValueList>(arg(vk, c, 6)).items;
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_EQ(std::get<VkTensor>(vk.values.at(outs[1])).dtype, VkDataType::Int32);  // i64 downcast
+}
+
+// relu -> avg_pool (too wide for small textures) -> relu
+ir::Node* wide_chain(ir::Graph& g) {
+  ir::Value* x = testing::input(g, "x", f32({1, 4, 4, 4000}));
+  ir::Node* r1 = testing::runtime(g, "aten.relu.default", {x}, {x->type()});
+  ir::Node* pool = testing::runtime(g, "aten.avg_pool2d.default", {r1->output(0)}, {x->type()},
+                                    {{"kernel_size", Ints{1, 1}}, {"stride", Ints{1, 1}}, {"padding", Ints{0, 0}}});
+  ir::Node* r2 = testing::runtime(g, "aten.relu.default", {pool->output(0)}, {x->type()});
+  g.outputs.push_back(r2->output(0));
+  return pool;
+}
+
+TEST(BuildProgram, NodesLeftOutBecomePortableKernelCallsBetweenDelegates) {
+  ir::Graph g;
+  wide_chain(g);
+  partitioner::PartitionOptions small;
+  small.limits = partitioner::DeviceLimits::small_texture();
+  auto p = partitioner::partition_graph(g, small);
+  ASSERT_EQ(p.num_rejected(), 1u);
+  EXPECT_THROW(build_program(g, p, {}), SerializeError);
+
+  Program prog = build_program(g, p, {}, /*cpu_fallback=*/true);
+  const ExecutionPlan& plan = prog.plans.at(0);
+  ASSERT_EQ(plan.instructions.size(), 3u);
+  EXPECT_TRUE(std::holds_alternative<DelegateCall>(plan.instructions[0]));
+  const auto& k = std::get<KernelCall>(plan.instructions[1]);
+  EXPECT_TRUE(std::holds_alternative<DelegateCall>(plan.instructions[2]));
+  ASSERT_EQ(plan.operators.size(), 1u);
+  EXPECT_EQ(plan.operators[0].name, "aten::avg_pool2d");
+  EXPECT_EQ(plan.operators[0].overload, "out");
+  // self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, out
+  ASSERT_EQ(k.args.size(), 8u);
+  EXPECT_EQ(std::get<EtIntList>(plan.values.at(k.args[1])).items, (Ints{1, 1}));
+  EXPECT_EQ(std::get<bool>(plan.values.at(k.args[5])), true);  // count_include_pad default
+  EXPECT_TRUE(std::holds_alternative<EtNull>(plan.values.at(k.args[6])));
+  // The kernel reads the first delegate's output and writes the second delegate's input.
+  const auto& first = std::get<DelegateCall>(plan.instructions[0]);
+  const auto& second = std::get<DelegateCall>(plan.instructions[2]);
+  EXPECT_EQ(k.args[0], first.args.back());
+  EXPECT_EQ(k.args[7], second.args.front());
+  EXPECT_EQ(plan.delegates.size(), 2u);
+}
+
+TEST(BuildProgram, EtVkOperatorsHaveNoPortableKernel) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 1, 1, 3000}));
+  ir::Node* conv = testing::runtime(
+      g, "et_vk.conv_with_clamp.default", {x, testing::constant(g, "w", {1, 1, 1, 1}, {2}), nullptr},
+      {f32({1, 1, 1, 3000})},
+      {{"stride", Ints{1, 1}}, {"padding", Ints{0, 0}}, {"dilation", Ints{1, 1}}, {"transposed", false},
+       {"output_padding", Ints{0, 0}}, {"groups", int64_t{1}}, {"output_min", 0.0}, {"output_max", 6.0}});
+  g.outputs.push_back(conv->output(0));
+  partitioner::PartitionOptions small;
+  small.limits = partitioner::DeviceLimits::small_texture();
+  auto p = partitioner::partition_graph(g, small);
+  try {
+    build_program(g, p, {}, true);
+    FAIL() << "expected SerializeError";
+  } catch (const SerializeError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no portable CPU kernel"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vkc::serializer
