@@ -24,6 +24,7 @@ constexpr DTypeSet kFp{DType::Float16, DType::Float32};
 constexpr DTypeSet kFpInt = kFp | DTypeSet{DType::Int32, DType::Int64};
 constexpr DTypeSet kFpIntBool = kFpInt | DTypeSet{DType::Bool};
 constexpr DTypeSet kAnyDtype = kFpIntBool | DTypeSet{DType::UInt8, DType::Int8};
+constexpr DTypeSet kBool{DType::Bool};
 
 struct Entry {
   const char* schema;
@@ -112,6 +113,10 @@ const std::vector<Entry>& entries() {
     {"aten._native_batch_norm_legit_no_training.default(Tensor input, Tensor? weight, Tensor? bias, "
      "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
      "normalization", kFp, kChannelsPackedTexture, {1, 2, 3, 4}},
+    // GroupNorm.cpp: weight and bias constants; outputs (out, mean, rstd).
+    {"aten.native_group_norm.default(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
+     "int group, float eps) -> (Tensor, Tensor, Tensor)",
+     "normalization", kFp, kChannelsPackedTexture, {1, 2}},
     // NativeLayerNorm.cpp: normalized_shape of one dim; weight and bias must be constants.
     {"aten.native_layer_norm.default(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
      "float eps) -> (Tensor, Tensor, Tensor)",
@@ -143,6 +148,34 @@ const std::vector<Entry>& entries() {
     {"aten.view_copy.default(Tensor self, SymInt[] size) -> Tensor", "shape", kFpIntBool, kAnyStorage, {}, true},
     {"aten.cat.default(Tensor[] tensors, int dim=0) -> Tensor", "shape", kFpInt, kAnyStorage, {}},
     {"aten.permute_copy.default(Tensor self, int[] dims) -> Tensor", "shape", kFpIntBool, kAnyStorage, {}, true},
+    // ToCopy.cpp, Where.cpp, BinaryOp.cpp (comparisons, logical), UnaryOp.cpp (bitwise_not)
+    {"aten._to_copy.default(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+     "bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor",
+     "elementwise", kFpIntBool, kAnyStorage, {}, true},
+    {"aten.where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", "elementwise", kFpIntBool, kAnyStorage,
+     {}, true},
+    {"aten.eq.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.lt.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.le.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.gt.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.ge.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.logical_and.default(Tensor self, Tensor other) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
+    {"aten.logical_or.default(Tensor self, Tensor other) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
+    {"aten.bitwise_not.default(Tensor self) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
+    {"aten._log_softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax", kFp, kAnyStorage,
+     {}},
+    // Embedding.cpp, IndexSelect.cpp, Select.cpp, Expand.cpp, Repeat.cpp, PixelShuffle.cpp
+    {"aten.embedding.default(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+     "bool sparse=False) -> Tensor",
+     "embedding", kFp, kAnyStorage, {0}},
+    {"aten.index_select.default(Tensor self, int dim, Tensor index) -> Tensor", "shape", kFpInt,
+     kChannelsPackedTexture, {}},
+    {"aten.select_copy.int(Tensor self, int dim, SymInt index) -> Tensor", "shape", kFpIntBool, kAnyStorage, {},
+     true},
+    {"aten.expand_copy.default(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor", "shape", kFpIntBool,
+     kAnyStorage, {}, true},
+    {"aten.repeat.default(Tensor self, SymInt[] repeats) -> Tensor", "shape", kFpIntBool, kAnyStorage, {}},
+    {"aten.pixel_shuffle.default(Tensor self, int upscale_factor) -> Tensor", "shape", kFp, kAnyStorage, {}},
     // Slice.cpp, Split.cpp, Pad.cpp, Select.cpp
     {"aten.slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
      "shape", kFpIntBool, kAnyStorage, {}, true},

@@ -8,10 +8,10 @@ namespace vkc::partitioner {
 std::optional<std::string> node_misfit(const ir::Node& n, const DeviceLimits& limits) {
   const ir::OpDef* def = ir::find_op(n.op_type());
   if (!def) return fmt::format("'{}' is not a registered runtime operator", n.op_type());
-  // dtype of the primary input(s) (a Tensor[] argument: all of them) and the first output
+  // dtype of the primary input (a Tensor[] argument: all of them)
   const size_t primary = def->schema.has_tensor_list() ? n.num_inputs() : std::min<size_t>(1, n.num_inputs());
-  for (size_t i = 0; i <= primary; ++i) {
-    const ir::Value* v = i < primary ? n.input(i) : n.output(0);
+  for (size_t i = 0; i < primary; ++i) {
+    const ir::Value* v = n.input(i);
     if (v && !def->dtypes.contains(v->dtype()))
       return fmt::format("dtype {} of '{}' is not supported by {} ({})", ir::dtype_name(v->dtype()), v->name(),
                          n.op_type(), def->dtypes.str());

@@ -495,6 +495,106 @@ TEST(Lowering, TransposeSliceSplitPad) {
   EXPECT_EQ(std::get<Ints>(pad.at("pad")), (Ints{2, 4, 1, 3}));
 }
 
+TEST(Lowering, CastWhereComparisonsAndLogic) {
+  Lowered cast;
+  cast.node = testing::onnx(cast.g, "Cast", {testing::input(cast.g, "x", f32({4}))},
+                            {ir::DType::Int32, ir::Shape::of({4})}, {{"to", int64_t{6}}});
+  cast.lower();
+  EXPECT_EQ(cast.node->op_type(), "aten._to_copy.default");
+  EXPECT_EQ(cast.node->output(0)->dtype(), ir::DType::Int32);
+
+  Lowered cmp;
+  ir::Value* a = testing::input(cmp.g, "a", f32({4}));
+  ir::Value* b = testing::input(cmp.g, "b", f32({4}));
+  ir::Node* lt = testing::onnx(cmp.g, "Less", {a, b}, {ir::DType::Bool, ir::Shape::of({4})});
+  cmp.node = testing::onnx(cmp.g, "Where", {lt->output(0), a, b}, f32({4}));
+  cmp.lower();
+  EXPECT_EQ(lt->op_type(), "aten.lt.Tensor");
+  EXPECT_EQ(cmp.node->op_type(), "aten.where.self");
+  EXPECT_EQ(cmp.node->inputs(), (std::vector<ir::Value*>{lt->output(0), a, b}));
+}
+
+TEST(Lowering, GatherIsEmbeddingIndexSelectOrSelect) {
+  Lowered emb;  // constant table, runtime indices
+  ir::Value* table = testing::constant(emb.g, "table", {10, 4}, std::vector<float>(40, 1.0f));
+  ir::Value* ids = testing::input(emb.g, "ids", {ir::DType::Int64, ir::Shape::of({1, 3})});
+  emb.node = testing::onnx(emb.g, "Gather", {table, ids}, f32({1, 3, 4}));
+  emb.lower();
+  EXPECT_EQ(emb.node->op_type(), "aten.embedding.default");
+  EXPECT_EQ(emb.node->inputs(), (std::vector<ir::Value*>{table, ids}));
+
+  Lowered sel;  // runtime data, scalar constant index (negative counts from the end)
+  ir::Value* x = testing::input(sel.g, "x", f32({2, 5, 3}));
+  ir::Value* i = sel.g.add_constant("i", {ir::DType::Int64, ir::Shape::of({})},
+                                    ir::TensorData::owned({0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}));  // -1
+  sel.node = testing::onnx(sel.g, "Gather", {x, i}, f32({2, 3}), {{"axis", int64_t{1}}});
+  sel.lower();
+  EXPECT_EQ(sel.node->op_type(), "aten.select_copy.int");
+  EXPECT_EQ(std::get<int64_t>(sel.at("index")), 4);
+  EXPECT_EQ(std::get<int64_t>(sel.at("dim")), 1);
+
+  Lowered idx;
+  ir::Value* y = testing::input(idx.g, "y", f32({2, 5}));
+  idx.node = testing::onnx(idx.g, "Gather", {y, testing::constant_i64(idx.g, "ix", {0, 3})}, f32({2, 2}),
+                           {{"axis", int64_t{1}}});
+  idx.lower();
+  EXPECT_EQ(idx.node->op_type(), "aten.index_select.default");
+
+  Lowered dyn;
+  dyn.node = testing::onnx(dyn.g, "Gather", {testing::input(dyn.g, "d", f32({4})),
+                                             testing::input(dyn.g, "k", {ir::DType::Int64, ir::Shape::of({2})})},
+                           f32({2}));
+  dyn.lower();
+  EXPECT_NE(dyn.reason().find("must be constants"), std::string::npos);
+}
+
+TEST(Lowering, ExpandTileDepthToSpaceSum) {
+  Lowered ex;
+  ex.node = testing::onnx(ex.g, "Expand", {testing::input(ex.g, "x", f32({1, 4})), testing::constant_i64(ex.g, "s", {3, 4})},
+                          f32({3, 4}));
+  ex.lower();
+  EXPECT_EQ(ex.node->op_type(), "aten.expand_copy.default");
+  EXPECT_EQ(std::get<Ints>(ex.at("size")), (Ints{3, 4}));
+
+  Lowered tile;
+  tile.node = testing::onnx(tile.g, "Tile", {testing::input(tile.g, "x", f32({2, 2})), testing::constant_i64(tile.g, "r", {1, 3})},
+                            f32({2, 6}));
+  tile.lower();
+  EXPECT_EQ(tile.node->op_type(), "aten.repeat.default");
+
+  Lowered d2s;
+  d2s.node = testing::onnx(d2s.g, "DepthToSpace", {testing::input(d2s.g, "x", f32({1, 8, 2, 2}))}, f32({1, 2, 4, 4}),
+                           {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}});
+  d2s.lower();
+  EXPECT_EQ(d2s.node->op_type(), "aten.pixel_shuffle.default");
+  Lowered dcr;
+  dcr.node = testing::onnx(dcr.g, "DepthToSpace", {testing::input(dcr.g, "x", f32({1, 8, 2, 2}))}, f32({1, 2, 4, 4}),
+                           {{"blocksize", int64_t{2}}});
+  dcr.lower();
+  EXPECT_NE(dcr.reason().find("CRD"), std::string::npos);
+
+  Lowered sum;
+  std::vector<ir::Value*> ins;
+  for (const char* nm : {"a", "b", "c"}) ins.push_back(testing::input(sum.g, nm, f32({2})));
+  sum.node = testing::onnx(sum.g, "Sum", ins, f32({2}));
+  sum.lower();
+  ASSERT_EQ(sum.g.num_nodes(), 2u);
+  EXPECT_EQ(sum.node->op_type(), "aten.add.Tensor");
+}
+
+TEST(Lowering, InstanceNormIsGroupNormWithOneGroupPerChannel) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 3, 4, 5}));
+  t.node = testing::onnx(t.g, "InstanceNormalization",
+                         {x, testing::constant(t.g, "s", {3}, {1, 1, 1}), testing::constant(t.g, "b", {3}, {0, 0, 0})},
+                         f32({1, 3, 4, 5}));
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.native_group_norm.default");
+  EXPECT_EQ(std::get<int64_t>(t.at("group")), 3);
+  EXPECT_EQ(std::get<int64_t>(t.at("HxW")), 20);
+  EXPECT_EQ(t.node->outputs().size(), 3u);
+}
+
 TEST(Lowering, UnknownOperatorsAreNamedNotDropped) {
   Lowered t;
   t.node = testing::onnx(t.g, "Erf", {testing::input(t.g, "x", f32({2}))}, f32({2}));

@@ -38,6 +38,7 @@ Result lower_hard_sigmoid(ir::Graph&, ir::Node*);
 // normalization.cpp
 Result lower_batch_norm(ir::Graph&, ir::Node*);
 Result lower_layer_norm(ir::Graph&, ir::Node*);
+Result lower_group_norm(ir::Graph&, ir::Node*);
 // resize.cpp
 Result lower_resize(ir::Graph&, ir::Node*);
 // linear.cpp
@@ -56,6 +57,15 @@ Result lower_transpose(ir::Graph&, ir::Node*);
 Result lower_slice(ir::Graph&, ir::Node*);
 Result lower_split(ir::Graph&, ir::Node*);
 Result lower_pad(ir::Graph&, ir::Node*);
+// logic_index.cpp
+Result lower_cast(ir::Graph&, ir::Node*);
+Result lower_where(ir::Graph&, ir::Node*);
+Result lower_logic(ir::Graph&, ir::Node*);
+Result lower_gather(ir::Graph&, ir::Node*);
+Result lower_expand(ir::Graph&, ir::Node*);
+Result lower_tile(ir::Graph&, ir::Node*);
+Result lower_depth_to_space(ir::Graph&, ir::Node*);
+Result lower_sum(ir::Graph&, ir::Node*);
 // shape.cpp
 Result lower_reshape(ir::Graph&, ir::Node*);
 Result lower_concat(ir::Graph&, ir::Node*);

@@ -1,5 +1,7 @@
 // BatchNormalization that fuse-batch-norm could not fold into a convolution.
 #include "../constants.h"
+#include <fmt/format.h>
+
 #include "lowering.h"
 
 namespace vkc::passes::lowering {
@@ -17,6 +19,39 @@ Result lower_batch_norm(ir::Graph& g, ir::Node* n) {
   const ir::TensorType empty{n->output(0)->dtype(), ir::Shape::of({0})};
   g.add_node_output(n, empty);
   g.add_node_output(n, empty);
+  return std::nullopt;
+}
+
+// InstanceNormalization (GroupNorm with one group per channel) and GroupNormalization
+// -> native_group_norm over (N, C, H*W).
+Result lower_group_norm(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = n->input(0);
+  if (!has_static_shape(x) || x->shape().rank() != 4) return std::string("only rank-4 input is supported");
+  if (n->output(0)->dtype() != ir::DType::Float32) return std::string("only f32 inputs are supported");
+  const auto s = x->shape().sizes();
+  const bool instance = n->op_type() == "InstanceNormalization";
+  const int64_t groups = instance ? s[1] : n->attr_int("num_groups", 0);
+  if (groups <= 0 || s[1] % groups) return fmt::format("{} groups do not divide {} channels", groups, s[1]);
+  ir::Value* scale = n->input(1);
+  ir::Value* bias = n->input(2);
+  if (!scale || !bias || !scale->is_constant() || !bias->is_constant())
+    return std::string("scale and bias must be constants");
+  // Opset 18 GroupNormalization takes per-group scale and bias; the runtime's are per channel.
+  if (!instance && scale->shape().numel() != s[1]) {
+    auto sv = constant_floats(scale), bv = constant_floats(bias);
+    if (!sv || !bv || static_cast<int64_t>(sv->size()) != groups) return std::string("scale/bias size is not C or groups");
+    std::vector<float> sc, bc;
+    for (int64_t c = 0; c < s[1]; ++c) {
+      sc.push_back((*sv)[c / (s[1] / groups)]);
+      bc.push_back((*bv)[c / (s[1] / groups)]);
+    }
+    scale = add_f32_constant(g, n->name() + "_scale", {s[1]}, sc);
+    bias = add_f32_constant(g, n->name() + "_bias", {s[1]}, bc);
+  }
+  n->morph(ir::kVulkanDomain, "aten.native_group_norm.default", {x, scale, bias},
+           {{"N", s[0]}, {"C", s[1]}, {"HxW", s[2] * s[3]}, {"group", groups}, {"eps", n->attr_float("epsilon", 1e-5)}});
+  g.add_node_output(n, {ir::DType::Float32, ir::Shape::of({s[0], groups})});
+  g.add_node_output(n, {ir::DType::Float32, ir::Shape::of({s[0], groups})});
   return std::nullopt;
 }
 

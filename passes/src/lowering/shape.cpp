@@ -36,7 +36,8 @@ Result lower_softmax(ir::Graph&, ir::Node* n) {
   if (n->opset() < 13 && axis != r - 1)
     return fmt::format("opset-{} Softmax over the flattened dims [{}..{}] is not supported", n->opset(), axis, r - 1);
   if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
-  to_runtime(n, "aten._softmax.default", {n->input(0)}, {{"dim", axis}, {"half_to_float", false}});
+  to_runtime(n, n->op_type() == "LogSoftmax" ? "aten._log_softmax.default" : "aten._softmax.default", {n->input(0)},
+             {{"dim", axis}, {"half_to_float", false}});
   return std::nullopt;
 }
 

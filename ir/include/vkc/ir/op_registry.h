@@ -15,7 +15,7 @@ namespace vkc::ir {
 
 struct OpDef {
   OpSchema schema;
-  /// Dtypes the op accepts for its primary input(s) and first output.
+  /// Dtypes the op accepts for its primary input (all inputs of a Tensor[] argument).
   DTypeSet dtypes;
   /// Representations the op accepts for its primary input and produces for its outputs.
   RepSet io_reps;

@@ -1,0 +1,101 @@
+// Cast, Where, comparisons, And/Or/Not, Gather, Expand, Tile, DepthToSpace, Sum.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "../constants.h"
+#include "lowering.h"
+
+namespace vkc::passes::lowering {
+
+Result lower_cast(ir::Graph&, ir::Node* n) {
+  to_runtime(n, "aten._to_copy.default", {n->input(0)}, {});  // the output tensor carries the dtype
+  return std::nullopt;
+}
+
+Result lower_where(ir::Graph&, ir::Node* n) {
+  to_runtime(n, "aten.where.self", {n->input(0), n->input(1), n->input(2)}, {});
+  return std::nullopt;
+}
+
+Result lower_logic(ir::Graph&, ir::Node* n) {
+  static const std::map<std::string, std::string, std::less<>> kOps = {
+      {"Equal", "aten.eq.Tensor"}, {"Less", "aten.lt.Tensor"},          {"LessOrEqual", "aten.le.Tensor"},
+      {"Greater", "aten.gt.Tensor"}, {"GreaterOrEqual", "aten.ge.Tensor"}, {"And", "aten.logical_and.default"},
+      {"Or", "aten.logical_or.default"}, {"Not", "aten.bitwise_not.default"}};
+  std::vector<ir::Value*> ins;
+  for (ir::Value* v : n->inputs()) ins.push_back(v);
+  to_runtime(n, kOps.at(n->op_type()), std::move(ins), {});
+  return std::nullopt;
+}
+
+// Gather: a constant table with runtime indices is an embedding lookup; runtime data with
+// constant indices is index_select (or select_copy for one scalar index).
+Result lower_gather(ir::Graph&, ir::Node* n) {
+  ir::Value* data = n->input(0);
+  ir::Value* idx = n->input(1);
+  auto rank = static_rank(data);
+  if (!rank) return std::string("input rank is unknown");
+  int64_t axis = n->attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(*rank);
+  if (data->is_constant() && !idx->is_constant()) {
+    if (axis != 0 || *rank != 2) return std::string("an embedding lookup needs a 2-D table gathered on axis 0");
+    to_runtime(n, "aten.embedding.default", {data, idx}, {});
+    return std::nullopt;
+  }
+  auto indices = constant_ints(idx);
+  if (!indices) return std::string("indices into a runtime tensor must be constants");
+  const int64_t dim = data->shape().dims.at(axis).value.value_or(-1);
+  for (int64_t& i : *indices) {
+    if (i < 0) i += dim;
+    if (i < 0 || (dim >= 0 && i >= dim)) return fmt::format("index {} is out of range", i);
+  }
+  if (idx->shape().rank() == 0) {
+    to_runtime(n, "aten.select_copy.int", {data}, {{"dim", axis}, {"index", (*indices)[0]}});
+    return std::nullopt;
+  }
+  if (idx->shape().rank() != 1) return std::string("only scalar or 1-D indices are supported");
+  to_runtime(n, "aten.index_select.default", {data, idx}, {{"dim", axis}});
+  return std::nullopt;
+}
+
+Result lower_expand(ir::Graph&, ir::Node* n) {
+  const ir::Value* out = n->output(0);
+  if (!has_static_shape(out)) return std::string("output shape is not static");
+  to_runtime(n, "aten.expand_copy.default", {n->input(0)}, {{"size", out->shape().sizes()}});
+  return std::nullopt;
+}
+
+Result lower_tile(ir::Graph&, ir::Node* n) {
+  auto repeats = constant_ints(n->input(1));
+  if (!repeats) return std::string("repeats is not a constant");
+  to_runtime(n, "aten.repeat.default", {n->input(0)}, {{"repeats", *repeats}});
+  return std::nullopt;
+}
+
+// DepthToSpace in CRD mode is torch's pixel_shuffle; DCR mode orders channels differently.
+Result lower_depth_to_space(ir::Graph&, ir::Node* n) {
+  if (n->attr_string("mode", "DCR") != "CRD") return std::string("only mode CRD (pixel_shuffle) is supported");
+  to_runtime(n, "aten.pixel_shuffle.default", {n->input(0)}, {{"upscale_factor", n->attr_int("blocksize", 1)}});
+  return std::nullopt;
+}
+
+// Variadic Sum as a chain of adds.
+Result lower_sum(ir::Graph& g, ir::Node* n) {
+  std::vector<ir::Value*> ins;
+  for (ir::Value* v : n->inputs())
+    if (v) ins.push_back(v);
+  if (ins.empty()) return std::string("Sum of nothing");
+  if (!has_static_shape(n->output(0))) return std::string("output shape is not static");
+  ir::Value* acc = ins[0];
+  for (size_t i = 1; i + 1 < ins.size(); ++i) {
+    ir::Node* add = g.add_node(ir::kVulkanDomain, "aten.add.Tensor", {acc, ins[i]}, {n->output(0)->type()},
+                               g.unique_name(n->name() + "_add"), n);
+    acc = add->output(0);
+  }
+  if (ins.size() == 1) to_runtime(n, "aten.clone.default", {acc}, {});
+  else to_runtime(n, "aten.add.Tensor", {acc, ins.back()}, {});
+  return std::nullopt;
+}
+
+}  // namespace vkc::passes::lowering
