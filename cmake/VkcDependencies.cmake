@@ -8,7 +8,25 @@ find_package(OpenSSL REQUIRED)             # SHA-256 keys for named data
 find_package(fmt CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED) # JSON reports (vkc inspect --json)
 find_package(CLI11 CONFIG REQUIRED)
-find_package(yaml-cpp CONFIG REQUIRED)       # device profiles (target: yaml-cpp, no namespace in 0.7)
 if(VKC_BUILD_TESTS)
   find_package(GTest REQUIRED)
+endif()
+
+# Shader codegen (codegen/, shader-specs/). shaderc is linked as libshaderc_combined.a plus
+# glslang-dev and SPIRV-Tools static libraries: Debian's libshaderc.so lacks glslang symbols
+# and crashes against glslang 12 (see docs/shader-specs.md, "Toolchain").
+find_package(glslang CONFIG REQUIRED)         # glslang::glslang, glslang::SPIRV (needs Threads first)
+find_package(SPIRV-Tools CONFIG REQUIRED)     # SPIRV-Tools-static
+find_package(SPIRV-Tools-opt CONFIG REQUIRED) # SPIRV-Tools-opt
+find_library(VKC_SHADERC_COMBINED shaderc_combined REQUIRED)
+find_package(spirv_cross_core CONFIG REQUIRED) # spirv-cross-core (C++ reflection)
+find_package(yaml-cpp CONFIG REQUIRED)         # target: yaml-cpp (0.7 has no namespace)
+if(NOT TARGET vkc_shaderc)
+  add_library(vkc_shaderc INTERFACE)
+  target_link_libraries(vkc_shaderc INTERFACE ${VKC_SHADERC_COMBINED} glslang::glslang glslang::SPIRV
+    glslang::glslang-default-resource-limits SPIRV-Tools-opt SPIRV-Tools-static Threads::Threads)
+endif()
+option(VKC_GPU_CHECKS "Build the standalone GPU check programs (tests/gpu/), which need a Vulkan device" OFF)
+if(VKC_GPU_CHECKS)
+  find_package(Vulkan REQUIRED)
 endif()

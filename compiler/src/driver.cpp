@@ -41,34 +41,46 @@ void require_static_inputs(const ir::Graph& g) {
 
 }  // namespace
 
-partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o) {
+partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o,
+                                     const std::optional<partitioner::DeviceProfile>& device) {
+  partitioner::DeviceLimits l = device ? device->limits : partitioner::DeviceLimits::default_limits();
   if (o.texture_limits) {
-    partitioner::DeviceLimits l;
     l.texture = {o.texture_limits->x, o.texture_limits->y, o.texture_limits->z};
     l.name = fmt::format("texture_limits {},{},{}", l.texture[0], l.texture[1], l.texture[2]);
-    return l;
+  } else if (o.small_texture_limits.value_or(false)) {
+    l.texture = partitioner::DeviceLimits::small_texture().texture;
+    l.name = "small-texture";
   }
-  if (o.small_texture_limits.value_or(false)) return partitioner::DeviceLimits::small_texture();
-  return partitioner::DeviceLimits::default_limits();
+  return l;
 }
 
-CompileStats compile_file(const std::filesystem::path& model, const std::filesystem::path& out,
-                          const CompileConfig& config) {
+CompileStats compile(const ModelSource& model, const PteSink& out, const CompileConfig& config) {
+  if (config.device && !config.device->fp16 && config.options.force_fp16.value_or(false))
+    throw CompileError(fmt::format("device '{}' has no fp16 support; --force-fp16 cannot be used", config.device->name));
   if (!config.dump_ir_after.empty() && config.dump_ir_after != "all" && !passes::find_pass(config.dump_ir_after))
     throw CompileError(fmt::format("--dump-ir-after: no pass named '{}' (see --print-pipeline)", config.dump_ir_after));
   CompileStats stats;
   auto phase_start = std::chrono::steady_clock::now();
-  auto end_phase = [&](const char* name) {
-    const auto now = std::chrono::steady_clock::now();
-    stats.phase_seconds.emplace_back(name, std::chrono::duration<double>(now - phase_start).count());
-    phase_start = now;
+  auto begin_phase = [&] {
+    if (config.on_phase) config.on_phase({stats.phase_seconds.size(), false, 0.0});
   };
+  auto end_phase = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - phase_start).count();
+    const size_t index = stats.phase_seconds.size();
+    stats.phase_seconds.emplace_back(kPhases[index], seconds);
+    phase_start = now;
+    if (config.on_phase) config.on_phase({index, true, seconds});
+  };
+  begin_phase();
   ImportOptions import_options;
   import_options.input_shapes = config.input_shapes;
-  std::shared_ptr<ir::Graph> g = import_onnx_file(model, import_options);
+  std::shared_ptr<ir::Graph> g = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, import_options)
+                                                 : import_onnx_file(model.file, import_options);
 
   require_static_inputs(*g);
-  end_phase("import");
+  end_phase();
+  begin_phase();
   stats.onnx_nodes = g->num_nodes();
   passes::PassContext ctx;
   ctx.force_fp16 = config.options.force_fp16.value_or(false);
@@ -85,30 +97,49 @@ CompileStats compile_file(const std::filesystem::path& model, const std::filesys
     throw CompileError(e.what());
   }
 
-  end_phase("passes");
+  end_phase();
+  begin_phase();
   partitioner::PartitionOptions popts;
-  popts.limits = limits_for(config.options);
+  popts.limits = limits_for(config.options, config.device);
   popts.skip_memory_planning = config.options.skip_memory_planning.value_or(false);
   stats.partition = partitioner::partition_graph(*g, popts, ctx.not_lowered);
-  end_phase("partition");
-  if (config.on_partition) config.on_partition(stats.partition);
-  if (size_t n = stats.partition.num_rejected())
+  end_phase();
+  if (config.on_partition) config.on_partition(*g, stats.partition, popts.limits);
+  if (size_t n = stats.partition.num_rejected(); n && !config.cpu_fallback)
     throw CompileError(fmt::format("{} node(s) cannot run on Vulkan: {}", n, rejected_list(stats.partition)));
 
+  const std::string out_name = out.bytes ? std::string("<pte bytes>") : out.file.string();
   try {
-    serializer::Program program = serializer::build_program(*g, stats.partition, config.options);
+    begin_phase();
+    serializer::Program program =
+        serializer::build_program(*g, stats.partition, config.options, config.cpu_fallback);
     stats.named_data = program.named_data.size();
-    end_phase("build");
-    serializer::write_pte(program, out);
-    end_phase("write");
+    end_phase();
+    begin_phase();
+    if (out.bytes) {
+      *out.bytes = serializer::serialize_pte(program);
+      stats.output_bytes = out.bytes->size();
+    } else {
+      serializer::write_pte(program, out.file);
+      stats.output_bytes = std::filesystem::file_size(out.file);
+    }
+    end_phase();
   } catch (const serializer::SerializeError& e) {
-    throw CompileError(fmt::format("{}: {}", out.string(), e.what()));
+    throw CompileError(fmt::format("{}: {}", out_name, e.what()));
   }
   stats.delegates = stats.partition.delegates.size();
   for (const auto& d : stats.partition.delegates) stats.runtime_nodes += d.nodes.size();
-  stats.output_bytes = std::filesystem::file_size(out);
   stats.graph = std::move(g);
   return stats;
+}
+
+CompileStats compile_file(const std::filesystem::path& model, const std::filesystem::path& out,
+                          const CompileConfig& config) {
+  ModelSource source;
+  source.file = model;
+  PteSink sink;
+  sink.file = out;
+  return compile(source, sink, config);
 }
 
 }  // namespace vkc::compiler

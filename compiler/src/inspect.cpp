@@ -47,12 +47,9 @@ void decode_vulkan(const serializer::BackendDelegate& bd, const std::map<std::st
   r.memory_objects = objects.size();
 }
 
-}  // namespace
-
-InspectReport inspect_file(const std::filesystem::path& pte) {
-  const serializer::PteFile f = serializer::read_pte(pte);
+InspectReport report_of(const serializer::PteFile& f, std::string path) {
   InspectReport r;
-  r.path = pte.string();
+  r.path = std::move(path);
   r.file_size = f.file_size;
   r.program_size = f.program_size;
   r.segment_base_offset = f.segment_base_offset;
@@ -107,6 +104,18 @@ InspectReport inspect_file(const std::filesystem::path& pte) {
     r.plans.push_back(std::move(pr));
   }
   return r;
+}
+
+}  // namespace
+
+InspectReport inspect_file(const std::filesystem::path& pte) { return report_of(serializer::read_pte(pte), pte.string()); }
+
+InspectReport inspect_bytes(std::span<const uint8_t> pte, std::string label) {
+  try {
+    return report_of(serializer::read_pte_bytes(pte), label);
+  } catch (const serializer::SerializeError& e) {
+    throw serializer::SerializeError(fmt::format("{}: {}", label, e.what()));
+  }
 }
 
 }  // namespace vkc::compiler

@@ -3,14 +3,21 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "vkc/compiler/driver.h"
 #include "vkc/compiler/inspect.h"
 #include "vkc/compiler/option_parsing.h"
+#include "vkc/compiler/partition_report.h"
+#include "vkc/partitioner/device_profile.h"
 #include "vkc/passes/pipeline.h"
+#include "progress_display.h"
+#include "shaders_command.h"
 
 #ifndef VKC_VERSION
 #define VKC_VERSION "unknown"
@@ -18,23 +25,45 @@
 
 namespace {
 
+// Reports go next to the .pte; a failure to write one is an error of its own.
+void write_text_file(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f || std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fclose(f) != 0)
+    throw std::runtime_error(fmt::format("cannot write '{}'", path));
+}
+
 struct CompileArgs {
   std::string model, output;
   bool small_texture_limits = false, skip_memory_planning = false, force_fp16 = false, verbose = false;
-  bool print_pipeline = false, json = false;
-  std::string texture_limits, dump_ir_after;
+  bool print_pipeline = false, json = false, list_devices = false;
+  int progress = 0;  // --progress counts +1, --no-progress -1; 0: on when stderr is a terminal
+  std::string texture_limits, dump_ir_after, device, device_file, quantize, fallback = "none", report, report_dot;
   std::vector<std::string> input_shapes;
 };
 
 int run_compile(const CompileArgs& a) {
   using namespace vkc;
+  if (a.list_devices) {
+    for (const auto& name : partitioner::builtin_device_profile_names()) {
+      const auto p = partitioner::builtin_device_profile(name);
+      fmt::print("{:<16} {}\n", name, p.description);
+    }
+    return 0;
+  }
   if (a.print_pipeline) {
     for (const auto& p : passes::pipeline()) fmt::print("{:<22} {}\n", p.name, p.summary);
     return 0;
   }
   if (a.model.empty()) throw compiler::OptionError("compile: MODEL is required");
   if (a.output.empty()) throw compiler::OptionError("compile: -o OUT.pte is required");
+  if (!a.device.empty() && !a.device_file.empty())
+    throw compiler::OptionError("--device and --device-file are exclusive");
+  if (!a.quantize.empty())
+    throw compiler::OptionError(fmt::format("--quantize {}: quantization is not supported yet", a.quantize));
   compiler::CompileConfig config;
+  if (!a.device.empty()) config.device = partitioner::builtin_device_profile(a.device);
+  if (!a.device_file.empty()) config.device = partitioner::load_device_profile(a.device_file);
+  config.cpu_fallback = a.fallback == "cpu";
   if (a.small_texture_limits) config.options.small_texture_limits = true;
   if (a.skip_memory_planning) config.options.skip_memory_planning = true;
   if (a.force_fp16) config.options.force_fp16 = true;
@@ -49,21 +78,31 @@ int run_compile(const CompileArgs& a) {
     fmt::print(stderr, "// ----- IR after {}\n{}", pass, text);
   };
 
-  if (a.verbose) {
-    config.on_partition = [](const partitioner::Partition& p) {
-      size_t delegated = 0;
-      fmt::print(stderr, "{:<32} {:<44} {}\n", "node", "operator", "delegate");
-      for (const auto& d : p.decisions) {
-        fmt::print(stderr, "{:<32} {:<44} {}\n", d.node, d.op, d.delegate >= 0 ? std::to_string(d.delegate) : d.reason);
-        delegated += d.delegate >= 0;
-      }
-      fmt::print(stderr, "delegated {} of {} nodes into {} delegate(s)\n", delegated, p.decisions.size(),
-                 p.delegates.size());
-    };
+  config.on_partition = [&a](const ir::Graph& g, const partitioner::Partition& p, const partitioner::DeviceLimits& l) {
+    if (!a.report.empty()) write_text_file(a.report, compiler::partition_report_json(g, p, l));
+    if (!a.report_dot.empty()) write_text_file(a.report_dot, compiler::partition_report_dot(g, p));
+    if (!a.verbose) return;
+    size_t delegated = 0;
+    fmt::print(stderr, "{:<32} {:<44} {}\n", "node", "operator", "delegate");
+    for (const auto& d : p.decisions) {
+      fmt::print(stderr, "{:<32} {:<44} {}\n", d.node, d.op, d.delegate >= 0 ? std::to_string(d.delegate) : d.reason);
+      delegated += d.delegate >= 0;
+    }
+    fmt::print(stderr, "delegated {} of {} nodes into {} delegate(s) (limits: {})\n", delegated, p.decisions.size(),
+               p.delegates.size(), l.name);
+  };
+  // Progress: on request, or by default on a terminal unless other stderr output would interleave with the bar.
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  std::unique_ptr<tools::ProgressDisplay> progress;
+  if (a.progress > 0 || (a.progress == 0 && tty && !a.verbose && a.dump_ir_after.empty())) {
+    progress = std::make_unique<tools::ProgressDisplay>(tty ? tools::ProgressDisplay::Style::Bar
+                                                            : tools::ProgressDisplay::Style::Lines);
+    config.on_phase = [&progress](const compiler::PhaseEvent& e) { (*progress)(e); };
   }
   const auto start = std::chrono::steady_clock::now();
   const compiler::CompileStats stats = compiler::compile_file(a.model, a.output, config);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.reset();
 
   if (a.verbose) {
     std::string phases;
@@ -122,12 +161,25 @@ int run(int argc, char** argv) {
   compile->add_option("--dump-ir-after", c.dump_ir_after, "print the IR after PASS (or 'all') to stderr");
   compile->add_flag("--json", c.json, "print the result as JSON");
   compile->add_flag("-v,--verbose", c.verbose, "print the partition decisions to stderr");
+  compile->add_flag("--progress,!--no-progress", c.progress,
+                    "show progress on stderr (default: a bar when stderr is a terminal)");
+  compile->add_option("--device", c.device, "built-in device profile NAME (vkc compile --list-devices)");
+  compile->add_option("--device-file", c.device_file, "device profile YAML file")->check(CLI::ExistingFile);
+  compile->add_option("--fallback", c.fallback, "what runs nodes no delegate can take: none (fail) or cpu")
+      ->check(CLI::IsMember({"none", "cpu"}));
+  compile->add_option("--report", c.report, "write the partition report (JSON) to FILE");
+  compile->add_option("--report-dot", c.report_dot, "write the graph coloured by partition (Graphviz) to FILE");
+  compile->add_flag("--list-devices", c.list_devices, "list the built-in device profiles and exit");
+  compile->add_option("--quantize", c.quantize, "quantization RECIPE (not supported yet)");
 
   std::string inspect_path;
   bool inspect_as_json = false;
   CLI::App* inspect = app.add_subcommand("inspect", "describe a .pte: plans, delegates, operators, options, sizes");
   inspect->add_option("FILE", inspect_path, "the .pte to inspect")->required();
   inspect->add_flag("--json", inspect_as_json, "print JSON");
+
+  vkc::tools::ShadersArgs shaders_args;
+  CLI::App* shaders = vkc::tools::add_shaders_command(app, shaders_args);
 
   try {
     app.parse(argc, argv);
@@ -144,6 +196,7 @@ int run(int argc, char** argv) {
 
   try {
     if (compile->parsed()) return run_compile(c);
+    if (shaders->parsed()) return vkc::tools::run_shaders_command(shaders_args);
     const auto report = vkc::compiler::inspect_file(inspect_path);
     fmt::print("{}", inspect_as_json ? vkc::compiler::inspect_json(report) : vkc::compiler::inspect_text(report));
     return 0;

@@ -206,5 +206,100 @@ TEST(Cli, VerboseShowsDecisionsEvenWhenTheCompileFails) {
   EXPECT_NE(r.err.find("no Vulkan lowering for Erf"), std::string::npos) << r.err;
 }
 
+TEST(Cli, ProgressIsPlainLinesOffATerminalAndOnlyOnRequest) {
+  TempDir dir;
+  CliResult r = run_vkc("compile " + kExample + kExampleShape + " --progress -o " + (dir / "m.pte").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find('\r'), std::string::npos) << r.err;
+  for (const char* line : {"vkc: [1/5] import\n", "vkc: [3/5] partition\n", "vkc: [5/5] write\n", "vkc: done in "})
+    EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
+  CliResult off = run_vkc("compile " + kExample + kExampleShape + " --no-progress -o " + (dir / "m.pte").string());
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_TRUE(off.err.empty()) << off.err;
+}
+
+TEST(Cli, QuantizationIsNotSupportedYet) {
+  TempDir dir;
+  const std::string out = (dir / "m.pte").string();
+  expect_one_line_error(run_vkc("compile " + kExample + kExampleShape + " --quantize 8da4w -o " + out), 2,
+                        "--quantize 8da4w: quantization is not supported yet");
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// A MaxPool on 1x4x4x4096: fits the default limits, not 2048-wide textures.
+fs::path wide_model(const TempDir& dir) {
+  ModelBuilder m;
+  m.input("x", kF32, {1, 4, 4, 4096});
+  m.output("y", kF32, {1, 4, 4, 4096});
+  m.node("Relu", {"x"}, {"r"}, "first_relu");
+  auto* pool = m.node("MaxPool", {"r"}, {"p"}, "wide_pool");
+  attr_ints(pool, "kernel_shape", {1, 1});
+  m.node("Relu", {"p"}, {"y"}, "last_relu");
+  return m.save(dir / "wide.onnx");
+}
+
+TEST(Cli, DevicesListAndSelectLimits) {
+  CliResult list = run_vkc("compile --list-devices");
+  ASSERT_EQ(list.exit_code, 0);
+  for (const char* d : {"default", "small-texture", "lavapipe", "desktop-nvidia", "adreno-7xx", "mali-valhall"})
+    EXPECT_NE(list.out.find(d), std::string::npos) << d;
+
+  TempDir dir;
+  const std::string model = wide_model(dir).string();
+  const std::string out = (dir / "m.pte").string();
+  EXPECT_EQ(run_vkc("compile " + model + " --device desktop-nvidia -o " + out).exit_code, 0);
+  expect_one_line_error(run_vkc("compile " + model + " --device small-texture -o " + out), 1,
+                        "texture extent x=4096 > 2048 (small-texture)");
+  expect_one_line_error(run_vkc("compile " + model + " --device nope -o " + out), 1, "no built-in device profile 'nope'");
+  // A profile file; an explicit --texture-limits still wins over it.
+  write_file(dir / "tiny.yaml", [] {
+    std::string y =
+        "name: tiny\ntexture_limits: [1024, 1024, 1024]\nmax_storage_buffer_range: 1048576\nfp16: false\n"
+        "int8: true\nint16: true\nint8_dot_product: false\nsubgroup_size: 8\ncooperative_matrix: none\n";
+    return std::vector<uint8_t>(y.begin(), y.end());
+  }());
+  const std::string file = " --device-file " + (dir / "tiny.yaml").string();
+  expect_one_line_error(run_vkc("compile " + model + file + " -o " + out), 1, "(tiny)");
+  EXPECT_EQ(run_vkc("compile " + model + file + " --texture-limits 8192,8192,8192 -o " + out).exit_code, 0);
+  expect_one_line_error(run_vkc("compile " + model + file + " --force-fp16 -o " + out), 1, "has no fp16 support");
+}
+
+TEST(Cli, FallbackRunsRejectedNodesAsPortableKernels) {
+  TempDir dir;
+  const std::string model = wide_model(dir).string();
+  const fs::path out = dir / "m.pte";
+  CliResult r = run_vkc("compile " + model + " --small-texture-limits --fallback cpu -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(run_vkc("inspect --json " + out.string()).out);
+  const auto& plan = j["execution_plans"][0];
+  EXPECT_EQ(plan["delegate_calls"], 2);
+  EXPECT_EQ(plan["kernel_calls"], 1);
+  EXPECT_EQ(plan["operators"][0], "aten::max_pool2d_with_indices.out");
+  expect_one_line_error(run_vkc("compile " + model + " --fallback gpu -o " + out.string()), 2, "--fallback");
+}
+
+TEST(Cli, PartitionReportsInJsonAndDot) {
+  TempDir dir;
+  const std::string model = wide_model(dir).string();
+  const fs::path report = dir / "r.json", dot = dir / "r.dot";
+  // Written even when the compile fails: the report says why.
+  CliResult r = run_vkc("compile " + model + " --small-texture-limits --report " + report.string() + " --report-dot " +
+                        dot.string() + " -o " + (dir / "m.pte").string());
+  EXPECT_EQ(r.exit_code, 1);
+  auto j = nlohmann::json::parse(slurp(report));
+  EXPECT_EQ(j["device"]["name"], "small-texture");
+  EXPECT_EQ(j["summary"]["nodes"], 3);
+  EXPECT_EQ(j["summary"]["left_out"], 1);
+  EXPECT_EQ(j["nodes"][1]["name"], "wide_pool");
+  EXPECT_TRUE(j["nodes"][1]["delegate"].is_null());
+  EXPECT_NE(j["nodes"][1]["reason"].get<std::string>().find("texture extent x=4096 > 2048"), std::string::npos);
+  EXPECT_EQ(j["delegates"].size(), 2u);
+  EXPECT_EQ(j["delegates"][0]["tensors"][0]["storage"], "texture3d");
+  const std::string d = slurp(dot);
+  EXPECT_EQ(d.rfind("digraph vkc {", 0), 0u);
+  EXPECT_NE(d.find("wide_pool"), std::string::npos);
+  EXPECT_NE(d.find("#fb8072"), std::string::npos);  // the node left out
+}
+
 }  // namespace
 }  // namespace vkc::test

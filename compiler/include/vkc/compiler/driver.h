@@ -4,18 +4,32 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "vkc/ir/graph.h"
+#include "vkc/partitioner/device_profile.h"
 #include "vkc/partitioner/partition.h"
 #include "vkc/serializer/compile_options.h"
 
 namespace vkc::compiler {
+
+/// The phases of a compile, in order.
+inline constexpr const char* kPhases[] = {"import", "passes", "partition", "build", "write"};
+inline constexpr size_t kNumPhases = std::size(kPhases);
+
+struct PhaseEvent {
+  size_t index = 0;      // into kPhases
+  bool finished = false;  // false: the phase starts; true: it ended after `seconds`
+  double seconds = 0;
+};
 
 struct CompileConfig {
   /// Options that travel inside every delegate payload (CompileSpecs).
@@ -25,8 +39,15 @@ struct CompileConfig {
   /// Print the graph after this pass ("all" for every pass) through `ir_dump`.
   std::string dump_ir_after;
   std::function<void(const std::string& pass, const std::string& text)> ir_dump;
-  /// Called with the partition decisions before a compile fails on rejected nodes or goes on.
-  std::function<void(const partitioner::Partition&)> on_partition;
+  /// The GPU to partition for (limits and features); none: ET-VK's defaults.
+  std::optional<partitioner::DeviceProfile> device;
+  /// Nodes no delegate can take run as ExecuTorch portable-kernel calls instead of failing the compile.
+  bool cpu_fallback = false;
+  /// Called with the partitioned graph, its decisions and the limits used, before a compile
+  /// fails on rejected nodes or goes on (reports are written from here).
+  std::function<void(const ir::Graph&, const partitioner::Partition&, const partitioner::DeviceLimits&)> on_partition;
+  /// Called as each phase (kPhases) starts and ends.
+  std::function<void(const PhaseEvent&)> on_phase;
 };
 
 /// A compile that cannot produce a program; the message is one line.
@@ -47,8 +68,30 @@ struct CompileStats {
   partitioner::Partition partition;
 };
 
-/// The device limits the options select: texture_limits > small_texture_limits > default.
-partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o);
+/// The device limits the options select: texture_limits > small_texture_limits > the device
+/// profile > ET-VK's defaults. The buffer limit comes from the device when there is one.
+partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o,
+                                     const std::optional<partitioner::DeviceProfile>& device = std::nullopt);
+
+/// Where a compile reads the model: a file, or a serialized ModelProto whose external data
+/// is resolved against `base_dir` (empty: external data is refused). `bytes` must outlive the compile.
+struct ModelSource {
+  std::filesystem::path file;
+  std::span<const uint8_t> bytes;
+  std::filesystem::path base_dir;
+  bool in_memory = false;
+};
+
+/// Where a compile writes the .pte: `file` (through a temporary file that is renamed), or
+/// `*bytes` when set.
+struct PteSink {
+  std::filesystem::path file;
+  std::vector<uint8_t>* bytes = nullptr;
+};
+
+/// The pipeline every entry point runs: import, passes, partition, build, write. Throws
+/// CompileError (or the importer's ImportError) with one line on failure; a file sink is then untouched.
+CompileStats compile(const ModelSource& model, const PteSink& out, const CompileConfig& config);
 
 /// Compiles `model` into `out` (written to a temporary file and renamed). Throws
 /// CompileError (or the importer's ImportError) with one line on failure; `out` is then untouched.

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,8 @@ struct InspectReport {
 
 /// Reads and decodes `pte`; throws serializer::SerializeError (one line) on a corrupt file.
 InspectReport inspect_file(const std::filesystem::path& pte);
+/// The same for a .pte in memory; `label` stands for the path in the report and in errors.
+InspectReport inspect_bytes(std::span<const uint8_t> pte, std::string label = "<pte bytes>");
 
 /// `vkc inspect --json`.
 std::string inspect_json(const InspectReport& r);

@@ -1,0 +1,71 @@
+// vkc::CompileOptions: every option of `vkc compile`, as one value type.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "vkc/serializer/compile_options.h"
+
+namespace vkc {
+
+/// A compile spec (key, bytes) as stored in BackendDelegate.compile_specs.
+using CompileSpec = serializer::CompileSpec;
+/// Texture extent limits (x, y, z) the partitioner fits tensors into.
+using TextureLimits = serializer::TextureLimits;
+
+/// What a compile does. Defaults give `vkc compile MODEL -o OUT` with no options.
+/// Fields that travel in the delegate payload are optional: unset means "absent from the
+/// CompileSpec list" (ET-VK then uses its default), exactly as the CLI does.
+struct CompileOptions {
+  /// --input-shape NAME=1x3x224x224: fixes a graph input's dims (and its symbols everywhere).
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+
+  // ---- Payload options (CompileSpecs), see docs/options.md.
+  /// --small-texture-limits: partition for texture limits 2048,2048,2048.
+  std::optional<bool> small_texture_limits;
+  /// --texture-limits X,Y,Z: wins over small_texture_limits.
+  std::optional<TextureLimits> texture_limits;
+  /// --skip-memory-planning: every tensor keeps its own memory.
+  std::optional<bool> skip_memory_planning;
+  /// --force-fp16: fp32 tensors run as fp16 on the GPU.
+  std::optional<bool> force_fp16;
+  /// CompileSpecs the CLI has no flag for (e.g. downcast_64_bit), carried verbatim; they are
+  /// decoded and honoured like the fields above. Keys of the fields above do not belong here.
+  std::vector<CompileSpec> other_specs;
+
+  // ---- Debugging.
+  /// --dump-ir-after PASS|all: the IR text after that pass is returned in CompileResult::ir_dumps.
+  std::string dump_ir_after;
+
+  // ---- Partitioning.
+  /// --device NAME: a built-in device profile (partitioner/profiles/NAME.yaml) whose limits and
+  /// features the partitioner honours; the texture options above still win over its limits.
+  std::optional<std::string> device_profile;
+  /// --fallback cpu: nodes no delegate can take run as ExecuTorch portable-kernel calls.
+  bool cpu_fallback = false;
+
+  // ---- NOT SUPPORTED YET: setting it makes compile() fail with an error diagnostic
+  // ("... is not supported yet") until the feature lands. The CLI spells it --quantize RECIPE (issue 5).
+  std::optional<std::string> quantization_recipe;
+
+  /// The payload options as the serializer's struct (other_specs decoded and merged in).
+  /// Returns nullopt and sets `*error` when other_specs is malformed or repeats a modelled key.
+  std::optional<serializer::CompileOptions> payload_options(std::string* error = nullptr) const;
+  /// The CompileSpec list every delegate of the program carries, in the serializer's key order.
+  /// Returns nullopt and sets `*error` as payload_options does.
+  std::optional<std::vector<CompileSpec>> to_compile_specs(std::string* error = nullptr) const;
+  /// The options a CompileSpec list encodes (e.g. read back by vkc::inspect). Non-payload
+  /// fields stay at their defaults. Returns nullopt and sets `*error` on a malformed list.
+  static std::optional<CompileOptions> from_compile_specs(std::span<const CompileSpec> specs,
+                                                          std::string* error = nullptr);
+  /// The same, from the serializer's decoded struct.
+  static CompileOptions from_payload_options(const serializer::CompileOptions& payload);
+
+  bool operator==(const CompileOptions&) const = default;
+};
+
+}  // namespace vkc

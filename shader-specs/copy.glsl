@@ -1,0 +1,79 @@
+#version 450
+// Strided region copy between any two representations; serves clone (layout/storage
+// transitions), permute_copy, slice_copy, split_with_sizes_copy, cat (one dispatch per input),
+// constant_pad_nd and prepack/staging (a contiguous buffer to or from a tensor).
+//
+// For every output element `o` inside the region [out_offset, out_offset + region):
+//   r = o - out_offset;  s[d] = r[perm[d]];  i = in_offset + s * in_step
+//   out[o] = in_bounds(i) ? in[i] : fill
+// Output elements outside the region keep their value (texture lanes are read back first).
+// Dispatch: one invocation per output element (buffer) or output texel (texture3d).
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#if defined(OUT_STORAGE_buffer)
+layout(set = 0, binding = 0, std430) restrict buffer OutBuf { T t_out[]; };
+#else
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict IMAGE_T t_out;
+#endif
+#if defined(IN_STORAGE_buffer)
+layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { T t_in[]; };
+#else
+layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_in;
+#endif
+
+layout(push_constant) uniform Params {
+  ivec4 out_sizes;
+  ivec4 in_sizes;
+  ivec4 region;
+  ivec4 out_offset;
+  ivec4 in_offset;
+  ivec4 in_step;
+  ivec4 perm;
+  ivec2 packed_dims;  // textures: (out, in)
+  float fill;
+} p;
+
+bool in_region(ivec4 o) { return in_bounds(o - p.out_offset, p.region); }
+
+SCALAR_T value_at(ivec4 o) {
+  const ivec4 r = o - p.out_offset;
+  const ivec4 s = ivec4(r[p.perm.x], r[p.perm.y], r[p.perm.z], r[p.perm.w]);
+  const ivec4 i = p.in_offset + s * p.in_step;
+  if (!in_bounds(i, p.in_sizes)) return SCALAR_T(p.fill);
+#if defined(IN_STORAGE_buffer)
+  return SCALAR_T(t_in[whcn_to_index(i, p.in_sizes)]);
+#else
+  const ivec4 t = whcn_to_texel(i, p.in_sizes, p.packed_dims.y);
+  return VEC4_T(imageLoad(t_in, t.xyz))[t.w];
+#endif
+}
+
+void main() {
+  const int idx = global_index();
+#if defined(OUT_STORAGE_buffer)
+  if (idx >= numel(p.out_sizes)) return;
+  const ivec4 o = index_to_whcn(idx, p.out_sizes);
+  if (in_region(o)) t_out[idx] = T(value_at(o));
+#else
+  const ivec3 extents = texture_extents(p.out_sizes, p.packed_dims.x);
+  if (idx >= extents.x * extents.y * extents.z) return;
+  const ivec3 pos = index_to_pos(idx, extents);
+  const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.packed_dims.x);
+  const ivec4 step = dim_unit(p.packed_dims.x);
+  bool any_in = false, all_in = true;
+  for (int lane = 0; lane < 4; ++lane) {
+    const bool inside = in_region(base + lane * step) && in_bounds(base + lane * step, p.out_sizes);
+    any_in = any_in || inside;
+    all_in = all_in && inside;
+  }
+  if (!any_in) return;
+  VEC4_T v = all_in ? VEC4_T(0) : VEC4_T(imageLoad(t_out, pos));
+  for (int lane = 0; lane < 4; ++lane) {
+    const ivec4 o = base + lane * step;
+    if (in_region(o) && in_bounds(o, p.out_sizes)) v[lane] = value_at(o);
+  }
+  imageStore(t_out, pos, v);
+#endif
+}

@@ -1,0 +1,115 @@
+// Spec parsing and variant expansion: names, overrides, ranges, defaults, and one-line
+// errors with file:line for bad specs.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "vkc/codegen/spec.h"
+
+namespace vkc::codegen {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::vector<std::string> names(const ShaderSpec& s) {
+  std::vector<std::string> out;
+  for (const Variant& v : expand_variants(s)) out.push_back(v.name);
+  return out;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_spec(yaml, "specs/bad.yaml");
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Spec, ExpandsForallWithOverridesAndSuffixes) {
+  const ShaderSpec s = parse_spec(R"yaml(
+unary:
+  parameter_names_with_default_values: {DTYPE: f32, STORAGE: buffer, OPERATOR: X}
+  generate_variant_forall:
+    DTYPE: [{VALUE: f32}, {VALUE: f16, SUFFIX: half}]
+    STORAGE: [buffer, texture3d]
+  shader_variants:
+    - {NAME: relu, OPS: [aten.relu.default], OPERATOR: "max(X, 0.0)"}
+    - {NAME: abs16, DTYPE: f16, OPERATOR: "abs(X)"}
+  bindings:
+    - {name: out, type: tensor, access: write}
+    - {name: in, type: tensor}
+  push_constants:
+    - {name: range, type: ivec4}
+    - {name: a, type: float}
+)yaml",
+                                  "specs/unary.yaml");
+  EXPECT_EQ(s.template_path, "specs/unary.glsl");
+  EXPECT_THAT(names(s), ElementsAre("abs16_buffer", "abs16_texture3d", "relu_f32_buffer", "relu_f32_texture3d",
+                                    "relu_half_buffer", "relu_half_texture3d"));
+  const auto vs = expand_variants(s);
+  const Variant& relu = vs[4];
+  EXPECT_EQ(*relu.param("OPERATOR"), "max(X, 0.0)");
+  EXPECT_EQ(relu.dtype, "f16");
+  EXPECT_EQ(relu.vk_minor, 1);  // default VK_VERSION
+  EXPECT_THAT(relu.ops, ElementsAre("aten.relu.default"));
+  EXPECT_EQ(relu.bindings[0].type, DescriptorType::StorageBuffer);
+  EXPECT_EQ(vs[5].bindings[1].type, DescriptorType::StorageImage);
+  EXPECT_EQ(relu.push_constant_bytes, 20u);
+  EXPECT_EQ(relu.push_constants[1].offset, 16u);
+  EXPECT_THAT(vs[5].layouts, ElementsAre("width_packed", "height_packed", "channels_packed"));
+}
+
+TEST(Spec, RangesVariantForallVersionAndKhrTwins) {
+  const ShaderSpec s = parse_spec(R"yaml(
+mm:
+  parameter_names_with_default_values: {TILE: "1", COOPMAT: nv, VK_VERSION: "1.3", OPTIMIZE: "false"}
+  generate_variant_forall:
+    TILE: [{RANGE: [2, 3], SUFFIX: t}]
+  shader_variants:
+    - {NAME: mm}
+    - NAME: one
+      generate_variant_forall: {TILE: [{VALUE: "8", SUFFIX: ""}]}
+  khr_from_nv: true
+  local_size: [128, 1, 1]
+)yaml",
+                                  "x/mm.yaml");
+  EXPECT_THAT(names(s), ElementsAre("mm_t2", "mm_t2_khr", "mm_t3", "mm_t3_khr", "one", "one_khr"));
+  const auto vs = expand_variants(s);
+  EXPECT_EQ(vs[0].vk_minor, 3);
+  EXPECT_FALSE(vs[0].optimize);
+  EXPECT_EQ(vs[0].coopmat, Coopmat::NV);
+  EXPECT_EQ(vs[0].khr_name, "mm_t2_khr");
+  EXPECT_EQ(vs[1].coopmat, Coopmat::KHR);
+  EXPECT_EQ(vs[1].derived_from, "mm_t2");
+  EXPECT_EQ(vs[4].local_size[0], 128u);
+}
+
+TEST(Spec, ErrorsNameFileAndLineOnOneLine) {
+  struct Case {
+    const char* yaml;
+    const char* expected;
+  } cases[] = {
+      {"s:\n  parameter_names_with_default_values: {A: x}\n  bogus: 1\n", "specs/bad.yaml:3: unknown key 'bogus'"},
+      {"s:\n  parameter_names_with_default_values:\n    A: x\n    A: y\n", "specs/bad.yaml:4: duplicate key 'A'"},
+      {"s:\n  parameter_names_with_default_values: {A: x}\n  shader_variants:\n    - {NAME: v, B: y}\n",
+       "specs/bad.yaml:4: 'B' is not declared"},
+      {"s:\n  shader_variants:\n    - {NAME: v, lower: y}\n", "specs/bad.yaml:3: unknown key 'lower'"},
+      {"s:\n  parameter_names_with_default_values: {A: x}\n  generate_variant_forall:\n    A: [{RANGE: [3, 1]}]\n",
+       "specs/bad.yaml:4: RANGE must be"},
+      {"s:\n  push_constants:\n    - {name: m, type: mat4}\n", "specs/bad.yaml:3: push constant type 'mat4'"},
+      {"s:\n  bindings: [{name: x, type: tensor}]\n", "specs/bad.yaml:1: s: binding 'x' takes its storage from STORAGE"},
+      {"s:\n  parameter_names_with_default_values: {VK_VERSION: '2.0'}\n", "specs/bad.yaml:1: s: VK_VERSION '2.0'"},
+      {"s: [1,\n", "specs/bad.yaml:2: YAML:"},
+      {"a: {}\nb: {}\n", "specs/bad.yaml:1: a spec file holds exactly one top-level key"},
+      {"s:\n  shader_variants:\n    - {NAME: 'bad name'}\n", "is not a C identifier"},
+  };
+  for (const Case& c : cases) {
+    const std::string e = error_of(c.yaml);
+    EXPECT_THAT(e, HasSubstr(c.expected)) << c.yaml;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
+}  // namespace
+}  // namespace vkc::codegen

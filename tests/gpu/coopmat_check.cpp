@@ -1,0 +1,371 @@
+// coopmat_check: runs the cooperative-matrix matmul variants of the shader library (NV as
+// compiled, KHR as rewritten by codegen) on a Vulkan 1.3 device, checks them against a CPU
+// reference on a small problem and on samples of a large one, and prints TFLOP/s.
+//   coopmat_check BUNDLE.vksl [--size N] [--iters I] [--require]
+// Exits 0 with "skipped" when no device has VK_NV/KHR_cooperative_matrix (e.g. lavapipe),
+// unless --require is given. Built only with -DVKC_GPU_CHECKS=ON.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "vk_util.h"
+#include "vkc/codegen/shader_library.h"
+
+namespace {
+
+struct Device {
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice pd = VK_NULL_HANDLE;
+  VkDevice dev = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t family = 0;
+  bool nv = false, khr = false, full_subgroups = false;
+  float timestamp_period = 1;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  std::string name;
+};
+
+bool has_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, exts.data());
+  for (const auto& e : exts)
+    if (std::string(e.extensionName) == name) return true;
+  return false;
+}
+
+// Returns false (and says why) when no suitable device exists.
+bool open_device(Device& d, std::string& why) {
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "vkc coopmat_check";
+  app.apiVersion = VK_API_VERSION_1_3;
+  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ici.pApplicationInfo = &app;
+  if (vkCreateInstance(&ici, nullptr, &d.instance) != VK_SUCCESS) return why = "no Vulkan 1.3 instance", false;
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(d.instance, &n, nullptr);
+  std::vector<VkPhysicalDevice> pds(n);
+  vkEnumeratePhysicalDevices(d.instance, &n, pds.data());
+  why = "no device with Vulkan 1.3 and VK_KHR/NV_cooperative_matrix (devices:";
+  for (VkPhysicalDevice pd : pds) {
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(pd, &props);
+    why += std::string(" ") + props.deviceName + ";";
+    const bool nv = has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    const bool khr = has_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (props.apiVersion < VK_API_VERSION_1_3 || (!nv && !khr)) continue;
+    d.pd = pd, d.nv = nv, d.khr = khr, d.name = props.deviceName;
+    d.timestamp_period = props.limits.timestampPeriod;
+    break;
+  }
+  why += ")";
+  if (!d.pd) return false;
+
+  uint32_t qn = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(d.pd, &qn, nullptr);
+  std::vector<VkQueueFamilyProperties> qf(qn);
+  vkGetPhysicalDeviceQueueFamilyProperties(d.pd, &qn, qf.data());
+  for (d.family = 0; d.family < qn && !(qf[d.family].queueFlags & VK_QUEUE_COMPUTE_BIT); ++d.family) {
+  }
+  if (d.family == qn) return why = "no compute queue", false;
+
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR khr_f{kStructCoopmatFeaturesKHR, nullptr, VK_FALSE, VK_FALSE};
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV nv_f{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  f2.pNext = &f11, f11.pNext = &f12, f12.pNext = &f13;
+  void** tail = &f13.pNext;
+  if (d.nv) *tail = &nv_f, tail = &nv_f.pNext;
+  if (d.khr) *tail = &khr_f, tail = &khr_f.pNext;
+  vkGetPhysicalDeviceFeatures2(d.pd, &f2);
+  if (!f13.maintenance4 || !f12.shaderFloat16 || !f11.storageBuffer16BitAccess || !f12.vulkanMemoryModel)
+    return why = "device lacks maintenance4 / shaderFloat16 / storageBuffer16BitAccess / vulkanMemoryModel", false;
+  d.nv = d.nv && nv_f.cooperativeMatrix;
+  d.khr = d.khr && khr_f.cooperativeMatrix;
+  d.full_subgroups = f13.computeFullSubgroups;
+  // Enable only what the shaders need (the structs now hold what the device supports).
+  VkPhysicalDeviceFeatures2 e2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  VkPhysicalDeviceVulkan11Features e11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features e12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan13Features e13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  e2.pNext = &e11, e11.pNext = &e12, e12.pNext = &e13;
+  e11.storageBuffer16BitAccess = VK_TRUE;
+  e12.shaderFloat16 = VK_TRUE;
+  e12.vulkanMemoryModel = VK_TRUE;
+  e13.maintenance4 = VK_TRUE;
+  e13.subgroupSizeControl = f13.subgroupSizeControl;
+  e13.computeFullSubgroups = f13.computeFullSubgroups;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV env{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR ekhr{kStructCoopmatFeaturesKHR, nullptr, VK_TRUE, VK_FALSE};
+  env.cooperativeMatrix = VK_TRUE;
+  std::vector<const char*> exts;
+  tail = &e13.pNext;
+  if (d.nv) exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME), *tail = &env, tail = &env.pNext;
+  if (d.khr) exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME), *tail = &ekhr, tail = &ekhr.pNext;
+  const float priority = 1;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = d.family, qci.queueCount = 1, qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &e2, dci.queueCreateInfoCount = 1, dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = static_cast<uint32_t>(exts.size()), dci.ppEnabledExtensionNames = exts.data();
+  VK_CHECK(vkCreateDevice(d.pd, &dci, nullptr, &d.dev));
+  vkGetDeviceQueue(d.dev, d.family, 0, &d.queue);
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.queueFamilyIndex = d.family;
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  VK_CHECK(vkCreateCommandPool(d.dev, &pci, nullptr, &d.pool));
+  return true;
+}
+
+// Whether the device lists a 16x16x16 fp16 x fp16 -> fp32 subgroup shape for the extension.
+bool supports_16x16x16(const Device& d, vkc::codegen::Coopmat kind) {
+  uint32_t n = 0;
+  if (kind == vkc::codegen::Coopmat::NV) {
+    auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(d.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    if (!fn) return false;
+    fn(d.pd, &n, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> p(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    fn(d.pd, &n, p.data());
+    for (const auto& e : p)
+      if (e.MSize == 16 && e.NSize == 16 && e.KSize == 16 && e.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+          e.BType == VK_COMPONENT_TYPE_FLOAT16_NV && e.CType == VK_COMPONENT_TYPE_FLOAT32_NV && e.scope == VK_SCOPE_SUBGROUP_NV)
+        return true;
+    return false;
+  }
+  auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      vkGetInstanceProcAddr(d.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  if (!fn) return false;
+  fn(d.pd, &n, nullptr);
+  std::vector<VkCooperativeMatrixPropertiesKHR> p(n);
+  for (auto& e : p) e = {kStructCoopmatPropertiesKHR};
+  fn(d.pd, &n, p.data());
+  for (const auto& e : p)
+    if (e.MSize == 16 && e.NSize == 16 && e.KSize == 16 && e.AType == 0 && e.BType == 0 && e.CType == 1 &&
+        e.ResultType == 1 && e.scope == 3 && !e.saturatingAccumulation)
+      return true;
+  return false;
+}
+
+struct Kernel {
+  VkDescriptorSetLayout dsl = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorPool pool = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+};
+
+Kernel make_kernel(const Device& d, const vkc::codegen::LibraryVariant& v, const GpuBuffer* bufs) {
+  Kernel k;
+  VkDescriptorSetLayoutBinding b[3];
+  for (uint32_t i = 0; i < 3; ++i) b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+  dli.bindingCount = 3, dli.pBindings = b;
+  VK_CHECK(vkCreateDescriptorSetLayout(d.dev, &dli, nullptr, &k.dsl));
+  VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, v.push_constant_bytes};
+  VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+  pli.setLayoutCount = 1, pli.pSetLayouts = &k.dsl, pli.pushConstantRangeCount = 1, pli.pPushConstantRanges = &pcr;
+  VK_CHECK(vkCreatePipelineLayout(d.dev, &pli, nullptr, &k.layout));
+  VkShaderModuleCreateInfo smi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  smi.codeSize = v.spirv.size() * 4, smi.pCode = v.spirv.data();
+  VK_CHECK(vkCreateShaderModule(d.dev, &smi, nullptr, &k.module));
+  VkComputePipelineCreateInfo cpi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  cpi.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+  cpi.stage.flags = d.full_subgroups ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT : 0;
+  cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT, cpi.stage.module = k.module, cpi.stage.pName = "main";
+  cpi.layout = k.layout;
+  VK_CHECK(vkCreateComputePipelines(d.dev, VK_NULL_HANDLE, 1, &cpi, nullptr, &k.pipeline));
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
+  VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+  dpi.maxSets = 1, dpi.poolSizeCount = 1, dpi.pPoolSizes = &ps;
+  VK_CHECK(vkCreateDescriptorPool(d.dev, &dpi, nullptr, &k.pool));
+  VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  dai.descriptorPool = k.pool, dai.descriptorSetCount = 1, dai.pSetLayouts = &k.dsl;
+  VK_CHECK(vkAllocateDescriptorSets(d.dev, &dai, &k.set));
+  VkDescriptorBufferInfo bi[3];
+  VkWriteDescriptorSet w[3];
+  for (uint32_t i = 0; i < 3; ++i) {
+    bi[i] = {bufs[i].buffer, 0, VK_WHOLE_SIZE};
+    w[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w[i].dstSet = k.set, w[i].dstBinding = i, w[i].descriptorCount = 1;
+    w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, w[i].pBufferInfo = &bi[i];
+  }
+  vkUpdateDescriptorSets(d.dev, 3, w, 0, nullptr);
+  return k;
+}
+
+void destroy_kernel(const Device& d, Kernel& k) {
+  vkDestroyDescriptorPool(d.dev, k.pool, nullptr);
+  vkDestroyPipeline(d.dev, k.pipeline, nullptr);
+  vkDestroyShaderModule(d.dev, k.module, nullptr);
+  vkDestroyPipelineLayout(d.dev, k.layout, nullptr);
+  vkDestroyDescriptorSetLayout(d.dev, k.dsl, nullptr);
+}
+
+template <class Record>
+void submit(const Device& d, Record&& record) {
+  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cai.commandPool = d.pool, cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY, cai.commandBufferCount = 1;
+  VkCommandBuffer cb;
+  VK_CHECK(vkAllocateCommandBuffers(d.dev, &cai, &cb));
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VK_CHECK(vkBeginCommandBuffer(cb, &begin));
+  record(cb);
+  VK_CHECK(vkEndCommandBuffer(cb));
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1, si.pCommandBuffers = &cb;
+  VK_CHECK(vkQueueSubmit(d.queue, 1, &si, VK_NULL_HANDLE));
+  VK_CHECK(vkQueueWaitIdle(d.queue));
+  vkFreeCommandBuffers(d.dev, d.pool, 1, &cb);
+}
+
+void barrier(VkCommandBuffer cb) {
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0,
+                       nullptr, 0, nullptr);
+}
+
+// Runs `v` on an M x N x K problem with random fp16 inputs; checks `samples` outputs (all
+// when 0) against the CPU; returns false on a mismatch. `seconds` gets the time per dispatch.
+bool run_problem(const Device& d, const vkc::codegen::LibraryVariant& v, uint32_t M, uint32_t N, uint32_t K,
+                 uint32_t iters, size_t samples, double& seconds) {
+  const bool b_nk = v.name.rfind("linear", 0) == 0;  // linear variants read W[N, K]; one template serves both
+  const bool out_half = v.dtype == "f16";
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<uint16_t> a(size_t(M) * K), b(size_t(K) * N);
+  for (auto& x : a) x = float_to_half(dist(rng));
+  for (auto& x : b) x = float_to_half(dist(rng));
+  const VkDeviceSize out_bytes = VkDeviceSize(M) * N * (out_half ? 2 : 4);
+  const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  GpuBuffer bufs[3] = {make_buffer(d.pd, d.dev, out_bytes, usage, false),
+                       make_buffer(d.pd, d.dev, a.size() * 2, usage, false),
+                       make_buffer(d.pd, d.dev, b.size() * 2, usage, false)};
+  GpuBuffer staging = make_buffer(d.pd, d.dev, std::max<VkDeviceSize>(out_bytes, (a.size() + b.size()) * 2),
+                                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
+  std::memcpy(staging.mapped, a.data(), a.size() * 2);
+  std::memcpy(static_cast<char*>(staging.mapped) + a.size() * 2, b.data(), b.size() * 2);
+  submit(d, [&](VkCommandBuffer cb) {
+    VkBufferCopy ca{0, 0, a.size() * 2}, cbp{a.size() * 2, 0, b.size() * 2};
+    vkCmdCopyBuffer(cb, staging.buffer, bufs[1].buffer, 1, &ca);
+    vkCmdCopyBuffer(cb, staging.buffer, bufs[2].buffer, 1, &cbp);
+  });
+  Kernel k = make_kernel(d, v, bufs);
+  VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  qpi.queryType = VK_QUERY_TYPE_TIMESTAMP, qpi.queryCount = 2;
+  VkQueryPool qp;
+  VK_CHECK(vkCreateQueryPool(d.dev, &qpi, nullptr, &qp));
+  const int32_t mnk[4] = {int32_t(M), int32_t(N), int32_t(K), 0};
+  auto dispatch = [&](VkCommandBuffer cb, uint32_t count) {
+    vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
+    vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0, nullptr);
+    vkCmdPushConstants(cb, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof mnk, mnk);
+    for (uint32_t i = 0; i < count; ++i) {
+      vkCmdDispatch(cb, (N + 63) / 64, (M + 63) / 64, 1);
+      barrier(cb);
+    }
+  };
+  submit(d, [&](VkCommandBuffer cb) { dispatch(cb, 1); });  // warm-up
+  submit(d, [&](VkCommandBuffer cb) {
+    vkCmdResetQueryPool(cb, qp, 0, 2);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 0);
+    dispatch(cb, iters);
+    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
+    VkBufferCopy co{0, 0, out_bytes};
+    vkCmdCopyBuffer(cb, bufs[0].buffer, staging.buffer, 1, &co);
+  });
+  uint64_t ts[2] = {0, 0};
+  VK_CHECK(vkGetQueryPoolResults(d.dev, qp, 0, 2, sizeof ts, ts, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+  seconds = double(ts[1] - ts[0]) * d.timestamp_period * 1e-9 / iters;
+
+  std::mt19937 pick(99);
+  double max_err = 0;
+  const size_t total = size_t(M) * N, count = samples ? samples : total;
+  for (size_t s = 0; s < count; ++s) {
+    const size_t idx = samples ? pick() % total : s;
+    const size_t m = idx / N, n = idx % N;
+    double ref = 0;
+    for (size_t kk = 0; kk < K; ++kk)
+      ref += double(half_to_float(a[m * K + kk])) * half_to_float(b_nk ? b[n * K + kk] : b[kk * N + n]);
+    const float got = out_half ? half_to_float(static_cast<const uint16_t*>(staging.mapped)[idx])
+                               : static_cast<const float*>(staging.mapped)[idx];
+    const double err = std::fabs(got - ref) / (out_half ? 1e-3 * std::fabs(ref) + 2e-2 : 1e-4 * std::fabs(ref) + 1e-3);
+    max_err = std::max(max_err, err);
+  }
+  vkDestroyQueryPool(d.dev, qp, nullptr);
+  destroy_kernel(d, k);
+  for (auto& b2 : bufs) destroy_buffer(d.dev, b2);
+  destroy_buffer(d.dev, staging);
+  return max_err <= 1.0;  // error relative to the tolerance
+}
+
+bool run_all(const Device& d, const vkc::codegen::ShaderLibrary& lib, uint32_t size, uint32_t iters) {
+  bool ok = true;
+  std::printf("%-26s %-10s %-12s %s\n", "variant", "small", "size^3", "TFLOP/s");
+  for (const auto& v : lib.variants()) {
+    if (v.coopmat == vkc::codegen::Coopmat::None) continue;
+    const bool enabled = v.coopmat == vkc::codegen::Coopmat::NV ? d.nv : d.khr;
+    if (!enabled || !supports_16x16x16(d, v.coopmat)) {
+      std::printf("%-26s skipped: the device lacks this extension or its 16x16x16 fp16/fp32 shape\n", v.name.c_str());
+      continue;
+    }
+    double t_small = 0, t_big = 0;
+    const bool small_ok = run_problem(d, v, 80, 48, 64, 1, 0, t_small);
+    bool big_ok = true;
+    std::string big = "-";
+    if (v.template_name == "matmul_coopmat") {
+      big_ok = run_problem(d, v, size, size, size, iters, 64, t_big);
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3f ms", t_big * 1e3);
+      big = buf;
+    }
+    const double tflops = t_big > 0 ? 2.0 * size * size * size / t_big / 1e12 : 0;
+    std::printf("%-26s %-10s %-12s %s%s\n", v.name.c_str(), small_ok ? "ok" : "MISMATCH", big.c_str(),
+                tflops > 0 ? std::to_string(tflops).c_str() : "-", big_ok ? "" : "  (large: MISMATCH)");
+    ok = ok && small_ok && big_ok;
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: coopmat_check BUNDLE.vksl [--size N] [--iters I] [--require]\n");
+    return 2;
+  }
+  uint32_t size = 4096, iters = 10;
+  bool require = false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--size" && i + 1 < argc) size = static_cast<uint32_t>(std::stoul(argv[++i]));
+    else if (a == "--iters" && i + 1 < argc) iters = static_cast<uint32_t>(std::stoul(argv[++i]));
+    else if (a == "--require") require = true;
+  }
+  try {
+    const auto lib = vkc::codegen::ShaderLibrary::load(argv[1]);
+    Device d;
+    std::string why;
+    if (!open_device(d, why)) {
+      std::printf("coopmat_check: skipped: %s\n", why.c_str());
+      return require ? 1 : 0;
+    }
+    std::printf("device: %s (VK_NV_cooperative_matrix %s, VK_KHR_cooperative_matrix %s)\n", d.name.c_str(),
+                d.nv ? "yes" : "no", d.khr ? "yes" : "no");
+    return run_all(d, lib, size, iters) ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "coopmat_check: error: %s\n", e.what());
+    return 1;
+  }
+}
