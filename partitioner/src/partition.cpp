@@ -1,6 +1,7 @@
 #include "vkc/partitioner/partition.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 #include "steps.h"
@@ -38,6 +39,50 @@ void compute_boundary(const ir::Graph& g, Delegate& d) {
     }
 }
 
+// Greedy grouping in topological order. A node joins the group of one of its producers (or,
+// failing that, any group) unless a path from that group reaches it through a node outside
+// the group (contracting the group would then create a cycle); otherwise it starts a group. `reach` is the set of
+// groups with a path to a node, `tainted` those whose path leaves the group on the way.
+std::vector<std::vector<ir::Node*>> group_acyclic(const ir::Graph& g, const std::vector<ir::Node*>& accepted) {
+  const std::unordered_set<const ir::Node*> ok(accepted.begin(), accepted.end());
+  std::unordered_map<const ir::Node*, int> group;
+  std::unordered_map<const ir::Node*, std::set<int>> reach, tainted;
+  std::vector<std::vector<ir::Node*>> groups;
+  for (ir::Node* n : g.nodes()) {
+    std::set<int>& r = reach[n];
+    std::set<int>& t = tainted[n];
+    std::vector<int> candidates;
+    for (const ir::Value* v : n->inputs()) {
+      const ir::Node* p = v ? v->producer() : nullptr;
+      if (!p) continue;
+      const auto& pr = reach[p];
+      const auto& pt = tainted[p];
+      r.insert(pr.begin(), pr.end());
+      t.insert(pt.begin(), pt.end());
+      auto pg = group.find(p);
+      for (int gi : pr)
+        if (pg == group.end() || gi != pg->second) t.insert(gi);  // the path leaves gi at p
+      if (pg != group.end()) candidates.push_back(pg->second);
+    }
+    if (!ok.count(n)) continue;
+    int chosen = -1;
+    for (int c : candidates)
+      if (!t.count(c) && (chosen < 0 || c < chosen)) chosen = c;
+    // No producer's group will do: any group no path reaches through an outside node is safe,
+    // so independent branches share a delegate too. The latest such group keeps locality.
+    for (int c = static_cast<int>(groups.size()) - 1; chosen < 0 && c >= 0; --c)
+      if (!t.count(c)) chosen = c;
+    if (chosen < 0) {
+      chosen = static_cast<int>(groups.size());
+      groups.emplace_back();
+    }
+    group[n] = chosen;
+    groups[chosen].push_back(n);
+    r.insert(chosen);
+  }
+  return groups;
+}
+
 }  // namespace
 
 size_t Partition::num_rejected() const {
@@ -47,12 +92,11 @@ size_t Partition::num_rejected() const {
 Partition partition_graph(ir::Graph& g, const PartitionOptions& options,
                           const std::map<std::string, std::string>& not_lowered) {
   Partition p;
-  // 1. Decide per node. A contiguous run of accepted nodes in topological order is
-  //    convex (every path between two of its nodes stays inside), so each run can
-  //    become one delegate without creating a cycle.
-  std::vector<std::vector<ir::Node*>> runs;
-  bool in_run = false;
+  // 1. Decide per node.
+  std::vector<ir::Node*> accepted;
+  std::unordered_map<const ir::Node*, size_t> decision_of;
   for (ir::Node* n : g.nodes()) {
+    decision_of[n] = p.decisions.size();
     NodeDecision d{n->name(), n->qualified_op(), -1, {}};
     if (n->domain() != ir::kVulkanDomain) {
       auto it = not_lowered.find(n->name());
@@ -60,15 +104,16 @@ Partition partition_graph(ir::Graph& g, const PartitionOptions& options,
     } else if (auto misfit = node_misfit(*n, options.limits)) {
       d.reason = *misfit;
     }
-    if (d.reason.empty()) {
-      if (!in_run) runs.emplace_back();
-      runs.back().push_back(n);
-      d.delegate = static_cast<int>(runs.size()) - 1;
-    }
-    in_run = d.reason.empty();
+    if (d.reason.empty()) accepted.push_back(n);
     p.decisions.push_back(std::move(d));
   }
-  // 2. Prepare each delegate.
+  // 2. Group accepted nodes into delegates that stay acyclic once contracted.
+  std::vector<std::vector<ir::Node*>> runs = group_acyclic(g, accepted);
+  std::unordered_map<const ir::Node*, int> group_of;
+  for (size_t i = 0; i < runs.size(); ++i)
+    for (const ir::Node* n : runs[i]) group_of[n] = static_cast<int>(i);
+  for (const ir::Node* n : accepted) p.decisions[decision_of.at(n)].delegate = group_of.at(n);
+  // 3. Prepare each delegate.
   for (auto& run : runs) {
     Delegate d;
     d.nodes = std::move(run);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "plan_builder.h"
@@ -58,6 +59,57 @@ KernelCall kernel_call(const ir::Node& n, PlanBuilder& pb, int32_t op_index) {
   return call;
 }
 
+// One instruction to emit: a delegate (all its nodes at once) or one node left out.
+struct Step {
+  int delegate = -1;
+  const ir::Node* node = nullptr;
+};
+
+// Steps in an order where each runs after the steps producing its inputs (the partition
+// keeps contracted delegates acyclic); ties go to the step whose first node comes first.
+std::vector<Step> step_order(const ir::Graph& g, const partitioner::Partition& p,
+                             const std::unordered_map<const ir::Node*, size_t>& delegate_of) {
+  std::vector<Step> steps;
+  std::unordered_map<const ir::Node*, size_t> step_of;
+  std::vector<bool> seen(p.delegates.size(), false);
+  for (const ir::Node* n : g.nodes()) {
+    auto it = delegate_of.find(n);
+    if (it == delegate_of.end()) {
+      step_of[n] = steps.size();
+      steps.push_back({-1, n});
+    } else {
+      if (!seen[it->second]) {
+        seen[it->second] = true;
+        steps.push_back({static_cast<int>(it->second), nullptr});
+      }
+      step_of[n] = steps.size() - 1;
+      for (size_t s = 0; s < steps.size(); ++s)
+        if (steps[s].delegate == static_cast<int>(it->second)) step_of[n] = s;
+    }
+  }
+  std::vector<std::set<size_t>> succ(steps.size());
+  std::vector<size_t> indeg(steps.size(), 0);
+  for (const ir::Node* n : g.nodes())
+    for (const ir::Value* v : n->inputs()) {
+      if (!v || !v->producer() || !step_of.count(v->producer())) continue;
+      const size_t from = step_of.at(v->producer()), to = step_of.at(n);
+      if (from != to && succ[from].insert(to).second) ++indeg[to];
+    }
+  std::set<size_t> ready;
+  for (size_t s = 0; s < steps.size(); ++s)
+    if (indeg[s] == 0) ready.insert(s);
+  std::vector<Step> order;
+  while (!ready.empty()) {
+    const size_t s = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(steps[s]);
+    for (size_t t : succ[s])
+      if (--indeg[t] == 0) ready.insert(t);
+  }
+  if (order.size() != steps.size()) throw SerializeError("the partition's delegates depend on each other in a cycle");
+  return order;
+}
+
 }  // namespace
 
 Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
@@ -75,16 +127,10 @@ Program build_program(const ir::Graph& g, const partitioner::Partition& p, const
   for (const ir::Value* v : g.inputs) plan.inputs.push_back(pb.tensor(v));
   const DtypeRules rules = DtypeRules::from(options);
   const std::vector<CompileSpec> specs = options.to_specs();
-  std::vector<bool> emitted(p.delegates.size(), false);
   std::map<std::pair<std::string, std::string>, int32_t> operator_index;
-  // Instructions in graph order: a delegate's call where its first node stands, a
-  // KernelCall for each node left out.
-  for (const ir::Node* n : g.nodes()) {
-    if (auto it = delegate_of.find(n); it != delegate_of.end()) {
-      const size_t i = it->second;
-      if (emitted[i]) continue;
-      emitted[i] = true;
-      const partitioner::Delegate& d = p.delegates[i];
+  for (const Step& step : step_order(g, p, delegate_of)) {
+    if (step.delegate >= 0) {
+      const partitioner::Delegate& d = p.delegates[step.delegate];
       VkGraph vk = build_vk_graph(d, rules, program.named_data);
       plan.delegates.push_back({kVulkanBackendId, ir::TensorData::owned(write_vk_payload(vk)), specs});
       DelegateCall call{static_cast<int32_t>(plan.delegates.size() - 1), {}};
@@ -93,6 +139,7 @@ Program build_program(const ir::Graph& g, const partitioner::Partition& p, const
       plan.instructions.emplace_back(std::move(call));
       continue;
     }
+    const ir::Node* n = step.node;
     auto kernel = n->domain() == ir::kVulkanDomain ? portable_kernel(n->op_type()) : std::nullopt;
     if (!kernel)
       throw SerializeError(fmt::format("node '{}' ({}) is outside every delegate and has no portable CPU kernel",

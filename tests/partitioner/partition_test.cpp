@@ -155,6 +155,36 @@ TEST(Partition, SmallTextureLimitsRejectWithTheReasonAndSplitDelegates) {
   EXPECT_EQ(default_limits.delegates.size(), 1u);
 }
 
+TEST(Partition, IndependentBranchesShareADelegateAcrossANodeLeftOut) {
+  // x -> relu_a -> erf (left out) -> relu_c ;  x -> relu_b (independent of erf)
+  // relu_a and relu_b can share a delegate; relu_c cannot join it (the path leaves through erf).
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 4}));
+  ir::Node* a = relu(g, x);
+  ir::Node* erf = testing::onnx(g, "Erf", {a->output(0)}, f32({1, 4}));
+  ir::Node* b = relu(g, x);
+  ir::Node* c = relu(g, erf->output(0));
+  g.outputs = {b->output(0), c->output(0)};
+  Partition p = partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 2u);
+  EXPECT_EQ(p.decisions[0].delegate, 0);  // relu_a
+  EXPECT_EQ(p.decisions[2].delegate, 0);  // relu_b joins relu_a's delegate
+  EXPECT_EQ(p.decisions[3].delegate, 1);  // relu_c
+}
+
+TEST(Partition, ANodeReachingTheGroupThroughAnOutsideNodeDoesNotJoinIt) {
+  // a -> erf -> d, and a -> d directly: d may not join a's delegate (erf sits on a path between them).
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 4}));
+  ir::Node* a = relu(g, x);
+  ir::Node* erf = testing::onnx(g, "Erf", {a->output(0)}, f32({1, 4}));
+  ir::Node* d = testing::runtime(g, "aten.add.Tensor", {a->output(0), erf->output(0)}, {f32({1, 4})});
+  g.outputs = {d->output(0)};
+  Partition p = partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 2u);
+  EXPECT_NE(p.decisions[0].delegate, p.decisions[2].delegate);
+}
+
 TEST(Partition, UnloweredNodesCarryTheLoweringReason) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({2}));

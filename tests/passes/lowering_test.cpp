@@ -358,6 +358,39 @@ TEST(Lowering, ResizeLinearWithSizesIsBilinear) {
   EXPECT_EQ(std::get<bool>(t.at("align_corners")), true);
 }
 
+TEST(Lowering, LinearResizeToAFractionalSizeOrPytorchHalfPixelToOneIsLeft) {
+  Lowered frac;  // 4 * 0.6 = 2.4: ONNX and aten map coordinates differently
+  frac.node = testing::onnx(frac.g, "Resize",
+                            {testing::input(frac.g, "x", f32({1, 1, 4, 4})), nullptr,
+                             testing::constant(frac.g, "scales", {4}, {1, 1, 0.6f, 0.6f})},
+                            f32({1, 1, 2, 2}),
+                            {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}},
+                            13);
+  frac.lower();
+  EXPECT_NE(frac.reason().find("not a whole size"), std::string::npos) << frac.reason();
+
+  Lowered one;
+  one.node = testing::onnx(one.g, "Resize",
+                           {testing::input(one.g, "x", f32({1, 1, 4, 4})), nullptr, nullptr,
+                            testing::constant_i64(one.g, "sizes", {1, 1, 3, 1})},
+                           f32({1, 1, 3, 1}),
+                           {{"mode", std::string("linear")},
+                            {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}},
+                           13);
+  one.lower();
+  EXPECT_NE(one.reason().find("output side of 1"), std::string::npos) << one.reason();
+}
+
+TEST(Lowering, GemmWithAOneElementBiasExpandsIt) {
+  Lowered t;
+  t.node = testing::onnx(t.g, "Gemm",
+                         {testing::input(t.g, "a", f32({1, 2})), testing::constant(t.g, "b", {3, 2}, {1, 2, 3, 4, 5, 6}),
+                          testing::constant(t.g, "c", {1}, {7})},
+                         f32({1, 3}), {{"transB", int64_t{1}}});
+  t.lower();
+  EXPECT_EQ(testing::floats(t.node->input(2)), (std::vector<float>{7, 7, 7}));
+}
+
 TEST(Lowering, ResizeModesWithoutARuntimeEquivalentAreLeft) {
   Lowered t;
   ir::Value* x = testing::input(t.g, "x", f32({1, 2, 4, 4}));

@@ -106,6 +106,27 @@ TEST(BuildProgram, NodesLeftOutBecomePortableKernelCallsBetweenDelegates) {
   EXPECT_EQ(plan.delegates.size(), 2u);
 }
 
+TEST(BuildProgram, ADelegateRunsAfterTheKernelCallsItReadsFrom) {
+  // a = relu(x); p = avg_pool(x) (left out); e = relu(p): a and e share a delegate, which
+  // must run after the pool even though a comes first in the graph.
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 4, 4, 4000}));
+  ir::Node* a = testing::runtime(g, "aten.relu.default", {x}, {x->type()});
+  ir::Node* pool = testing::runtime(g, "aten.avg_pool2d.default", {x}, {x->type()},
+                                    {{"kernel_size", Ints{1, 1}}, {"stride", Ints{1, 1}}, {"padding", Ints{0, 0}}});
+  ir::Node* e = testing::runtime(g, "aten.relu.default", {pool->output(0)}, {x->type()});
+  g.outputs = {a->output(0), e->output(0)};
+  partitioner::PartitionOptions small;
+  small.limits = partitioner::DeviceLimits::small_texture();
+  auto p = partitioner::partition_graph(g, small);
+  ASSERT_EQ(p.delegates.size(), 1u);
+  Program prog = build_program(g, p, {}, true);
+  const auto& ins = prog.plans.at(0).instructions;
+  ASSERT_EQ(ins.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<KernelCall>(ins[0]));
+  EXPECT_TRUE(std::holds_alternative<DelegateCall>(ins[1]));
+}
+
 TEST(BuildProgram, EtVkOperatorsHaveNoPortableKernel) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({1, 1, 1, 3000}));

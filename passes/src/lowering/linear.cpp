@@ -58,9 +58,9 @@ Result lower_gemm(ir::Graph& g, ir::Node* n) {
     if (static_cast<int64_t>(cv->size()) != out_features)
       return fmt::format("bias C of shape {} does not broadcast as a per-output bias", c->shape().str());
     for (float& v : *cv) v *= beta;
-    bias = (beta == 1.0f && c->shape().rank() == 1 && c->dtype() == ir::DType::Float32)
-               ? c
-               : add_f32_constant(g, n->name() + "_bias", {out_features}, *cv);
+    const bool as_is = beta == 1.0f && c->dtype() == ir::DType::Float32 &&
+                       c->shape().sizes() == std::vector<int64_t>{out_features};
+    bias = as_is ? c : add_f32_constant(g, n->name() + "_bias", {out_features}, *cv);
   }
   to_runtime(n, "aten.linear.default", {a, weight, bias}, {});
   return std::nullopt;

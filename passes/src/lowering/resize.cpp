@@ -5,6 +5,8 @@
 // align_corners. Other coordinate modes have no runtime equivalent.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "../constants.h"
 #include "lowering.h"
 
@@ -50,6 +52,23 @@ Result lower_resize(ir::Graph&, ir::Node* n) {
     if (old) return std::string("linear Upsample before opset 11 (asymmetric) has no runtime equivalent");
     if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners")
       return fmt::format("linear with {} has no runtime equivalent", coord);
+    // ONNX maps coordinates with the unrounded in * scale, aten with the integer output size:
+    // they agree only when in * scale is a whole number.
+    const auto sf_it = attrs.find("scale_factors");
+    const auto* sf = sf_it == attrs.end() ? nullptr : std::get_if<std::vector<double>>(&sf_it->second);
+    if (sf && has_static_shape(n->input(0))) {
+      const auto in = n->input(0)->shape().sizes();
+      for (size_t i = 0; i < 2; ++i) {
+        const double len = static_cast<double>(in[2 + i]) * (*sf)[i];
+        if (std::abs(len - std::round(len)) > 1e-6)
+          return fmt::format("linear resize to {} (not a whole size) has no runtime equivalent", len);
+      }
+    }
+    // pytorch_half_pixel maps an output of length 1 to coordinate 0; aten to the centre.
+    if (coord == "pytorch_half_pixel" && has_static_shape(n->output(0))) {
+      const auto out = n->output(0)->shape().sizes();
+      if (out[2] == 1 || out[3] == 1) return std::string("pytorch_half_pixel with an output side of 1 differs from aten");
+    }
     attrs["align_corners"] = coord == "align_corners";
     to_runtime(n, "aten.upsample_bilinear2d.vec", {n->input(0)}, std::move(attrs));
     return std::nullopt;
