@@ -18,6 +18,7 @@
 #include "vkc/passes/pipeline.h"
 #include "progress_display.h"
 #include "shaders_command.h"
+#include "run_command.h"
 
 #ifndef VKC_VERSION
 #define VKC_VERSION "unknown"
@@ -180,6 +181,8 @@ int run(int argc, char** argv) {
 
   vkc::tools::ShadersArgs shaders_args;
   CLI::App* shaders = vkc::tools::add_shaders_command(app, shaders_args);
+  vkc::tools::RunArgs run_args;
+  CLI::App* run_cmd = vkc::tools::add_run_command(app, run_args);
 
   try {
     app.parse(argc, argv);
@@ -197,6 +200,7 @@ int run(int argc, char** argv) {
   try {
     if (compile->parsed()) return run_compile(c);
     if (shaders->parsed()) return vkc::tools::run_shaders_command(shaders_args);
+    if (run_cmd->parsed()) return vkc::tools::run_run_command(run_args);
     const auto report = vkc::compiler::inspect_file(inspect_path);
     fmt::print("{}", inspect_as_json ? vkc::compiler::inspect_json(report) : vkc::compiler::inspect_text(report));
     return 0;

@@ -1,0 +1,164 @@
+#include "run_command.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "tensor_file.h"
+#include "vkc/compiler/option_parsing.h"
+#include "vkc/runtime/compare.h"
+#include "vkc/runtime/executor.h"
+
+namespace vkc::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using kernels::HostTensor;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+// A tensor file given for input `index`, converted to the dtype the program declares.
+HostTensor load_input(const fs::path& file, const runtime::TensorSpec& spec, size_t index) {
+  HostTensor t = file.extension() == ".pb" ? read_tensor_pb(file) : read_tensor_bin(file, spec.dtype, spec.shape);
+  if (t.dtype != spec.dtype)
+    throw compiler::OptionError(fmt::format("input {} ({}): {} given, the program takes {}", index, file.string(),
+                                            ir::dtype_name(t.dtype), ir::dtype_name(spec.dtype)));
+  if (t.numel() != spec.numel())
+    throw compiler::OptionError(fmt::format("input {} ({}): [{}] given, the program takes [{}]", index,
+                                            file.string(), fmt::join(t.shape, ","), fmt::join(spec.shape, ",")));
+  t.shape = spec.shape;  // same elements; e.g. [N] for [1, N]
+  return t;
+}
+
+std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime::TensorSpec>& specs) {
+  std::vector<std::optional<HostTensor>> given(specs.size());
+  size_t next = 0;
+  for (const std::string& s : a.inputs) {
+    size_t index = next;
+    std::string file = s;
+    if (auto eq = s.find('='); eq != std::string::npos) {
+      const std::string name = s.substr(0, eq);
+      file = s.substr(eq + 1);
+      if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit))
+        throw compiler::OptionError(fmt::format(
+            "--input {}: a .pte holds no input names; name inputs by index (0..{}) or list files in order", s,
+            specs.size() - 1));
+      index = std::stoul(name);
+    }
+    if (index >= specs.size())
+      throw compiler::OptionError(fmt::format("--input {}: the program has {} input(s)", s, specs.size()));
+    if (given[index]) throw compiler::OptionError(fmt::format("--input: input {} given twice", index));
+    given[index] = load_input(file, specs[index], index);
+    next = index + 1;
+  }
+  OrtRandom rng(a.random_seed.value_or(0));
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (given[i]) out.push_back(*given[i]);
+    else if (a.random_seed) out.push_back(rng.tensor(specs[i].dtype, specs[i].shape));
+    else throw compiler::OptionError(fmt::format("input {} is not given (use --input FILE or --random SEED)", i));
+  }
+  return out;
+}
+
+// output_<i>.pb, else output_<i>.bin (read as the program's dtype and shape).
+std::optional<HostTensor> expected_output(const fs::path& dir, size_t i, const HostTensor& got) {
+  const fs::path pb = dir / fmt::format("output_{}.pb", i), bin = dir / fmt::format("output_{}.bin", i);
+  if (fs::exists(pb)) return read_tensor_pb(pb);
+  if (fs::exists(bin)) return read_tensor_bin(bin, got.dtype, got.shape);
+  return std::nullopt;
+}
+
+}  // namespace
+
+CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
+  CLI::App* run = app.add_subcommand("run", "execute a .pte on a runtime backend and check its outputs");
+  run->add_option("FILE", a.pte, "the .pte to run")->required();
+  run->add_option("--backend", a.backend, "cpu (the reference kernels); vulkan comes later")->capture_default_str();
+  run->add_option("--input", a.inputs, "an input tensor: FILE.pb|FILE.bin, or INDEX=FILE (repeatable, in order)");
+  run->add_option("--random", a.random_seed, "fill inputs not given with seeded values (as ort-reference.js)");
+  run->add_option("--expect", a.expect_dir, "compare with DIR/output_<i>.pb (or .bin)");
+  run->add_option("--save", a.save_dir, "write the outputs as DIR/output_<i>.pb");
+  run->add_option("--rtol", a.rtol, "relative tolerance")->capture_default_str();
+  run->add_option("--atol", a.atol, "absolute tolerance")->capture_default_str();
+  run->add_option("--repeat", a.repeat, "run N times; timing reports first, best and mean")->check(CLI::PositiveNumber);
+  run->add_flag("--json", a.json, "print JSON");
+  return run;
+}
+
+int run_run_command(const RunArgs& a) {
+  auto t0 = Clock::now();
+  std::unique_ptr<runtime::Backend> backend = runtime::make_backend(a.backend);
+  runtime::Executor exec = runtime::Executor::load(a.pte, *backend);
+  const double load_ms = ms_since(t0);
+  const std::vector<HostTensor> inputs = make_inputs(a, exec.inputs());
+
+  std::vector<HostTensor> outputs;
+  std::vector<double> times;
+  for (int r = 0; r < std::max(1, a.repeat); ++r) {
+    t0 = Clock::now();
+    outputs = exec.run(inputs);
+    times.push_back(ms_since(t0));
+  }
+  const double best = *std::min_element(times.begin(), times.end());
+  double mean = 0;
+  for (double t : times) mean += t / static_cast<double>(times.size());
+
+  bool all_pass = true;
+  nlohmann::ordered_json j = {{"file", a.pte}, {"backend", a.backend}, {"delegates", exec.num_delegates()}};
+  j["outputs"] = nlohmann::json::array();
+  std::string text = fmt::format("{} on {}: {} delegate(s)\n", a.pte, a.backend, exec.num_delegates());
+  if (!a.save_dir.empty()) fs::create_directories(a.save_dir);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const HostTensor& out = outputs[i];
+    const runtime::Summary s = runtime::summarize(out);
+    nlohmann::ordered_json o = {{"index", i},
+                                {"dtype", std::string(ir::dtype_name(out.dtype))},
+                                {"shape", out.shape},
+                                {"min", s.min},
+                                {"max", s.max},
+                                {"mean", s.mean},
+                                {"nan", s.nan},
+                                {"inf", s.inf}};
+    text += fmt::format("output {}: {}  min {:.6g}  max {:.6g}  mean {:.6g}{}\n", i, runtime::describe(out), s.min,
+                        s.max, s.mean, s.nan || s.inf ? fmt::format("  ({} NaN, {} inf)", s.nan, s.inf) : "");
+    if (!a.save_dir.empty()) write_tensor_pb(fs::path(a.save_dir) / fmt::format("output_{}.pb", i), out, "");
+    if (a.expect_dir.empty()) {
+      j["outputs"].push_back(o);
+      continue;
+    }
+    const std::optional<HostTensor> want = expected_output(a.expect_dir, i, out);
+    if (!want) {
+      all_pass = false;
+      text += fmt::format("  expected: no output_{}.pb or .bin in {}: fail\n", i, a.expect_dir);
+      o["pass"] = false;
+    } else {
+      const runtime::Comparison c = runtime::compare(out, *want, a.rtol, a.atol);
+      all_pass = all_pass && c.pass();
+      text += fmt::format("  vs expected {}: max abs err {:.3g}, max rel err {:.3g}, {} mismatch(es): {}\n",
+                          runtime::describe(*want), c.max_abs, c.max_rel, c.mismatches, c.pass() ? "pass" : "FAIL");
+      o["max_abs_err"] = c.max_abs;
+      o["max_rel_err"] = c.max_rel;
+      o["mismatches"] = c.mismatches;
+      o["pass"] = c.pass();
+    }
+    j["outputs"].push_back(o);
+  }
+  text += fmt::format("time: load {:.2f} ms, run first {:.2f} ms, best {:.2f} ms, mean {:.2f} ms ({} run(s))\n",
+                      load_ms, times.front(), best, mean, times.size());
+  j["load_ms"] = load_ms;
+  j["run_ms"] = {{"first", times.front()}, {"best", best}, {"mean", mean}, {"runs", times.size()}};
+  if (!a.expect_dir.empty()) {
+    j["pass"] = all_pass;
+    text += fmt::format("result: {} (rtol {}, atol {})\n", all_pass ? "pass" : "FAIL", a.rtol, a.atol);
+  }
+  fmt::print("{}", a.json ? j.dump(2) + "\n" : text);
+  return all_pass ? 0 : 1;
+}
+
+}  // namespace vkc::tools

@@ -1,0 +1,34 @@
+// `vkc run FILE.pte`: executes a compiled program on a runtime backend (cpu today), prints the
+// outputs' summaries and timing, and optionally compares them with expected outputs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace vkc::tools {
+
+struct RunArgs {
+  std::string pte;
+  std::string backend = "cpu";
+  std::vector<std::string> inputs;  // FILE or INDEX=FILE (.pb or .bin)
+  std::optional<uint64_t> random_seed;
+  std::string expect_dir;           // output_<i>.pb or output_<i>.bin
+  std::string save_dir;             // writes output_<i>.pb
+  double rtol = 1e-3, atol = 1e-4;
+  int repeat = 1;
+  bool json = false;
+};
+
+/// Adds the `run` subcommand to `app`; returns it.
+CLI::App* add_run_command(CLI::App& app, RunArgs& args);
+/// Runs the program. Returns 0 when it ran (and matched --expect), 1 on a mismatch. Throws on
+/// errors (the caller prints them).
+int run_run_command(const RunArgs& args);
+
+}  // namespace vkc::tools

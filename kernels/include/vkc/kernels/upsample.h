@@ -1,0 +1,26 @@
+// 2-D resize CPU reference kernels (aten.upsample_nearest2d.vec / upsample_bilinear2d.vec semantics).
+#pragma once
+
+#include <optional>
+
+#include "vkc/kernels/host_tensor.h"
+
+namespace vkc::kernels {
+
+/// The target of an upsample: output sizes (H, W), plus the scale factors when the op was given
+/// scales instead of sizes (ATen then maps coordinates with 1 / scale rather than in / out).
+struct UpsampleTarget {
+  int64_t out_h = 0, out_w = 0;
+  std::optional<double> scale_h, scale_w;
+};
+
+/// Builds the target from exactly one of output_size (2 values) or scale_factors (2 values).
+UpsampleTarget upsample_target(const std::vector<int64_t>& in_shape, const std::optional<std::vector<int64_t>>& output_size,
+                               const std::optional<std::vector<double>>& scale_factors);
+
+/// Input [..., H, W]. Source index floor(dst * scale), clamped to the input.
+HostTensor upsample_nearest2d(const HostTensor& x, const UpsampleTarget& t);
+/// Input [..., H, W]. Half-pixel source coordinates clamped at 0, or align_corners.
+HostTensor upsample_bilinear2d(const HostTensor& x, const UpsampleTarget& t, bool align_corners);
+
+}  // namespace vkc::kernels

@@ -1,0 +1,117 @@
+#include "vkc/kernels/upsample.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "float_io.h"
+
+namespace vkc::kernels {
+namespace {
+
+struct Planes {
+  int64_t planes, H, W;
+};
+
+Planes planes_of(const HostTensor& x) {
+  if (x.shape.size() < 2) throw KernelError("upsample2d: input rank < 2");
+  const int64_t H = x.shape[x.shape.size() - 2], W = x.shape.back();
+  return {x.numel() / std::max<int64_t>(H * W, 1), H, W};
+}
+
+std::vector<int64_t> out_shape(const HostTensor& x, const UpsampleTarget& t) {
+  std::vector<int64_t> s = x.shape;
+  s[s.size() - 2] = t.out_h;
+  s[s.size() - 1] = t.out_w;
+  return s;
+}
+
+// ATen's area_pixel_compute_scale.
+float pixel_scale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  if (align_corners) return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  if (scale && *scale > 0) return static_cast<float>(1.0 / *scale);
+  return static_cast<float>(in) / static_cast<float>(out);
+}
+
+// ATen's nearest_idx.
+int64_t nearest_index(int64_t dst, int64_t in, int64_t out, std::optional<double> scale) {
+  if (out == in) return dst;
+  if (out == 2 * in) return dst >> 1;
+  const float s = pixel_scale(in, out, false, scale);
+  return std::min(static_cast<int64_t>(std::floor(static_cast<float>(dst) * s)), in - 1);
+}
+
+struct Lerp {
+  int64_t i0, i1;
+  float l0, l1;
+};
+
+// ATen's area_pixel_compute_source_index + neighbour selection for linear interpolation.
+Lerp lerp_of(int64_t dst, int64_t in, float scale, bool align_corners) {
+  float src = align_corners ? scale * static_cast<float>(dst)
+                            : std::max(scale * (static_cast<float>(dst) + 0.5f) - 0.5f, 0.0f);
+  const int64_t i0 = std::min(static_cast<int64_t>(src), in - 1);
+  const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+  const float l1 = std::min(src - static_cast<float>(i0), 1.0f);
+  return {i0, i1, 1.0f - l1, l1};
+}
+
+}  // namespace
+
+UpsampleTarget upsample_target(const std::vector<int64_t>& in_shape, const std::optional<std::vector<int64_t>>& output_size,
+                               const std::optional<std::vector<double>>& scale_factors) {
+  if (in_shape.size() < 2) throw KernelError("upsample2d: input rank < 2");
+  const int64_t H = in_shape[in_shape.size() - 2], W = in_shape.back();
+  UpsampleTarget t;
+  if (output_size && !output_size->empty()) {
+    if (output_size->size() != 2) throw KernelError("upsample2d: output_size needs 2 values");
+    t.out_h = (*output_size)[0];
+    t.out_w = (*output_size)[1];
+  } else if (scale_factors && scale_factors->size() == 2) {
+    t.scale_h = (*scale_factors)[0];
+    t.scale_w = (*scale_factors)[1];
+    t.out_h = static_cast<int64_t>(std::floor(static_cast<double>(H) * *t.scale_h));
+    t.out_w = static_cast<int64_t>(std::floor(static_cast<double>(W) * *t.scale_w));
+  } else {
+    throw KernelError("upsample2d: needs output_size or 2 scale_factors");
+  }
+  if (t.out_h <= 0 || t.out_w <= 0) throw KernelError("upsample2d: empty output");
+  return t;
+}
+
+HostTensor upsample_nearest2d(const HostTensor& x, const UpsampleTarget& t) {
+  const Planes p = planes_of(x);
+  const std::vector<float> in = to_f32(x);
+  std::vector<float> out(static_cast<size_t>(p.planes * t.out_h * t.out_w));
+  for (int64_t c = 0; c < p.planes; ++c)
+    for (int64_t oh = 0; oh < t.out_h; ++oh) {
+      const int64_t ih = nearest_index(oh, p.H, t.out_h, t.scale_h);
+      for (int64_t ow = 0; ow < t.out_w; ++ow)
+        out[(c * t.out_h + oh) * t.out_w + ow] = in[(c * p.H + ih) * p.W + nearest_index(ow, p.W, t.out_w, t.scale_w)];
+    }
+  return from_f32(x.dtype, out_shape(x, t), std::move(out));
+}
+
+HostTensor upsample_bilinear2d(const HostTensor& x, const UpsampleTarget& t, bool align_corners) {
+  const Planes p = planes_of(x);
+  const float sh = pixel_scale(p.H, t.out_h, align_corners, t.scale_h);
+  const float sw = pixel_scale(p.W, t.out_w, align_corners, t.scale_w);
+  const std::vector<float> in = to_f32(x);
+  std::vector<float> out(static_cast<size_t>(p.planes * t.out_h * t.out_w));
+  for (int64_t c = 0; c < p.planes; ++c) {
+    const float* src = &in[c * p.H * p.W];
+    for (int64_t oh = 0; oh < t.out_h; ++oh) {
+      const Lerp h = lerp_of(oh, p.H, sh, align_corners);
+      for (int64_t ow = 0; ow < t.out_w; ++ow) {
+        const Lerp w = lerp_of(ow, p.W, sw, align_corners);
+        out[(c * t.out_h + oh) * t.out_w + ow] =
+            h.l0 * (w.l0 * src[h.i0 * p.W + w.i0] + w.l1 * src[h.i0 * p.W + w.i1]) +
+            h.l1 * (w.l0 * src[h.i1 * p.W + w.i0] + w.l1 * src[h.i1 * p.W + w.i1]);
+      }
+    }
+  }
+  return from_f32(x.dtype, out_shape(x, t), std::move(out));
+}
+
+}  // namespace vkc::kernels

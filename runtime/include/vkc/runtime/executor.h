@@ -1,0 +1,50 @@
+// Runs an ExecuTorch program (.pte) on host tensors: the execution plan's values, inputs and
+// outputs, each DelegateCall on a Backend. KernelCalls (CPU fallback outside delegates) are
+// not supported yet.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vkc/kernels/host_tensor.h"
+#include "vkc/runtime/backend.h"
+#include "vkc/serializer/pte_reader.h"
+
+namespace vkc::runtime {
+
+/// A plan input or output as the program declares it.
+struct TensorSpec {
+  ir::DType dtype = ir::DType::Float32;
+  std::vector<int64_t> shape;
+  int64_t numel() const;
+};
+
+class Executor {
+ public:
+  /// Reads `pte` and initializes every delegate of plan `method` on `backend` (which must
+  /// outlive the executor). Throws RuntimeError (or the serializer's SerializeError).
+  static Executor load(const std::filesystem::path& pte, Backend& backend, const std::string& method = "forward");
+  static Executor from_pte(serializer::PteFile pte, Backend& backend, const std::string& method = "forward");
+
+  Executor(Executor&&) noexcept;
+  Executor& operator=(Executor&&) noexcept;
+  ~Executor();
+
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+  size_t num_delegates() const;
+  /// Runs the plan once. Inputs must match inputs() in dtype and shape. Throws RuntimeError.
+  std::vector<kernels::HostTensor> run(const std::vector<kernels::HostTensor>& inputs);
+
+ private:
+  struct State;
+  explicit Executor(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
+};
+
+/// ir::DType of an ExecuTorch ScalarType; throws RuntimeError for one vkc does not hold.
+ir::DType dtype_of(serializer::ScalarType t);
+
+}  // namespace vkc::runtime

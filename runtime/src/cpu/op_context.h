@@ -1,0 +1,80 @@
+// The arguments of one OperatorCall as a CPU kernel sees them. Accessors decode the serialized
+// layout strictly (every schema argument in order, then one output id) and name the operator
+// and node in every error.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vkc/kernels/host_tensor.h"
+#include "vkc/serializer/vk_graph.h"
+
+namespace vkc::runtime::cpu {
+
+using kernels::HostTensor;
+
+/// The values of one VkGraph while it runs: tensors by value id, and which value last wrote
+/// each shared memory object (so a read after the memory plan reused it is caught).
+struct GraphState {
+  const serializer::VkGraph* graph = nullptr;
+  std::vector<std::optional<HostTensor>> tensors;  // by value id
+  std::unordered_map<int32_t, int32_t> mem_owner;  // mem_obj_id -> value id holding it
+
+  const serializer::VkTensor* vk_tensor(int32_t id) const;
+  /// Stores `t` as value `id`: checks its shape against the payload's dims and converts it to
+  /// the value's GPU dtype. `where` prefixes errors.
+  void store(int32_t id, HostTensor t, const std::string& where);
+  /// The tensor `id` holds; errors when it was never written or its memory was reused.
+  const HostTensor& load(int32_t id, const std::string& where) const;
+};
+
+class OpContext {
+ public:
+  OpContext(GraphState& state, const serializer::VkOperatorCall& call);
+
+  const std::string& op() const { return call_.name; }
+  /// Throws RuntimeError "node N (op): what".
+  [[noreturn]] void fail(const std::string& what) const;
+
+  bool is_null(size_t i) const;
+  const HostTensor& tensor(size_t i) const;
+  const HostTensor* opt_tensor(size_t i) const;       // Null: nullptr
+  std::vector<const HostTensor*> tensor_list(size_t i) const;
+  int64_t int_arg(size_t i) const;
+  double float_arg(size_t i) const;                   // Double
+  double scalar_arg(size_t i) const;                  // Scalar: Int or Double
+  std::optional<double> opt_scalar(size_t i) const;   // Scalar?: Null, Int or Double
+  std::optional<int64_t> opt_int(size_t i) const;     // int?: Null or Int
+  bool bool_arg(size_t i) const;
+  std::string string_arg(size_t i) const;
+  std::vector<int64_t> int_list(size_t i) const;      // IntList, or a ValueList of Int/SymInt
+  std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
+  std::optional<std::vector<double>> opt_double_list(size_t i) const;
+
+  /// The single output tensor.
+  void set_output(HostTensor t) const;
+  /// A ValueList output: one tensor per listed value, in order.
+  void set_outputs(std::vector<HostTensor> ts) const;
+
+ private:
+  const serializer::VkValue& arg(size_t i) const;
+  std::string where() const;
+
+  GraphState& state_;
+  const serializer::VkOperatorCall& call_;
+};
+
+using OpFn = void (*)(const OpContext&);
+using OpTable = std::unordered_map<std::string, OpFn>;
+
+/// Every runtime operator the CPU backend runs, by name.
+const OpTable& op_table();
+void add_conv_linear_ops(OpTable& t);
+void add_elementwise_ops(OpTable& t);
+void add_index_ops(OpTable& t);
+void add_norm_pool_ops(OpTable& t);
+void add_shape_ops(OpTable& t);
+
+}  // namespace vkc::runtime::cpu

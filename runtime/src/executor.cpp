@@ -1,0 +1,179 @@
+#include "vkc/runtime/executor.h"
+
+#include <fmt/format.h>
+
+#include <variant>
+
+#include "vkc/serializer/program.h"
+
+namespace vkc::runtime {
+
+using kernels::HostTensor;
+using serializer::EtTensor;
+
+int64_t TensorSpec::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+ir::DType dtype_of(serializer::ScalarType t) {
+  using S = serializer::ScalarType;
+  switch (t) {
+    case S::Byte: return ir::DType::UInt8;
+    case S::Char: return ir::DType::Int8;
+    case S::Short: return ir::DType::Int16;
+    case S::Int: return ir::DType::Int32;
+    case S::Long: return ir::DType::Int64;
+    case S::Half: return ir::DType::Float16;
+    case S::Float: return ir::DType::Float32;
+    case S::Double: return ir::DType::Float64;
+    case S::Bool: return ir::DType::Bool;
+    case S::BFloat16: return ir::DType::BFloat16;
+  }
+  throw RuntimeError(fmt::format("scalar type {} is not supported", static_cast<int>(t)));
+}
+
+struct Executor::State {
+  serializer::PteFile pte;
+  size_t plan_index = 0;
+  std::vector<std::unique_ptr<DelegateInstance>> delegates;
+  std::vector<TensorSpec> inputs, outputs;
+  NamedDataMap named;
+
+  const serializer::ExecutionPlan& plan() const { return pte.program.plans[plan_index]; }
+
+  const EtTensor& et_tensor(int32_t id, const char* what) const {
+    const auto& values = plan().values;
+    if (id < 0 || static_cast<size_t>(id) >= values.size())
+      throw RuntimeError(fmt::format("{} value {} is out of range ({} values)", what, id, values.size()));
+    if (const auto* t = std::get_if<EtTensor>(&values[id])) return *t;
+    throw RuntimeError(fmt::format("{} value {} is not a tensor; only tensor values are supported", what, id));
+  }
+
+  TensorSpec spec_of(int32_t id, const char* what) const {
+    const EtTensor& t = et_tensor(id, what);
+    TensorSpec s{dtype_of(t.scalar_type), {}};
+    for (int32_t d : t.sizes) s.shape.push_back(d);
+    return s;
+  }
+
+  // A plan constant (constant segment), or an empty tensor of the value's dtype and shape.
+  HostTensor initial(int32_t id) const {
+    const EtTensor& t = et_tensor(id, "plan");
+    const TensorSpec s = spec_of(id, "plan");
+    if (t.data_buffer_idx == 0) return HostTensor{s.dtype, s.shape, {}};
+    const auto& constants = pte.program.constants;
+    if (t.data_buffer_idx > constants.size())
+      throw RuntimeError(fmt::format("value {}: constant buffer {} is out of range", id, t.data_buffer_idx));
+    return HostTensor{s.dtype, s.shape, constants[t.data_buffer_idx - 1]};
+  }
+};
+
+Executor::Executor(std::unique_ptr<State> s) : s_(std::move(s)) {}
+Executor::Executor(Executor&&) noexcept = default;
+Executor& Executor::operator=(Executor&&) noexcept = default;
+Executor::~Executor() = default;
+
+Executor Executor::load(const std::filesystem::path& pte, Backend& backend, const std::string& method) {
+  return from_pte(serializer::read_pte(pte), backend, method);
+}
+
+Executor Executor::from_pte(serializer::PteFile pte, Backend& backend, const std::string& method) {
+  auto s = std::make_unique<State>();
+  s->pte = std::move(pte);
+  const auto& plans = s->pte.program.plans;
+  size_t i = 0;
+  while (i < plans.size() && plans[i].name != method) ++i;
+  if (i == plans.size()) throw RuntimeError(fmt::format("the program has no execution plan '{}'", method));
+  s->plan_index = i;
+  for (const auto& nd : s->pte.program.named_data) s->named.emplace(nd.key, nd.data);
+  const auto& plan = s->plan();
+  for (int32_t id : plan.inputs) s->inputs.push_back(s->spec_of(id, "plan input"));
+  for (int32_t id : plan.outputs) s->outputs.push_back(s->spec_of(id, "plan output"));
+  for (size_t d = 0; d < plan.delegates.size(); ++d) {
+    const auto& del = plan.delegates[d];
+    if (!backend.can_run(del.id))
+      throw RuntimeError(fmt::format("delegate {}: backend '{}' cannot run '{}' delegates", d, backend.name(), del.id));
+    try {
+      s->delegates.push_back(backend.init(del, s->named));
+    } catch (const std::exception& e) {
+      throw RuntimeError(fmt::format("delegate {} ({}): {}", d, backend.name(), e.what()));
+    }
+  }
+  return Executor(std::move(s));
+}
+
+const std::vector<TensorSpec>& Executor::inputs() const { return s_->inputs; }
+const std::vector<TensorSpec>& Executor::outputs() const { return s_->outputs; }
+size_t Executor::num_delegates() const { return s_->delegates.size(); }
+
+std::vector<HostTensor> Executor::run(const std::vector<HostTensor>& inputs) {
+  const auto& plan = s_->plan();
+  if (inputs.size() != s_->inputs.size())
+    throw RuntimeError(fmt::format("the program takes {} input(s), {} given", s_->inputs.size(), inputs.size()));
+  std::vector<HostTensor> values(plan.values.size());
+  std::vector<bool> set(plan.values.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& spec = s_->inputs[i];
+    if (inputs[i].dtype != spec.dtype || inputs[i].shape != spec.shape)
+      throw RuntimeError(fmt::format("input {}: expected {} [{}], got {} [{}]", i, ir::dtype_name(spec.dtype),
+                                     fmt::join(spec.shape, ","), ir::dtype_name(inputs[i].dtype),
+                                     fmt::join(inputs[i].shape, ",")));
+    if (inputs[i].data.size() != spec.numel() * ir::dtype_size(spec.dtype))
+      throw RuntimeError(fmt::format("input {}: {} bytes of data for {} elements", i, inputs[i].data.size(), spec.numel()));
+    values[plan.inputs[i]] = inputs[i];
+    set[plan.inputs[i]] = true;
+  }
+  auto value = [&](int32_t id) -> HostTensor& {
+    if (id < 0 || static_cast<size_t>(id) >= values.size()) throw RuntimeError(fmt::format("value {} is out of range", id));
+    if (!set[id]) {
+      values[id] = s_->initial(id);
+      set[id] = true;
+    }
+    return values[id];
+  };
+  const auto& chain = plan.instructions;
+  for (size_t pc = 0; pc < chain.size();) {
+    const size_t at = pc++;
+    if (const auto* call = std::get_if<serializer::DelegateCall>(&chain[at])) {
+      if (call->delegate_index < 0 || static_cast<size_t>(call->delegate_index) >= s_->delegates.size())
+        throw RuntimeError(fmt::format("instruction {}: delegate {} does not exist", at, call->delegate_index));
+      std::vector<HostTensor*> args;
+      for (int32_t id : call->args) args.push_back(&value(id));
+      try {
+        s_->delegates[call->delegate_index]->execute(args);
+      } catch (const std::exception& e) {
+        throw RuntimeError(fmt::format("delegate {}: {}", call->delegate_index, e.what()));
+      }
+    } else if (const auto* k = std::get_if<serializer::KernelCall>(&chain[at])) {
+      const auto& ops = plan.operators;
+      const std::string op = k->op_index >= 0 && static_cast<size_t>(k->op_index) < ops.size()
+                                 ? ops[k->op_index].name + "." + ops[k->op_index].overload
+                                 : fmt::format("#{}", k->op_index);
+      throw RuntimeError(fmt::format(
+          "instruction {}: KernelCall to {}: operators outside delegates (CPU fallback) are not supported yet", at, op));
+    } else if (const auto* m = std::get_if<serializer::MoveCall>(&chain[at])) {
+      value(m->to) = value(m->from);
+    } else if (const auto* j = std::get_if<serializer::JumpFalseCall>(&chain[at])) {
+      const auto& v = plan.values.at(j->cond);
+      bool cond = false;
+      if (const bool* b = std::get_if<bool>(&v)) cond = *b;
+      else if (std::holds_alternative<EtTensor>(v)) cond = value(j->cond).get_i(0) != 0;
+      else throw RuntimeError(fmt::format("instruction {}: jump condition {} is not a bool", at, j->cond));
+      if (!cond) pc = static_cast<size_t>(j->destination);
+    } else if (const auto* f = std::get_if<serializer::FreeCall>(&chain[at])) {
+      value(f->value) = HostTensor{};
+    }
+  }
+  std::vector<HostTensor> out;
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    HostTensor& t = value(plan.outputs[i]);
+    if (t.data.size() != s_->outputs[i].numel() * ir::dtype_size(s_->outputs[i].dtype))
+      throw RuntimeError(fmt::format("output {} was never written", i));
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace vkc::runtime

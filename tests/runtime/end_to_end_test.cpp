@@ -1,0 +1,130 @@
+// examples/models/tiny_cnn.onnx compiled by the compiler library, run on the cpu backend and
+// compared with onnxruntime's outputs on the same input (tests/runtime/data/tiny_cnn).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "../compiler/cli_runner.h"
+#include "test_util.h"
+#include "vkc/compiler/driver.h"
+#include "vkc/runtime/compare.h"
+#include "vkc/runtime/executor.h"
+
+namespace vkc::test {
+namespace {
+
+namespace fs = std::filesystem;
+using kernels::HostTensor;
+
+const fs::path kModel = fs::path(VKC_SOURCE_DIR) / "examples/models/tiny_cnn.onnx";
+const fs::path kData = fs::path(VKC_TEST_DATA_DIR) / "tiny_cnn";
+
+HostTensor read_f32(const fs::path& p, std::vector<int64_t> shape) {
+  std::ifstream f(p, std::ios::binary);
+  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  HostTensor t{ir::DType::Float32, std::move(shape), ir::TensorData::owned(std::move(bytes))};
+  EXPECT_EQ(t.data.size(), static_cast<size_t>(t.numel()) * 4) << p;
+  return t;
+}
+
+std::vector<uint8_t> compile_tiny(const serializer::CompileOptions& options) {
+  compiler::CompileConfig config;
+  config.options = options;
+  config.input_shapes["image"] = {1, 3, 32, 32};
+  std::vector<uint8_t> pte;
+  compiler::PteSink sink;
+  sink.bytes = &pte;
+  compiler::ModelSource src;
+  src.file = kModel;
+  compiler::compile(src, sink, config);
+  return pte;
+}
+
+HostTensor run_cpu(const std::vector<uint8_t>& pte) {
+  auto backend = runtime::make_backend("cpu");
+  runtime::Executor e = runtime::Executor::from_pte(serializer::read_pte_bytes(pte), *backend);
+  EXPECT_EQ(e.inputs().size(), 1u);
+  EXPECT_EQ(e.inputs()[0].shape, (Shape{1, 3, 32, 32}));
+  return e.run({read_f32(kData / "input_0.bin", {1, 3, 32, 32})}).at(0);
+}
+
+TEST(EndToEnd, TinyCnnMatchesOnnxRuntime) {
+  const HostTensor got = run_cpu(compile_tiny({}));
+  const runtime::Comparison c = runtime::compare(got, read_f32(kData / "output_0.bin", {1, 10}), 1e-4, 1e-6);
+  EXPECT_TRUE(c.pass()) << "max abs " << c.max_abs << ", max rel " << c.max_rel;
+}
+
+TEST(EndToEnd, TinyCnnWithoutMemoryPlanningGivesTheSameBits) {
+  serializer::CompileOptions o;
+  o.skip_memory_planning = true;
+  const HostTensor planned = run_cpu(compile_tiny({})), unplanned = run_cpu(compile_tiny(o));
+  EXPECT_EQ(values(planned), values(unplanned));
+}
+
+TEST(EndToEnd, TinyCnnInFp16StaysClose) {
+  serializer::CompileOptions o;
+  o.force_fp16 = true;
+  const HostTensor got = run_cpu(compile_tiny(o));
+  EXPECT_EQ(got.dtype, ir::DType::Float32);
+  const runtime::Comparison c = runtime::compare(got, read_f32(kData / "output_0.bin", {1, 10}), 2e-2, 2e-3);
+  EXPECT_TRUE(c.pass()) << "max abs " << c.max_abs << ", max rel " << c.max_rel;
+  EXPECT_GT(c.max_abs, 0);  // fp16 storage does round
+}
+
+class RunCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("vkc-run-test-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    const auto pte = compile_tiny({});
+    std::ofstream(dir_ / "tiny.pte", std::ios::binary).write(reinterpret_cast<const char*>(pte.data()), pte.size());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(RunCommand, ChecksExpectedOutputs) {
+  const std::string pte = (dir_ / "tiny.pte").string();
+  CliResult r = run_vkc("run " + pte + " --input " + (kData / "input_0.bin").string() + " --expect " + kData.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("output 0: f32 [1,10]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result: pass"), std::string::npos) << r.out;
+  // --random 12345 is ort-reference.js's input; --json; --repeat
+  r = run_vkc("run " + pte + " --random 12345 --expect " + kData.string() + " --json --repeat 2");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"pass\": true"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"runs\": 2"), std::string::npos) << r.out;
+  // another input: a mismatch exits 1
+  r = run_vkc("run " + pte + " --random 1 --expect " + kData.string());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+TEST_F(RunCommand, SavesOutputsAsTensorProtos) {
+  const std::string pte = (dir_ / "tiny.pte").string();
+  CliResult r = run_vkc("run " + pte + " --random 12345 --save " + (dir_ / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_vkc("run " + pte + " --input 0=" + (kData / "input_0.bin").string() + " --expect " + (dir_ / "out").string() +
+              " --rtol 0 --atol 0");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST_F(RunCommand, ErrorsAreOneLine) {
+  const std::string pte = (dir_ / "tiny.pte").string();
+  CliResult r = run_vkc("run " + pte);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "vkc: error: input 0 is not given (use --input FILE or --random SEED)\n");
+  r = run_vkc("run " + pte + " --input image=" + (kData / "input_0.bin").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("name inputs by index"), std::string::npos) << r.err;
+  r = run_vkc("run " + pte + " --backend vulkan --random 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  r = run_vkc("run " + (dir_ / "missing.pte").string() + " --random 1");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+}
+
+}  // namespace
+}  // namespace vkc::test
