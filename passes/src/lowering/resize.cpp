@@ -52,11 +52,11 @@ Result lower_resize(ir::Graph&, ir::Node* n) {
     if (old) return std::string("linear Upsample before opset 11 (asymmetric) has no runtime equivalent");
     if (coord != "half_pixel" && coord != "pytorch_half_pixel" && coord != "align_corners")
       return fmt::format("linear with {} has no runtime equivalent", coord);
-    // ONNX maps coordinates with the unrounded in * scale, aten with the integer output size:
-    // they agree only when in * scale is a whole number.
+    // With align_corners, ONNX maps coordinates with the unrounded in * scale and aten with the
+    // integer output size: they agree only when in * scale is a whole number.
     const auto sf_it = attrs.find("scale_factors");
     const auto* sf = sf_it == attrs.end() ? nullptr : std::get_if<std::vector<double>>(&sf_it->second);
-    if (sf && has_static_shape(n->input(0))) {
+    if (sf && coord == "align_corners" && has_static_shape(n->input(0))) {
       const auto in = n->input(0)->shape().sizes();
       for (size_t i = 0; i < 2; ++i) {
         const double len = static_cast<double>(in[2 + i]) * (*sf)[i];
