@@ -96,6 +96,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   } catch (const passes::PassError& e) {
     throw CompileError(e.what());
   }
+  stats.pass_seconds = ctx.pass_seconds;
 
   end_phase();
   begin_phase();

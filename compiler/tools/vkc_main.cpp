@@ -108,6 +108,9 @@ int run_compile(const CompileArgs& a) {
   if (a.verbose) {
     std::string phases;
     for (const auto& [name, secs] : stats.phase_seconds) phases += fmt::format(" {} {:.1f} ms", name, secs * 1e3);
+    std::string pass_times;
+    for (const auto& [name, secs] : stats.pass_seconds) pass_times += fmt::format(" {} {:.2f}", name, secs * 1e3);
+    fmt::print(stderr, "passes (ms):{}\n", pass_times);
     fmt::print(stderr, "time:{}\n", phases);
   }
   if (a.json) {

@@ -27,22 +27,22 @@ void compute_boundary(const ir::Graph& g, Delegate& d) {
   seen.clear();
   for (ir::Value* v : g.outputs)
     if (v->producer() && inside.count(v->producer()) && seen.insert(v).second) d.outputs.push_back(v);
+  // Values read by a node outside the delegate, found in one sweep over the graph.
+  std::unordered_set<const ir::Value*> read_outside;
+  for (const ir::Node* n : g.nodes())
+    if (!inside.count(n))
+      for (const ir::Value* v : n->inputs())
+        if (v) read_outside.insert(v);
   for (const ir::Node* n : d.nodes)
-    for (ir::Value* out : n->outputs()) {
-      if (seen.count(out)) continue;
-      for (const ir::Node* user : g.users(out))
-        if (!inside.count(user)) {
-          d.outputs.push_back(out);
-          seen.insert(out);
-          break;
-        }
-    }
+    for (ir::Value* out : n->outputs())
+      if (read_outside.count(out) && seen.insert(out).second) d.outputs.push_back(out);
 }
 
 // Greedy grouping in topological order. A node joins the group of one of its producers (or,
 // failing that, any group) unless a path from that group reaches it through a node outside
-// the group (contracting the group would then create a cycle); otherwise it starts a group. `reach` is the set of
-// groups with a path to a node, `tainted` those whose path leaves the group on the way.
+// the group (contracting the group would then create a cycle); otherwise it starts a group.
+// `reach` is the set of groups with a path to a node, `tainted` those whose path leaves the
+// group on the way.
 std::vector<std::vector<ir::Node*>> group_acyclic(const ir::Graph& g, const std::vector<ir::Node*>& accepted) {
   const std::unordered_set<const ir::Node*> ok(accepted.begin(), accepted.end());
   std::unordered_map<const ir::Node*, int> group;

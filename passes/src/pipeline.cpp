@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+
 #include "vkc/ir/verifier.h"
 #include "vkc/passes/passes.h"
 
@@ -40,6 +42,7 @@ const PassInfo* find_pass(std::string_view name) {
 
 void run_pipeline(ir::Graph& g, PassContext& ctx, const PipelineHooks& hooks) {
   for (const PassInfo& p : pipeline()) {
+    const auto start = std::chrono::steady_clock::now();
     try {
       p.run(g, ctx);
       g.compact();
@@ -47,6 +50,7 @@ void run_pipeline(ir::Graph& g, PassContext& ctx, const PipelineHooks& hooks) {
     } catch (const std::exception& e) {
       throw PassError(fmt::format("pass '{}': {}", p.name, e.what()));
     }
+    ctx.pass_seconds.emplace_back(p.name, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (hooks.after_pass) hooks.after_pass(p, g);
   }
 }

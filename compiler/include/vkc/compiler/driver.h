@@ -63,6 +63,8 @@ struct CompileStats {
   uint64_t output_bytes = 0;
   /// Wall time per phase, in order: import, passes, partition, build (the Program), write.
   std::vector<std::pair<std::string, double>> phase_seconds;
+  /// Wall time of each pass, in pipeline order.
+  std::vector<std::pair<std::string, double>> pass_seconds;
   /// The compiled graph, kept alive because `partition` points into it.
   std::shared_ptr<const ir::Graph> graph;
   partitioner::Partition partition;

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "vkc/ir/graph.h"
 
@@ -15,6 +17,8 @@ struct PassContext {
   bool force_fp16 = false;
   /// Nodes lowering could not turn into a runtime operator, with the reason, by node name.
   std::map<std::string, std::string> not_lowered;
+  /// Wall time of each pass run, in pipeline order (filled by run_pipeline).
+  std::vector<std::pair<std::string, double>> pass_seconds;
 };
 
 /// A pass that cannot proceed. The message names the node; the pipeline adds the pass name.
