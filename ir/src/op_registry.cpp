@@ -113,6 +113,10 @@ const std::vector<Entry>& entries() {
     {"aten._native_batch_norm_legit_no_training.default(Tensor input, Tensor? weight, Tensor? bias, "
      "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
      "normalization", kFp, kChannelsPackedTexture, {1, 2, 3, 4}},
+    // RmsNorm.cpp, SDPA.cpp: transformer blocks (q, k, v of rank 4 [B, H, S, D], width-packed)
+    {"et_vk.rms_norm.default(Tensor x, Tensor w, float eps) -> Tensor", "normalization", kFp, kContiguousAny, {1}},
+    {"et_vk.sdpa.default(Tensor q, Tensor k, Tensor v, Tensor? attn_mask=None, float? scale=None) -> Tensor",
+     "sdpa", kFp, kContiguousAny, {}},
     // GroupNorm.cpp: weight and bias constants; outputs (out, mean, rstd).
     {"aten.native_group_norm.default(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
      "int group, float eps) -> (Tensor, Tensor, Tensor)",

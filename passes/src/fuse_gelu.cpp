@@ -3,23 +3,13 @@
 // becomes one Gelu(x) (approximate = "none"), lowered to aten.gelu.
 #include <cmath>
 
-#include "constants.h"
+#include "pattern_utils.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
 namespace {
 
 bool near(std::optional<double> v, double want) { return v && std::abs(*v - want) < 1e-4 * std::abs(want); }
-
-ir::Node* sole_user(const ir::Graph& g, const ir::Value* v, std::string_view op) {
-  if (g.is_output(v)) return nullptr;
-  auto users = g.users(v);
-  return users.size() == 1 && users[0]->is_onnx(op) ? users[0] : nullptr;
-}
-
-ir::Value* other_operand(const ir::Node* n, const ir::Value* v) {
-  return n->input(0) == v ? n->input(1) : n->input(1) == v ? n->input(0) : nullptr;
-}
 
 // x when `scaled` is x / sqrt(2) or x * (1 / sqrt(2)).
 ir::Value* unscaled(const ir::Node* scaled) {

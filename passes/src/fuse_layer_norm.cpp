@@ -4,31 +4,11 @@
 // becomes one LayerNormalization(x, gamma, beta, axis = -1, epsilon = eps).
 #include <cmath>
 
-#include "constants.h"
+#include "pattern_utils.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
 namespace {
-
-// The only user of `v`, if it is an ONNX `op` node.
-ir::Node* sole_user(const ir::Graph& g, const ir::Value* v, std::string_view op) {
-  if (g.is_output(v)) return nullptr;
-  auto users = g.users(v);
-  return users.size() == 1 && users[0]->is_onnx(op) ? users[0] : nullptr;
-}
-
-bool reduces_last_axis(const ir::Node* n) {
-  if (!n || !n->is_onnx("ReduceMean") || n->attr_int("keepdims", 1) != 1) return false;
-  if (!n->input(0)->type().known()) return false;
-  std::vector<int64_t> axes = n->has_attr("axes") ? n->attr_ints("axes") : constant_ints(n->input(1)).value_or(std::vector<int64_t>{});
-  const int64_t rank = static_cast<int64_t>(n->input(0)->shape().rank());
-  return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1);
-}
-
-// The operand of a binary node that is not `v`.
-ir::Value* other_operand(const ir::Node* n, const ir::Value* v) {
-  return n->input(0) == v ? n->input(1) : n->input(1) == v ? n->input(0) : nullptr;
-}
 
 bool fuse_at(ir::Graph& g, ir::Node* mean) {
   if (!reduces_last_axis(mean)) return false;

@@ -21,7 +21,10 @@ const std::vector<PassInfo>& pipeline() {
       // Normalization patterns are matched on the ONNX form, after folding made their constants plain.
       {"fuse-layer-norm", "fuse decomposed LayerNorm (ReduceMean/Sub/Pow/Sqrt/Div) into LayerNormalization",
        fuse_layer_norm},
+      {"fuse-rms-norm", "fuse x / sqrt(mean(x^2) + eps) * w into et_vk.rms_norm", fuse_rms_norm},
       {"fuse-gelu", "fuse 0.5 * x * (1 + Erf(x / sqrt 2)) into Gelu", fuse_gelu},
+      // Attention runs on whole [B, H, S, D] tensors, before its MatMuls are lowered one by one.
+      {"fuse-attention", "fuse MatMul/scale/mask/Softmax/MatMul attention into et_vk.sdpa", fuse_attention},
       // Folding BatchNorm needs the ONNX Conv/Gemm form, so it runs before lowering.
       {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
       // From here on nodes are runtime operators where a lowering exists.

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "vkc/kernels/attention.h"
 #include "vkc/kernels/data_movement.h"
 #include "vkc/kernels/elementwise.h"
 
@@ -64,6 +67,30 @@ TEST(Kernels, Reductions) {
   EXPECT_EQ(values(m), (std::vector<double>{2, 5}));
   EXPECT_EQ(values(reduce(ReduceOp::Max, x, {0}, false)), (std::vector<double>{4, 5, 6}));
   EXPECT_EQ(values(reduce(ReduceOp::Sum, x, {}, false)), (std::vector<double>{21}));
+}
+
+TEST(Kernels, RmsNormScalesByTheRootMeanSquare) {
+  // rows [3, 4] (rms = sqrt(12.5)) and [0, 0] (eps only)
+  HostTensor y = rms_norm(f32({2, 2}, {3, 4, 0, 0}), f32({2}, {1, 2}), 0.0);
+  const double r = std::sqrt(12.5);
+  EXPECT_NEAR(y.get_f(0), 3 / r, 1e-6);
+  EXPECT_NEAR(y.get_f(1), 2 * 4 / r, 1e-6);
+  HostTensor z = rms_norm(f32({1, 2}, {0, 0}), f32({2}, {1, 1}), 1e-6);
+  EXPECT_EQ(values(z), (std::vector<double>{0, 0}));
+  EXPECT_THROW(rms_norm(f32({1, 3}, {1, 2, 3}), f32({2}, {1, 1}), 0.0), KernelError);
+}
+
+TEST(Kernels, SdpaIsSoftmaxWeightedValues) {
+  // one query, two keys: scores [0, 1] -> weights [1/(1+e), e/(1+e)]
+  HostTensor q = f32({1, 1, 1}, {1}), k = f32({1, 2, 1}, {0, 1}), v = f32({1, 2, 1}, {10, 20});
+  const double w1 = std::exp(1.0) / (1 + std::exp(1.0));
+  EXPECT_NEAR(sdpa(q, k, v, nullptr, 1.0).get_f(0), 10 * (1 - w1) + 20 * w1, 1e-5);
+  // a mask that hides the second key
+  HostTensor mask = f32({1, 2}, {0, -1e9f});
+  EXPECT_NEAR(sdpa(q, k, v, &mask, 1.0).get_f(0), 10.0, 1e-5);
+  // scale 0: uniform weights
+  EXPECT_NEAR(sdpa(q, k, v, nullptr, 0.0).get_f(0), 15.0, 1e-5);
+  EXPECT_THROW(sdpa(q, f32({1, 2, 2}, {0, 0, 0, 0}), v, nullptr, 1.0), KernelError);
 }
 
 }  // namespace

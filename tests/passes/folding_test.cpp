@@ -206,5 +206,93 @@ TEST(FuseGelu, AWrongConstantIsNotGelu) {
   EXPECT_EQ(g.num_nodes(), 5u);
 }
 
+TEST(FuseRmsNorm, ReciprocalDivAndRsqrtFormsBecomeOneNode) {
+  for (int form = 0; form < 3; ++form) {
+    ir::Graph g;
+    ir::Value* x = testing::input(g, "x", f32({1, 3, 8}));
+    ir::Node* sq = testing::onnx(g, "Pow", {x, testing::constant(g, "two", {}, {2})}, f32({1, 3, 8}));
+    ir::Node* mean = testing::onnx(g, "ReduceMean", {sq->output(0)}, f32({1, 3, 1}), {{"axes", Ints{-1}}});
+    ir::Node* add = testing::onnx(g, "Add", {mean->output(0), testing::constant(g, "eps", {}, {1e-6f})}, f32({1, 3, 1}));
+    ir::Value* normed = nullptr;
+    if (form == 0) {  // x * Reciprocal(Sqrt(.))
+      ir::Node* sqrt = testing::onnx(g, "Sqrt", {add->output(0)}, f32({1, 3, 1}));
+      ir::Node* rec = testing::onnx(g, "Reciprocal", {sqrt->output(0)}, f32({1, 3, 1}));
+      normed = testing::onnx(g, "Mul", {x, rec->output(0)}, f32({1, 3, 8}))->output(0);
+    } else if (form == 1) {  // x / Sqrt(.)
+      ir::Node* sqrt = testing::onnx(g, "Sqrt", {add->output(0)}, f32({1, 3, 1}));
+      normed = testing::onnx(g, "Div", {x, sqrt->output(0)}, f32({1, 3, 8}))->output(0);
+    } else {  // x * Pow(., -0.5)
+      ir::Node* rs = testing::onnx(g, "Pow", {add->output(0), testing::constant(g, "mh", {}, {-0.5f})}, f32({1, 3, 1}));
+      normed = testing::onnx(g, "Mul", {rs->output(0), x}, f32({1, 3, 8}))->output(0);
+    }
+    ir::Value* w = testing::constant(g, "w", {8}, std::vector<float>(8, 3.0f));
+    ir::Node* out = testing::onnx(g, "Mul", {normed, w}, f32({1, 3, 8}));
+    g.outputs.push_back(out->output(0));
+    PassContext ctx;
+    fuse_rms_norm(g, ctx);
+    g.compact();
+    ASSERT_TRUE(ir::verify(g).empty()) << ir::verify(g).front();
+    ASSERT_EQ(g.num_nodes(), 1u) << "form " << form;
+    const ir::Node* n = g.nodes()[0];
+    EXPECT_EQ(n->op_type(), "et_vk.rms_norm.default");
+    EXPECT_EQ(n->inputs(), (std::vector<ir::Value*>{x, w}));
+    EXPECT_NEAR(std::get<double>(*n->attr("eps")), 1e-6, 1e-12);
+  }
+}
+
+// Q, K, V [1, 2, 4, 8]: MatMul(Softmax(MatMul(Q, Transpose(K)) / sqrt(8) + mask), V)
+struct Attention {
+  ir::Graph g;
+  ir::Value *q, *k, *v, *mask;
+  ir::Node* out;
+  explicit Attention(bool with_mask, bool split_scale) {
+    q = testing::input(g, "q", f32({1, 2, 4, 8}));
+    k = testing::input(g, "k", f32({1, 2, 4, 8}));
+    v = testing::input(g, "v", f32({1, 2, 4, 8}));
+    mask = with_mask ? testing::input(g, "mask", f32({1, 1, 4, 4})) : nullptr;
+    ir::Value* qs = q;
+    ir::Node* kt = testing::onnx(g, "Transpose", {k}, f32({1, 2, 8, 4}), {{"perm", Ints{0, 1, 3, 2}}});
+    ir::Value* kts = kt->output(0);
+    if (split_scale) {  // dynamo: both sides scaled by scale^0.5
+      qs = testing::onnx(g, "Mul", {q, testing::constant(g, "sq", {}, {0.5946036f})}, f32({1, 2, 4, 8}))->output(0);
+      kts = testing::onnx(g, "Mul", {kts, testing::constant(g, "sk", {}, {0.5946036f})}, f32({1, 2, 8, 4}))->output(0);
+    }
+    ir::Value* s = testing::onnx(g, "MatMul", {qs, kts}, f32({1, 2, 4, 4}))->output(0);
+    if (!split_scale)
+      s = testing::onnx(g, "Div", {s, testing::constant(g, "d", {}, {2.8284271f})}, f32({1, 2, 4, 4}))->output(0);
+    if (mask) s = testing::onnx(g, "Add", {s, mask}, f32({1, 2, 4, 4}))->output(0);
+    ir::Node* sm = testing::onnx(g, "Softmax", {s}, f32({1, 2, 4, 4}), {{"axis", int64_t{-1}}}, 13);
+    out = testing::onnx(g, "MatMul", {sm->output(0), v}, f32({1, 2, 4, 8}));
+    g.outputs.push_back(out->output(0));
+  }
+};
+
+TEST(FuseAttention, LegacyAndDynamoFormsBecomeSdpa) {
+  for (bool split : {false, true})
+    for (bool with_mask : {false, true}) {
+      Attention a(with_mask, split);
+      PassContext ctx;
+      fuse_attention(a.g, ctx);
+      a.g.compact();
+      ASSERT_TRUE(ir::verify(a.g).empty()) << ir::verify(a.g).front();
+      ASSERT_EQ(a.g.num_nodes(), 1u) << split << with_mask;
+      EXPECT_EQ(a.out->op_type(), "et_vk.sdpa.default");
+      EXPECT_EQ(a.out->inputs(), (std::vector<ir::Value*>{a.q, a.k, a.v, a.mask}));
+      EXPECT_NEAR(std::get<double>(*a.out->attr("scale")), 1.0 / std::sqrt(8.0), 1e-6);
+    }
+}
+
+TEST(FuseAttention, LeavesAttentionWhoseScoresAreUsedElsewhere) {
+  Attention a(false, false);
+  // The softmax input becomes a graph output too: fusing would drop it.
+  ir::Node* sm = nullptr;
+  for (ir::Node* n : a.g.nodes())
+    if (n->is_onnx("Softmax")) sm = n;
+  a.g.outputs.push_back(sm->input(0));
+  PassContext ctx;
+  fuse_attention(a.g, ctx);
+  EXPECT_TRUE(a.out->is_onnx("MatMul"));
+}
+
 }  // namespace
 }  // namespace vkc::passes

@@ -83,6 +83,7 @@ const OpTable& op_table() {
     add_index_ops(t);
     add_norm_pool_ops(t);
     add_shape_ops(t);
+    add_llm_ops(t);
     return t;
   }();
   return table;

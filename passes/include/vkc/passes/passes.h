@@ -17,6 +17,10 @@ bool propagate_shapes(ir::Graph& g);
 void eliminate_common_subexpressions(ir::Graph& g, PassContext& ctx);
 /// Fuses the decomposed LayerNorm exporters write into one LayerNormalization.
 void fuse_layer_norm(ir::Graph& g, PassContext& ctx);
+/// Fuses the decomposed RMSNorm (x / sqrt(mean(x^2) + eps) * w) into et_vk.rms_norm.
+void fuse_rms_norm(ir::Graph& g, PassContext& ctx);
+/// Fuses MatMul -> scale -> (mask) -> Softmax -> MatMul attention into et_vk.sdpa.
+void fuse_attention(ir::Graph& g, PassContext& ctx);
 /// Fuses the erf-form GELU decomposition into one Gelu.
 void fuse_gelu(ir::Graph& g, PassContext& ctx);
 /// Folds BatchNormalization into the Conv or Gemm that feeds it.
