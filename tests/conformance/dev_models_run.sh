@@ -15,19 +15,8 @@ export NODE_PATH=${NODE_PATH:-$HOME/.cache/vkc-bench/node_modules}
 RTOL=${RTOL:-1e-3}
 ATOL=${ATOL:-1e-4}
 
-# id  vkc arguments (as tests/models/dev_models_test.sh)
-MODELS='
-ocr_det_ppocrv4      --input-shape x=1x3x640x640
-ocr_rec_ppocrv4      --input-shape x=1x3x48x320
-ocr_cls_mobile_v2    --input-shape x=1x3x48x192
-blazeface_front_128
-blazeface_back_256
-oww_melspectrogram   --input-shape input=1x1760
-oww_embedding        --input-shape input_1=1x76x32x1
-oww_hey_jarvis
-oww_alexa
-oww_timer
-'
+# id  vkc arguments, one model a line
+MODELS=$(grep -v '^#' "$SRC/tests/models/dev_models.txt")
 command -v node >/dev/null || { echo "dev models run: node is not installed" >&2; exit 77; }
 node -e "require('onnxruntime-node')" 2>/dev/null || { echo "dev models run: onnxruntime-node not found in NODE_PATH=$NODE_PATH" >&2; exit 77; }
 if [ ! -f "$DEST/dev/manifest.tsv" ]; then

@@ -9,19 +9,8 @@ SRC=${2:?source dir}
 FETCH="$SRC/../shared/models/get-dev-models.sh"
 DEST=${VKC_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vkc-models}
 
-# id  vkc arguments
-MODELS='
-ocr_det_ppocrv4      --input-shape x=1x3x640x640
-ocr_rec_ppocrv4      --input-shape x=1x3x48x320
-ocr_cls_mobile_v2    --input-shape x=1x3x48x192
-blazeface_front_128
-blazeface_back_256
-oww_melspectrogram   --input-shape input=1x1760
-oww_embedding        --input-shape input_1=1x76x32x1
-oww_hey_jarvis
-oww_alexa
-oww_timer
-'
+# id  vkc arguments, one model a line
+MODELS=$(grep -v '^#' "$SRC/tests/models/dev_models.txt")
 MUST_COMPILE="ocr_det_ppocrv4 ocr_rec_ppocrv4 ocr_cls_mobile_v2 blazeface_front_128 blazeface_back_256 oww_embedding oww_alexa oww_timer"
 
 if [ ! -f "$DEST/dev/manifest.tsv" ]; then
