@@ -17,6 +17,20 @@ TEST(TextureExtents, PackedDimIsDividedByFourAndBatchFoldsIntoDepth) {
   EXPECT_EQ(texture_extents({5}, L::WidthPacked), (std::array<int64_t, 3>{2, 1, 1}));
 }
 
+TEST(RepMisfit, ExactlyAtTheLimitFitsAndPackedDimRoundsUp) {
+  const ir::TensorRep width{ir::Storage::Texture3D, ir::Layout::WidthPacked};
+  const auto small = DeviceLimits::small_texture();
+  // width-packed: x = ceil(W / 4). 8192 -> 2048 fits; 8193 -> 2049 does not.
+  EXPECT_FALSE(rep_misfit(f32({1, 1, 1, 8192}), width, small).has_value());
+  EXPECT_EQ(rep_misfit(f32({1, 1, 1, 8193}), width, small), "texture extent x=2049 > 2048 (small-texture)");
+  // y is not packed: 2048 fits, 2049 does not.
+  EXPECT_FALSE(rep_misfit(f32({1, 1, 2048, 4}), width, small).has_value());
+  EXPECT_EQ(rep_misfit(f32({1, 1, 2049, 4}), width, small), "texture extent y=2049 > 2048 (small-texture)");
+  // z = C * N: batch folds into depth.
+  EXPECT_FALSE(rep_misfit(f32({2, 1024, 1, 4}), width, small).has_value());
+  EXPECT_EQ(rep_misfit(f32({3, 1024, 1, 4}), width, small), "texture extent z=3072 > 2048 (small-texture)");
+}
+
 TEST(RepMisfit, NamesTheAxisTheValueAndTheLimits) {
   const ir::TensorRep tex{ir::Storage::Texture3D, ir::Layout::ChannelsPacked};
   // 1 x 8400 x 4 x 4, channels-packed: z = ceil(8400 / 4) = 2100.
