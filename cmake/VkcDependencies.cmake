@@ -26,7 +26,6 @@ if(NOT TARGET vkc_shaderc)
   target_link_libraries(vkc_shaderc INTERFACE ${VKC_SHADERC_COMBINED} glslang::glslang glslang::SPIRV
     glslang::glslang-default-resource-limits SPIRV-Tools-opt SPIRV-Tools-static Threads::Threads)
 endif()
+# The vulkan runtime backend (runtime/src/vulkan) links the loader: libvulkan-dev.
+find_package(Vulkan REQUIRED)               # Vulkan::Vulkan
 option(VKC_GPU_CHECKS "Build the standalone GPU check programs (tests/gpu/), which need a Vulkan device" OFF)
-if(VKC_GPU_CHECKS)
-  find_package(Vulkan REQUIRED)
-endif()

@@ -10,6 +10,7 @@ PACKAGES=(
   libssl-dev nlohmann-json3-dev
   libfmt-dev libcli11-dev libyaml-cpp-dev libgtest-dev libgmock-dev
   libshaderc-dev glslc glslang-dev spirv-tools spirv-headers libspirv-cross-c-shared-dev
+  libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   python3-onnx python3-numpy
 )
 # npm fetches the third-party dev models for tests; any node/npm already present will do.

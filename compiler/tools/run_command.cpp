@@ -79,7 +79,9 @@ std::optional<HostTensor> expected_output(const fs::path& dir, size_t i, const H
 CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   CLI::App* run = app.add_subcommand("run", "execute a .pte on a runtime backend and check its outputs");
   run->add_option("FILE", a.pte, "the .pte to run")->required();
-  run->add_option("--backend", a.backend, "cpu (the reference kernels); vulkan comes later")->capture_default_str();
+  run->add_option("--backend", a.backend,
+                  "cpu (the reference kernels) or vulkan (a Vulkan device; VKC_VULKAN_VALIDATION=1: validation layer)")
+      ->capture_default_str();
   run->add_option("--input", a.inputs, "an input tensor: FILE.pb|FILE.bin, or INDEX=FILE (repeatable, in order)");
   run->add_option("--random", a.random_seed, "fill inputs not given with seeded values (as ort-reference.js)");
   run->add_option("--expect", a.expect_dir, "compare with DIR/output_<i>.pb (or .bin)");

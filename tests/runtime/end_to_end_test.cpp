@@ -118,7 +118,7 @@ TEST_F(RunCommand, ErrorsAreOneLine) {
   r = run_vkc("run " + pte + " --input image=" + (kData / "input_0.bin").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("name inputs by index"), std::string::npos) << r.err;
-  r = run_vkc("run " + pte + " --backend vulkan --random 1");
+  r = run_vkc("run " + pte + " --backend tpu --random 1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err_lines(), 1u) << r.err;
   r = run_vkc("run " + (dir_ / "missing.pte").string() + " --random 1");

@@ -77,5 +77,6 @@ void add_index_ops(OpTable& t);
 void add_norm_pool_ops(OpTable& t);
 void add_shape_ops(OpTable& t);
 void add_llm_ops(OpTable& t);
+void add_quant_ops(OpTable& t);
 
 }  // namespace vkc::runtime::cpu

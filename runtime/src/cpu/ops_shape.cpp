@@ -84,6 +84,7 @@ const OpTable& op_table() {
     add_norm_pool_ops(t);
     add_shape_ops(t);
     add_llm_ops(t);
+    add_quant_ops(t);
     return t;
   }();
   return table;

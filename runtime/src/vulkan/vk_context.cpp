@@ -1,0 +1,306 @@
+#include "vk_context.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "vkc/runtime/backend.h"
+#include "vkc/runtime/vulkan.h"
+
+namespace vkc::runtime {
+namespace {
+std::atomic<uint64_t> g_validation_messages{0};
+}
+uint64_t vulkan_validation_messages() { return g_validation_messages.load(); }
+}  // namespace vkc::runtime
+
+namespace vkc::runtime::vk {
+namespace {
+
+VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT, VkDebugUtilsMessageTypeFlagsEXT,
+                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void*) {
+  g_validation_messages.fetch_add(1);
+  std::fprintf(stderr, "vulkan validation: %s\n", data && data->pMessage ? data->pMessage : "(no message)");
+  return VK_FALSE;
+}
+
+bool has_layer(const char* name) {
+  uint32_t n = 0;
+  vkEnumerateInstanceLayerProperties(&n, nullptr);
+  std::vector<VkLayerProperties> layers(n);
+  vkEnumerateInstanceLayerProperties(&n, layers.data());
+  for (const auto& l : layers)
+    if (std::strcmp(l.layerName, name) == 0) return true;
+  return false;
+}
+
+bool has_device_extension(VkPhysicalDevice d, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(d, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> exts(n);
+  vkEnumerateDeviceExtensionProperties(d, nullptr, &n, exts.data());
+  for (const auto& e : exts)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+int compute_family(VkPhysicalDevice d) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(d, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> fams(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(d, &n, fams.data());
+  for (uint32_t i = 0; i < n; ++i)
+    if (fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+void check(VkResult r, const char* what) {
+  if (r != VK_SUCCESS) throw RuntimeError(fmt::format("vulkan: {} failed (VkResult {})", what, static_cast<int>(r)));
+}
+
+std::shared_ptr<Context> Context::create(bool validation) {
+  std::shared_ptr<Context> c(new Context());
+  auto app = make_info<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
+  app.pApplicationName = "vkc";
+  app.apiVersion = VK_API_VERSION_1_3;
+  const char* layer = "VK_LAYER_KHRONOS_validation";
+  const char* debug_ext = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+  validation = validation && has_layer(layer);
+  auto ici = make_info<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+  ici.pApplicationInfo = &app;
+  if (validation) {
+    ici.enabledLayerCount = 1;
+    ici.ppEnabledLayerNames = &layer;
+    ici.enabledExtensionCount = 1;
+    ici.ppEnabledExtensionNames = &debug_ext;
+  }
+  const VkResult r = vkCreateInstance(&ici, nullptr, &c->instance_);
+  if (r != VK_SUCCESS) throw RuntimeError(fmt::format("vulkan: no Vulkan instance (VkResult {})", static_cast<int>(r)));
+  if (validation) {
+    auto mci = make_info<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+    mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    mci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    mci.pfnUserCallback = on_message;
+    auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(c->instance_, "vkCreateDebugUtilsMessengerEXT"));
+    if (create) check(create(c->instance_, &mci, nullptr, &c->messenger_), "vkCreateDebugUtilsMessengerEXT");
+  }
+
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(c->instance_, &n, nullptr);
+  std::vector<VkPhysicalDevice> devices(n);
+  vkEnumeratePhysicalDevices(c->instance_, &n, devices.data());
+  int best = -1, best_score = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(devices[i], &p);
+    if (compute_family(devices[i]) < 0 || p.apiVersion < VK_API_VERSION_1_1) continue;
+    const int score = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU   ? 3
+                      : p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2
+                                                                                : 1;
+    if (score > best_score) best = static_cast<int>(i), best_score = score;
+  }
+  if (best < 0) throw RuntimeError("vulkan: no Vulkan device with a compute queue");
+  c->physical_ = devices[best];
+  vkGetPhysicalDeviceProperties(c->physical_, &c->props_);
+  vkGetPhysicalDeviceMemoryProperties(c->physical_, &c->mem_);
+  c->name_ = c->props_.deviceName;
+  c->queue_family_ = static_cast<uint32_t>(compute_family(c->physical_));
+
+  // Features: enable what the shader library may use, where the device has it.
+  auto m4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES);
+  auto s8 = make_info<VkPhysicalDevice8BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES, &m4);
+  auto s16 = make_info<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, &s8);
+  auto f16 = make_info<VkPhysicalDeviceShaderFloat16Int8Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, &s16);
+  auto have = make_info<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f16);
+  const bool v13 = c->props_.apiVersion >= VK_API_VERSION_1_3;
+  if (!v13) s8.pNext = nullptr;  // maintenance4 is core in 1.3 only
+  vkGetPhysicalDeviceFeatures2(c->physical_, &have);
+
+  auto em4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES);
+  em4.maintenance4 = m4.maintenance4;
+  auto es8 = make_info<VkPhysicalDevice8BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES, v13 ? &em4 : nullptr);
+  es8.storageBuffer8BitAccess = s8.storageBuffer8BitAccess;
+  auto es16 = make_info<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, &es8);
+  es16.storageBuffer16BitAccess = s16.storageBuffer16BitAccess;
+  auto ef16 = make_info<VkPhysicalDeviceShaderFloat16Int8Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, &es16);
+  ef16.shaderFloat16 = f16.shaderFloat16;
+  ef16.shaderInt8 = f16.shaderInt8;
+  auto enable = make_info<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &ef16);
+  enable.features.shaderInt16 = have.features.shaderInt16;
+  c->fp16_ = f16.shaderFloat16 && s16.storageBuffer16BitAccess;
+
+  const float priority = 1.0f;
+  auto qci = make_info<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  qci.queueFamilyIndex = c->queue_family_;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  auto dci = make_info<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &enable);
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  const char* m4_ext = VK_KHR_MAINTENANCE_4_EXTENSION_NAME;
+  if (!v13 && has_device_extension(c->physical_, m4_ext)) {
+    dci.enabledExtensionCount = 1;
+    dci.ppEnabledExtensionNames = &m4_ext;
+  }
+  check(vkCreateDevice(c->physical_, &dci, nullptr, &c->device_), "vkCreateDevice");
+  vkGetDeviceQueue(c->device_, c->queue_family_, 0, &c->queue_);
+  auto pci = make_info<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = c->queue_family_;
+  check(vkCreateCommandPool(c->device_, &pci, nullptr, &c->pool_), "vkCreateCommandPool");
+  auto fci = make_info<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  check(vkCreateFence(c->device_, &fci, nullptr, &c->fence_), "vkCreateFence");
+  return c;
+}
+
+Context::~Context() {
+  if (device_) {
+    vkDeviceWaitIdle(device_);
+    if (fence_) vkDestroyFence(device_, fence_, nullptr);
+    if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+  }
+  if (messenger_) {
+    auto destroy = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy) destroy(instance_, messenger_, nullptr);
+  }
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+}
+
+uint32_t Context::memory_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const {
+  for (VkMemoryPropertyFlags flags : {want, fallback})
+    for (uint32_t i = 0; i < mem_.memoryTypeCount; ++i)
+      if ((bits & (1u << i)) && (mem_.memoryTypes[i].propertyFlags & flags) == flags) return i;
+  throw RuntimeError("vulkan: no suitable memory type");
+}
+
+VkDeviceMemory Context::allocate(VkMemoryRequirements req, VkMemoryPropertyFlags want,
+                                 VkMemoryPropertyFlags fallback) const {
+  auto mai = make_info<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = memory_type(req.memoryTypeBits, want, fallback);
+  VkDeviceMemory m = VK_NULL_HANDLE;
+  VkResult r = vkAllocateMemory(device_, &mai, nullptr, &m);
+  if (r != VK_SUCCESS && want != fallback) {  // e.g. a small host-visible device-local (BAR) heap is full
+    mai.memoryTypeIndex = memory_type(req.memoryTypeBits, fallback, fallback);
+    r = vkAllocateMemory(device_, &mai, nullptr, &m);
+  }
+  check(r, "vkAllocateMemory");
+  return m;
+}
+
+Buffer Context::make_buffer(VkDeviceSize bytes, Mem mem) const {
+  Buffer b;
+  b.ctx = this;
+  b.size = std::max<VkDeviceSize>(bytes, 16);
+  auto bci = make_info<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  bci.size = b.size;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vkCreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, b.buffer, &req);
+  const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  b.memory = mem == Mem::Readback ? allocate(req, hv | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, hv)
+             : mem == Mem::Upload ? allocate(req, hv | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, hv)
+                                  : allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  check(vkBindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+  if (mem != Mem::Device) check(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
+  return b;
+}
+
+Image Context::make_image(VkFormat format, std::array<uint32_t, 3> extents) const {
+  Image im;
+  im.ctx = this;
+  im.format = format;
+  im.extents = extents;
+  auto ici = make_info<VkImageCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO);
+  ici.imageType = VK_IMAGE_TYPE_3D;
+  ici.format = format;
+  ici.extent = {extents[0], extents[1], extents[2]};
+  ici.mipLevels = 1;
+  ici.arrayLayers = 1;
+  ici.samples = VK_SAMPLE_COUNT_1_BIT;
+  ici.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ici.usage = VK_IMAGE_USAGE_STORAGE_BIT;
+  ici.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  ici.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  const auto& lim = props_.limits;
+  if (extents[0] > lim.maxImageDimension3D || extents[1] > lim.maxImageDimension3D ||
+      extents[2] > lim.maxImageDimension3D)
+    throw RuntimeError(fmt::format("vulkan: texture extents ({},{},{}) exceed the device's maxImageDimension3D {}",
+                                   extents[0], extents[1], extents[2], lim.maxImageDimension3D));
+  check(vkCreateImage(device_, &ici, nullptr, &im.image), "vkCreateImage");
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, im.image, &req);
+  im.memory = allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  check(vkBindImageMemory(device_, im.image, im.memory, 0), "vkBindImageMemory");
+  auto vci = make_info<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
+  vci.image = im.image;
+  vci.viewType = VK_IMAGE_VIEW_TYPE_3D;
+  vci.format = format;
+  vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  check(vkCreateImageView(device_, &vci, nullptr, &im.view), "vkCreateImageView");
+  return im;
+}
+
+VkCommandBuffer Context::begin_commands() const {
+  auto ai = make_info<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+  ai.commandPool = pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  check(vkAllocateCommandBuffers(device_, &ai, &cb), "vkAllocateCommandBuffers");
+  auto bi = make_info<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  check(vkBeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+  return cb;
+}
+
+void Context::run(VkCommandBuffer cb) const {
+  auto si = make_info<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  check(vkResetFences(device_, 1, &fence_), "vkResetFences");
+  check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+  check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+void Context::submit_and_wait(VkCommandBuffer cb) const {
+  check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  run(cb);
+  free_commands(cb);
+}
+
+void Context::free_commands(VkCommandBuffer cb) const { vkFreeCommandBuffers(device_, pool_, 1, &cb); }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  std::swap(ctx, o.ctx), std::swap(buffer, o.buffer), std::swap(memory, o.memory);
+  std::swap(mapped, o.mapped), std::swap(size, o.size);
+  return *this;
+}
+Buffer::~Buffer() {
+  if (!ctx) return;
+  if (buffer) vkDestroyBuffer(ctx->device(), buffer, nullptr);
+  if (memory) vkFreeMemory(ctx->device(), memory, nullptr);
+}
+Image& Image::operator=(Image&& o) noexcept {
+  std::swap(ctx, o.ctx), std::swap(image, o.image), std::swap(view, o.view), std::swap(memory, o.memory);
+  std::swap(format, o.format), std::swap(extents, o.extents);
+  return *this;
+}
+Image::~Image() {
+  if (!ctx) return;
+  if (view) vkDestroyImageView(ctx->device(), view, nullptr);
+  if (image) vkDestroyImage(ctx->device(), image, nullptr);
+  if (memory) vkFreeMemory(ctx->device(), memory, nullptr);
+}
+
+}  // namespace vkc::runtime::vk

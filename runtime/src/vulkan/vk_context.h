@@ -1,0 +1,104 @@
+// The Vulkan instance, device and queue the `vulkan` backend runs on, and the buffers and images
+// it allocates. One Context per backend; delegates share it.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace vkc::runtime::vk {
+
+/// A zeroed Vulkan info struct with its sType (and pNext) set.
+template <typename T>
+T make_info(VkStructureType type, void* next = nullptr) {
+  T t{};
+  t.sType = type;
+  t.pNext = next;
+  return t;
+}
+
+/// Throws RuntimeError "vulkan: WHAT failed (VkResult N)" unless r is VK_SUCCESS.
+void check(VkResult r, const char* what);
+
+class Context;
+
+/// A storage buffer with its own memory; mapped when host-visible.
+struct Buffer {
+  const Context* ctx = nullptr;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void* mapped = nullptr;
+  VkDeviceSize size = 0;
+  Buffer() = default;
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+  ~Buffer();
+};
+
+/// A 3-D storage image (optimal tiling, layout GENERAL once prepared) and its view.
+struct Image {
+  const Context* ctx = nullptr;
+  VkImage image = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkFormat format = VK_FORMAT_UNDEFINED;
+  std::array<uint32_t, 3> extents{1, 1, 1};
+  Image() = default;
+  Image(Image&& o) noexcept { *this = std::move(o); }
+  Image& operator=(Image&& o) noexcept;
+  ~Image();
+};
+
+class Context {
+ public:
+  /// Picks a discrete GPU when there is one, else the first device with a compute queue.
+  /// `validation`: enable VK_LAYER_KHRONOS_validation (when installed) with a messenger that
+  /// prints each warning/error to stderr and counts it. Throws RuntimeError.
+  static std::shared_ptr<Context> create(bool validation);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  VkDevice device() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  const VkPhysicalDeviceProperties& properties() const { return props_; }
+  const std::string& device_name() const { return name_; }
+  bool fp16() const { return fp16_; }
+  bool validation() const { return messenger_ != VK_NULL_HANDLE; }
+
+  enum class Mem { Device, Upload, Readback };
+  /// Device: device-local when possible. Upload/Readback: host-visible, coherent and mapped
+  /// (Upload prefers device-local too, Readback host-cached).
+  Buffer make_buffer(VkDeviceSize bytes, Mem mem) const;
+  Image make_image(VkFormat format, std::array<uint32_t, 3> extents) const;
+
+  VkCommandBuffer begin_commands() const;
+  /// Ends, submits and waits for `cb`, then frees it.
+  void submit_and_wait(VkCommandBuffer cb) const;
+  /// Submits a recorded (reusable) command buffer and waits.
+  void run(VkCommandBuffer cb) const;
+  void free_commands(VkCommandBuffer cb) const;
+
+ private:
+  Context() = default;
+  uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const;
+  VkDeviceMemory allocate(VkMemoryRequirements req, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const;
+
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkPhysicalDeviceProperties props_{};
+  VkPhysicalDeviceMemoryProperties mem_{};
+  std::string name_;
+  bool fp16_ = false;
+};
+
+}  // namespace vkc::runtime::vk

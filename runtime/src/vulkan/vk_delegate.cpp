@@ -1,0 +1,286 @@
+#include "vk_delegate.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+
+#include "../cpu/cpu_dtypes.h"
+#include "vkc/kernels/elementwise.h"
+#include "vkc/serializer/vk_payload.h"
+
+namespace vkc::runtime::vk {
+
+using kernels::HostTensor;
+using serializer::VkTensor;
+
+namespace {
+
+VkFormat texel_format(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float32: return VK_FORMAT_R32G32B32A32_SFLOAT;
+    case ir::DType::Float16: return VK_FORMAT_R16G16B16A16_SFLOAT;
+    case ir::DType::Int32: return VK_FORMAT_R32G32B32A32_SINT;
+    default: return VK_FORMAT_UNDEFINED;
+  }
+}
+
+std::vector<int64_t> dims_of(const VkTensor& t) { return {t.dims.begin(), t.dims.end()}; }
+
+}  // namespace
+
+VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer::BackendDelegate& d,
+                               const NamedDataMap& named)
+    : dev_(std::move(device)), named_(named) {
+  serializer::VkPayload payload = serializer::read_vk_payload(d.processed.bytes());
+  graph_ = std::move(payload.graph);
+  payload_bytes_ = payload.bytes;
+  Encoder::graph_ = &graph_;
+  tensors_.resize(graph_.values.size());
+
+  // Inputs: host staging buffer -> tensor (copy.glsl), first in the recorded command buffer.
+  serializer::VkOperatorCall staging_call{kStagingNode, "staging", {}};
+  call_ = &staging_call;
+  for (size_t i = 0; i < graph_.input_ids.size(); ++i) {
+    staging_call.name = fmt::format("input {}", i);
+    GpuTensor& t = tensor_id(static_cast<int32_t>(graph_.input_ids[i]));
+    in_stage_.push_back(staging(t, Context::Mem::Upload));
+    encode_copy(*this, t, *in_stage_.back(), {});
+  }
+  const auto& ops = vulkan_ops();
+  for (const auto& c : graph_.chain) {
+    call_ = &c;
+    auto it = ops.find(c.name);
+    if (it == ops.end()) fail("operator has no Vulkan kernel in this backend");
+    prepacking_ = c.name == "et_vk.prepack.default";
+    it->second(*this);
+    prepacking_ = false;
+  }
+  for (size_t j = 0; j < graph_.output_ids.size(); ++j) {
+    staging_call.name = fmt::format("output {}", j);
+    call_ = &staging_call;
+    GpuTensor& t = tensor_id(static_cast<int32_t>(graph_.output_ids[j]));
+    out_stage_.push_back(staging(t, Context::Mem::Readback));
+    encode_copy(*this, *out_stage_.back(), t, {});
+  }
+  call_ = nullptr;
+
+  std::vector<VkImage> images;
+  auto add_images = [&](const auto& container) {
+    for (const auto& entry : container) {
+      const GpuTensor* t = nullptr;
+      if constexpr (requires { entry.second; }) t = entry.second.get();
+      else t = entry.get();
+      if (t && t->texture) images.push_back(t->image.image);
+    }
+  };
+  add_images(tensors_), add_images(materialized_), add_images(scratch_);
+  Recording(dev_->ctx, *dev_->pipelines, prepack_, images).run();
+  recording_ = std::make_unique<Recording>(dev_->ctx, *dev_->pipelines, run_, std::vector<VkImage>{});
+}
+
+VulkanDelegate::~VulkanDelegate() = default;
+
+void VulkanDelegate::execute(std::span<HostTensor* const> args) {
+  const size_t n_in = graph_.input_ids.size(), n_out = graph_.output_ids.size();
+  if (args.size() != n_in + n_out)
+    throw RuntimeError(fmt::format("{} args for {} inputs and {} outputs", args.size(), n_in, n_out));
+  for (size_t i = 0; i < n_in; ++i) {
+    const GpuTensor& s = *in_stage_[i];
+    const HostTensor& x = *args[i];
+    if (x.numel() != HostTensor{x.dtype, s.dims, {}}.numel() || x.shape.size() != s.dims.size())
+      throw RuntimeError(fmt::format("input {}: [{}] does not match the delegate's [{}]", i, fmt::join(x.shape, ","),
+                                     fmt::join(s.dims, ",")));
+    const HostTensor g = x.dtype == s.dtype ? x : kernels::cast(x, s.dtype);
+    std::memcpy(s.buffer.mapped, g.data.data(), g.data.size());
+  }
+  recording_->run();
+  for (size_t j = 0; j < n_out; ++j) {
+    const GpuTensor& s = *out_stage_[j];
+    HostTensor got = HostTensor::zeros(s.dtype, s.dims);
+    std::memcpy(got.mutable_bytes(), s.buffer.mapped, got.data.size());
+    HostTensor& dst = *args[n_in + j];
+    if (got.numel() != HostTensor{dst.dtype, dst.shape, {}}.numel())
+      throw RuntimeError(fmt::format("output {}: {} elements for a plan tensor of [{}]", j, got.numel(),
+                                     fmt::join(dst.shape, ",")));
+    HostTensor out = got.dtype == dst.dtype ? got : kernels::cast(got, dst.dtype);
+    dst = HostTensor{dst.dtype, dst.shape, out.data};
+  }
+}
+
+std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DType dtype, bool texture, int packed) {
+  auto g = std::make_unique<GpuTensor>();
+  g->dtype = dtype;
+  g->dims = dims_of(t);
+  if (g->dims.size() > 4) fail(fmt::format("rank-{} tensors are not supported (at most 4)", g->dims.size()));
+  for (int64_t d : g->dims)
+    if (d <= 0) fail(fmt::format("tensor [{}] has a zero-size dim", fmt::join(g->dims, ",")));
+  g->sizes = whcn(g->dims);
+  g->texture = texture;
+  g->packed_dim = texture ? packed : 0;
+  if (dtype == ir::DType::Float16 && !dev_->ctx->fp16())
+    fail("f16 tensors need shaderFloat16 and 16-bit storage, which the device lacks");
+  if (texture) {
+    const VkFormat f = texel_format(dtype);
+    if (f == VK_FORMAT_UNDEFINED) fail(fmt::format("{} textures are not supported", ir::dtype_name(dtype)));
+    ivec4 e = g->sizes;
+    e[packed] = (e[packed] + 3) / 4;
+    const uint32_t z = static_cast<uint32_t>(e[2] * e[3]);  // batches stacked along z
+    g->image = dev_->ctx->make_image(f, {static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]), z});
+  } else {
+    const int64_t n = HostTensor{dtype, g->dims, {}}.numel();
+    g->buffer = dev_->ctx->make_buffer(static_cast<VkDeviceSize>(n) * ir::dtype_size(dtype), Context::Mem::Device);
+  }
+  return g;
+}
+
+std::unique_ptr<GpuTensor> VulkanDelegate::staging(const GpuTensor& like, Context::Mem mem) {
+  auto g = std::make_unique<GpuTensor>();
+  g->dtype = like.dtype;
+  g->dims = like.dims;
+  g->sizes = like.sizes;
+  const int64_t n = HostTensor{like.dtype, like.dims, {}}.numel();
+  g->buffer = dev_->ctx->make_buffer(static_cast<VkDeviceSize>(n) * ir::dtype_size(like.dtype), mem);
+  return g;
+}
+
+GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
+  const VkTensor& t = vk_tensor(id);
+  if (t.constant_id >= 0) fail(fmt::format("value {} is a constant where a computed tensor is expected", id));
+  if (tensors_[id]) return *tensors_[id];
+  using serializer::MemoryLayout;
+  using serializer::StorageType;
+  StorageType st = t.storage != StorageType::Default ? t.storage : graph_.storage_type_override;
+  if (st == StorageType::Default) st = StorageType::Texture3D;
+  MemoryLayout ml = t.layout != MemoryLayout::Default ? t.layout : graph_.memory_layout_override;
+  if (ml == MemoryLayout::Default) ml = st == StorageType::Buffer ? MemoryLayout::WidthPacked : MemoryLayout::ChannelsPacked;
+  if (st == StorageType::Texture2D) fail(fmt::format("value {}: texture2d storage is not supported", id));
+  if (static_cast<int>(ml) > 2) fail(fmt::format("value {}: layout {} is not supported", id, serializer::to_string(ml)));
+  // Buffers are contiguous (W fastest) whatever their layout tag (docs/shader-specs.md).
+  tensors_[id] = make_tensor(t, cpu::gpu_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml));
+  return *tensors_[id];
+}
+
+GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t numel) {
+  auto key = std::make_tuple(id, static_cast<int>(dtype), numel);
+  if (auto it = constants_.find(key); it != constants_.end()) return *it->second;
+  const VkTensor& t = vk_tensor(id);
+  if (static_cast<size_t>(t.constant_id) >= graph_.constants.size())
+    fail(fmt::format("value {}: constant {} is out of range", id, t.constant_id));
+  const serializer::VkBytes& b = graph_.constants[t.constant_id];
+  HostTensor h{cpu::gpu_dtype(t.dtype), dims_of(t), {}};
+  if (b.offset == std::numeric_limits<uint64_t>::max()) {
+    auto it = named_.find(b.named_key);
+    if (it == named_.end()) fail(fmt::format("value {}: named data '{}' is not in the program", id, b.named_key));
+    h.data = it->second;
+  } else {
+    if (b.offset > payload_bytes_.size() || b.length > payload_bytes_.size() - b.offset)
+      fail(fmt::format("value {}: constant bytes lie outside the payload", id));
+    h.data = ir::TensorData::view(nullptr, payload_bytes_.data() + b.offset, b.length);
+  }
+  if (h.data.size() != static_cast<size_t>(h.numel()) * ir::dtype_size(h.dtype))
+    fail(fmt::format("value {}: constant has {} bytes, [{}] {} needs more or fewer", id, h.data.size(),
+                     fmt::join(h.shape, ","), ir::dtype_name(h.dtype)));
+  if (h.dtype != dtype) h = kernels::cast(h, dtype);
+  std::vector<uint8_t> bytes(h.data.bytes().begin(), h.data.bytes().end());
+  if (numel > 0 && h.numel() != numel) {
+    if (h.numel() != 1) fail(fmt::format("constant value {} has {} elements, expected {} (or 1)", id, h.numel(), numel));
+    std::vector<uint8_t> one = bytes;
+    bytes.clear();
+    for (int64_t k = 0; k < numel; ++k) bytes.insert(bytes.end(), one.begin(), one.end());
+  }
+  auto g = std::make_unique<GpuTensor>();
+  g->dtype = dtype;
+  g->dims = numel > 0 && h.numel() != numel ? std::vector<int64_t>{numel} : h.shape;
+  g->sizes = whcn(g->dims);
+  g->buffer = dev_->ctx->make_buffer(bytes.size(), Context::Mem::Upload);
+  std::memcpy(g->buffer.mapped, bytes.data(), bytes.size());
+  return *constants_.emplace(key, std::move(g)).first->second;
+}
+
+GpuTensor& VulkanDelegate::tensor(size_t i, const GpuTensor* like) {
+  if (!is_constant(i)) {
+    if (!std::holds_alternative<VkTensor>(value(i))) fail(fmt::format("argument {} is not a Tensor", i));
+    return tensor_id(id(i));
+  }
+  if (!like) fail(fmt::format("argument {} is a constant; this operator needs it prepacked", i));
+  auto key = std::make_tuple(id(i), like->texture, like->packed_dim, static_cast<int>(like->dtype));
+  if (auto it = materialized_.find(key); it != materialized_.end()) return *it->second;
+  GpuTensor& src = constant_buffer(id(i), like->dtype, 0);
+  auto g = make_tensor(vk_tensor(id(i)), like->dtype, like->texture, like->packed_dim);
+  const bool was = prepacking_;
+  prepacking_ = true;
+  encode_copy(*this, *g, src, {});
+  prepacking_ = was;
+  return *materialized_.emplace(key, std::move(g)).first->second;
+}
+
+VkBuffer VulkanDelegate::raw(size_t i, ir::DType dtype, int64_t numel) {
+  if (!is_constant(i)) fail(fmt::format("argument {} must be a constant (weights are prepacked at load)", i));
+  return constant_buffer(id(i), dtype, numel).buffer.buffer;
+}
+
+GpuTensor& VulkanDelegate::constant(size_t i, ir::DType dtype) {
+  if (!is_constant(i)) fail(fmt::format("argument {} must be a constant", i));
+  return constant_buffer(id(i), dtype, 0);
+}
+
+VkBuffer VulkanDelegate::filled(int64_t n, double v, ir::DType dtype) {
+  HostTensor h = HostTensor::zeros(dtype, {n});
+  for (int64_t k = 0; k < n; ++k) h.set_f(k, v);
+  auto g = std::make_unique<GpuTensor>();
+  g->dtype = dtype;
+  g->dims = {n};
+  g->buffer = dev_->ctx->make_buffer(h.data.size(), Context::Mem::Upload);
+  std::memcpy(g->buffer.mapped, h.data.data(), h.data.size());
+  scratch_.push_back(std::move(g));
+  return scratch_.back()->buffer.buffer;
+}
+
+void VulkanDelegate::require_unused(int32_t v, const char* what) {
+  for (uint32_t o : graph_.output_ids)
+    if (static_cast<int32_t>(o) == v) fail(fmt::format("{} (value {}) is a delegate output; it is not computed", what, v));
+  for (const auto& c : graph_.chain) {
+    if (&c == call_) continue;
+    for (int32_t a : c.args) {
+      bool uses = a == v;
+      if (const auto* l = std::get_if<serializer::VkValueList>(&graph_.values[a]))
+        for (int32_t x : l->items) uses = uses || x == v;
+      if (uses) fail(fmt::format("{} (value {}) is read by node {}; it is not computed", what, v, c.node_id));
+    }
+  }
+}
+
+const codegen::LibraryVariant& VulkanDelegate::variant(const GpuTensor& out, std::string_view in_storage,
+                                                       std::string_view name_prefix, std::string_view op_override) {
+  codegen::ShaderLibrary::Query q;
+  q.op = op_override.empty() ? std::string_view(op()) : op_override;
+  const std::string dtype(out.dtype_name());
+  q.dtype = dtype;
+  q.storage = out.storage();
+  q.layout = out.layout();
+  q.in_storage = in_storage == out.storage() ? std::string_view{} : in_storage;
+  const std::string prefix = name_prefix.empty() ? std::string() : fmt::format("{}_{}", name_prefix, dtype);
+  const bool v13 = dev_->ctx->properties().apiVersion >= VK_API_VERSION_1_3;
+  for (const codegen::LibraryVariant* v : dev_->library.find_all(q)) {
+    if (!prefix.empty() && v->name.rfind(prefix, 0) != 0) continue;
+    if (v->vk_version == "1.3" && !v13) continue;
+    return *v;
+  }
+  fail(fmt::format("no shader variant for {} {} {} {}{}{}", q.op, dtype, q.storage, q.layout,
+                   q.in_storage.empty() ? "" : fmt::format(" from {}", q.in_storage),
+                   prefix.empty() ? "" : fmt::format(" named {}*", prefix)));
+}
+
+void VulkanDelegate::dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
+                              int64_t items) {
+  Dispatch d;
+  d.variant = &v;
+  d.resources = std::move(resources);
+  d.push = push.bytes();
+  d.items = items;
+  d.where = call_ ? where() : std::string("staging");
+  (prepacking_ ? prepack_ : run_).push_back(std::move(d));
+}
+
+}  // namespace vkc::runtime::vk

@@ -1,0 +1,58 @@
+// One VulkanBackend delegate on a Vulkan device: tensors allocated per their storage and layout
+// tags, constants uploaded, prepacking run once at load, the graph recorded into one command
+// buffer that execute() submits.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "vk_encoder.h"
+#include "vkc/runtime/backend.h"
+
+namespace vkc::runtime::vk {
+
+/// What every delegate of one backend shares.
+struct Device {
+  std::shared_ptr<Context> ctx;
+  codegen::ShaderLibrary library;
+  std::unique_ptr<PipelineCache> pipelines;
+};
+
+class VulkanDelegate final : public DelegateInstance, private Encoder {
+ public:
+  VulkanDelegate(std::shared_ptr<Device> device, const serializer::BackendDelegate& d, const NamedDataMap& named);
+  ~VulkanDelegate() override;
+  void execute(std::span<kernels::HostTensor* const> args) override;
+
+ private:
+  GpuTensor& tensor_id(int32_t id) override;
+  GpuTensor& tensor(size_t i, const GpuTensor* like) override;
+  VkBuffer raw(size_t i, ir::DType dtype, int64_t numel) override;
+  GpuTensor& constant(size_t i, ir::DType dtype) override;
+  VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
+  void require_unused(int32_t id, const char* what) override;
+  const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,
+                                         std::string_view name_prefix, std::string_view op_override) override;
+  void dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
+                int64_t items) override;
+
+  std::unique_ptr<GpuTensor> make_tensor(const serializer::VkTensor& t, ir::DType dtype, bool texture, int packed);
+  GpuTensor& constant_buffer(int32_t id, ir::DType dtype, int64_t numel);
+  std::unique_ptr<GpuTensor> staging(const GpuTensor& like, Context::Mem mem);
+
+  std::shared_ptr<Device> dev_;
+  const NamedDataMap& named_;
+  std::span<const uint8_t> payload_bytes_;
+  serializer::VkGraph graph_;
+  std::vector<std::unique_ptr<GpuTensor>> tensors_;                                     // by value id
+  std::map<std::tuple<int32_t, int, int64_t>, std::unique_ptr<GpuTensor>> constants_;  // (id, dtype, numel)
+  std::map<std::tuple<int32_t, bool, int, int>, std::unique_ptr<GpuTensor>> materialized_;
+  std::vector<std::unique_ptr<GpuTensor>> scratch_;
+  std::vector<std::unique_ptr<GpuTensor>> in_stage_, out_stage_;
+  std::vector<Dispatch> prepack_, run_;
+  bool prepacking_ = false;
+  std::unique_ptr<Recording> recording_;
+};
+
+}  // namespace vkc::runtime::vk

@@ -1,0 +1,120 @@
+// What a Vulkan operator encoder sees: the OperatorCall's arguments decoded strictly (as the cpu
+// backend decodes them), GPU tensors by argument, constants as raw buffers, the shader library,
+// and the dispatch list. Every error names the node and operator.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vk_pipeline.h"
+#include "vkc/ir/dtype.h"
+#include "vkc/serializer/vk_graph.h"
+
+namespace vkc::runtime::vk {
+
+/// A VkGraph tensor on the device: a contiguous buffer (W fastest) or a 3-D image of texels
+/// packed along `packed_dim` (vkc_common.glslh).
+struct GpuTensor {
+  ir::DType dtype = ir::DType::Float32;  // the GPU dtype
+  std::vector<int64_t> dims;             // NCHW, rank <= 4
+  ivec4 sizes{1, 1, 1, 1};               // WHCN
+  bool texture = false;
+  int packed_dim = 0;                    // 0 W, 1 H, 2 C (buffers: 0)
+  Buffer buffer;
+  Image image;
+
+  const char* storage() const { return texture ? "texture3d" : "buffer"; }
+  const char* layout() const;
+  std::string_view dtype_name() const { return ir::dtype_name(dtype); }
+  Resource resource() const { return texture ? Resource{VK_NULL_HANDLE, image.view} : Resource{buffer.buffer, VK_NULL_HANDLE}; }
+  /// Invocations of a one-per-element (buffer) / one-per-texel (texture) dispatch over `s`.
+  int64_t items(ivec4 s) const;
+  int64_t items() const { return items(sizes); }
+};
+
+/// WHCN sizes of NCHW dims (rank <= 4, missing dims 1).
+ivec4 whcn(const std::vector<int64_t>& dims);
+/// The WHCN index of NCHW dim `d` (negative counts from the end) of a rank-`rank` tensor.
+int whcn_dim(int64_t d, size_t rank);
+
+/// node_id of the pseudo-calls that stage inputs and outputs.
+constexpr uint32_t kStagingNode = UINT32_MAX;
+
+class Encoder {
+ public:
+  virtual ~Encoder() = default;
+  const serializer::VkOperatorCall& call() const { return *call_; }
+  const std::string& op() const { return call_->name; }
+  std::string where() const;
+  [[noreturn]] void fail(const std::string& what) const;
+
+  // ---- arguments (schema order; the last one is the output)
+  size_t num_args() const { return call_->args.size(); }
+  int32_t id(size_t i) const;
+  const serializer::VkValue& value(size_t i) const;
+  bool is_null(size_t i) const;
+  int64_t int_arg(size_t i) const;
+  double scalar(size_t i) const;
+  std::optional<double> opt_scalar(size_t i) const;
+  std::optional<int64_t> opt_int(size_t i) const;
+  bool bool_arg(size_t i) const;
+  std::string string_arg(size_t i) const;
+  std::vector<int64_t> int_list(size_t i) const;
+  std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
+  std::optional<std::vector<double>> opt_double_list(size_t i) const;
+  std::vector<int32_t> value_list(size_t i) const;
+  bool is_constant(size_t i) const;
+  const serializer::VkTensor& vk_tensor(int32_t id) const;
+
+  // ---- tensors
+  virtual GpuTensor& tensor_id(int32_t id) = 0;
+  /// Tensor argument i; a constant is materialized in `like`'s storage and layout (or, without
+  /// `like`, fails).
+  virtual GpuTensor& tensor(size_t i, const GpuTensor* like = nullptr) = 0;
+  GpuTensor& out() { return tensor_id(call_->args.back()); }
+  /// Constant argument i as a contiguous buffer of `dtype`; `numel` (> 0) checks or broadcasts a
+  /// one-element constant to that many elements.
+  virtual VkBuffer raw(size_t i, ir::DType dtype, int64_t numel = 0) = 0;
+  /// Constant argument i as a contiguous buffer tensor of `dtype` (for copies from it).
+  virtual GpuTensor& constant(size_t i, ir::DType dtype) = 0;
+  /// A buffer of `n` copies of `v` in `dtype` (absent weights, biases).
+  virtual VkBuffer filled(int64_t n, double v, ir::DType dtype) = 0;
+  /// Fails when value `id` is read by another operator or is a graph output (ops that do not
+  /// write some of their outputs).
+  virtual void require_unused(int32_t id, const char* what) = 0;
+
+  // ---- shaders
+  /// The variant for this op (or `op_override`), in `out`'s dtype/storage/layout; `name_prefix`
+  /// picks among several kernels. Fails naming op, node and the query when none matches.
+  virtual const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage = {},
+                                                 std::string_view name_prefix = {},
+                                                 std::string_view op_override = {}) = 0;
+  virtual void dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
+                        int64_t items) = 0;
+  /// Fails unless `t` has `ref`'s storage (and layout when `same_layout`).
+  void require_rep(const GpuTensor& t, const GpuTensor& ref, const char* what, bool same_layout) const;
+
+ protected:
+  const serializer::VkGraph* graph_ = nullptr;
+  const serializer::VkOperatorCall* call_ = nullptr;
+};
+
+using OpEncoder = void (*)(Encoder&);
+/// Every operator the vulkan backend encodes, by registry name.
+const std::unordered_map<std::string, OpEncoder>& vulkan_ops();
+void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t);
+void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t);
+void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t);
+
+/// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
+struct CopyRegion {
+  ivec4 region{0, 0, 0, 0};  // {0,...}: out.sizes
+  ivec4 out_offset{0, 0, 0, 0}, in_offset{0, 0, 0, 0}, in_step{1, 1, 1, 1}, perm{0, 1, 2, 3};
+  float fill = 0;
+};
+void encode_copy(Encoder& e, GpuTensor& out, GpuTensor& in, const CopyRegion& r);
+
+}  // namespace vkc::runtime::vk

@@ -1,0 +1,147 @@
+// Data movement on the GPU: every operator here is one or more region copies (copy.glsl),
+// except view_copy (view.glsl). Dims are converted from NCHW to WHCN (d -> rank - 1 - d).
+#include <fmt/format.h>
+
+#include "vk_encoder.h"
+
+namespace vkc::runtime::vk {
+namespace {
+
+void prepack(Encoder& e) {
+  GpuTensor& out = e.out();
+  // Runs once at load: the constant's contiguous buffer -> out's representation.
+  encode_copy(e, out, e.is_constant(0) ? e.constant(0, out.dtype) : e.tensor(0), {});
+}
+
+void clone(Encoder& e) {
+  GpuTensor& out = e.out();
+  encode_copy(e, out, e.tensor(0, &out), {});
+}
+
+void permute_copy(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  const std::vector<int64_t> perm = e.int_list(1);
+  const size_t r = in.dims.size();
+  if (perm.size() != r) e.fail(fmt::format("{} permutation entries for a rank-{} input", perm.size(), r));
+  CopyRegion c;
+  // Input WHCN dim d (NCHW j = r-1-d) sits at output NCHW dim i with perm[i] == j.
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t j = static_cast<int64_t>(r - 1 - d);
+    for (size_t i = 0; i < r; ++i) {
+      const int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i];
+      if (p == j) c.perm[d] = static_cast<int32_t>(r - 1 - i);
+    }
+  }
+  encode_copy(e, out, in, c);
+}
+
+void slice_copy(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  const size_t r = in.dims.size();
+  int64_t dim = e.int_arg(1);
+  if (dim < 0) dim += static_cast<int64_t>(r);
+  if (dim < 0 || dim >= static_cast<int64_t>(r) || out.dims.size() != r) e.fail("bad dim or output rank");
+  const int64_t size = in.dims[dim], step = e.int_arg(4);
+  int64_t start = e.opt_int(2).value_or(0);
+  if (start < 0) start += size;
+  start = std::clamp<int64_t>(start, 0, size);
+  if (step <= 0) e.fail(fmt::format("step {} is not supported (must be positive)", step));
+  CopyRegion c;
+  const int wd = whcn_dim(dim, r);
+  c.in_offset[wd] = static_cast<int32_t>(start);
+  c.in_step[wd] = static_cast<int32_t>(step);
+  encode_copy(e, out, in, c);
+}
+
+void select_copy(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  const size_t r = in.dims.size();
+  int64_t dim = e.int_arg(1), index = e.int_arg(2);
+  if (dim < 0) dim += static_cast<int64_t>(r);
+  if (dim < 0 || dim >= static_cast<int64_t>(r)) e.fail(fmt::format("dim {} is out of range", dim));
+  if (index < 0) index += in.dims[dim];
+  const int ws = whcn_dim(dim, r);
+  CopyRegion c;
+  for (int d = 0; d < 4; ++d) c.perm[d] = d < ws ? d : d > ws ? d - 1 : 3;
+  c.in_offset[ws] = static_cast<int32_t>(index);
+  c.in_step[ws] = 0;
+  encode_copy(e, out, in, c);
+}
+
+void expand_copy(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  CopyRegion c;
+  for (int d = 0; d < 4; ++d) c.in_step[d] = in.sizes[d] == 1 && out.sizes[d] != 1 ? 0 : 1;
+  encode_copy(e, out, in, c);
+}
+
+void cat(Encoder& e) {
+  GpuTensor& out = e.out();
+  const std::vector<int32_t> ids = e.value_list(0);
+  const int wd = whcn_dim(e.int_arg(1), out.dims.size());
+  int32_t offset = 0;
+  for (int32_t id : ids) {
+    GpuTensor& in = e.tensor_id(id);
+    if (in.dims.size() != out.dims.size()) e.fail(fmt::format("input value {} has another rank than the output", id));
+    CopyRegion c;
+    c.region = in.sizes;
+    c.out_offset[wd] = offset;
+    encode_copy(e, out, in, c);
+    offset += in.sizes[wd];
+  }
+}
+
+void split_with_sizes_copy(Encoder& e) {
+  GpuTensor& in = e.tensor(0);
+  const int wd = whcn_dim(e.int_arg(2), in.dims.size());
+  int32_t offset = 0;
+  for (int32_t id : e.value_list(e.num_args() - 1)) {
+    GpuTensor& out = e.tensor_id(id);
+    CopyRegion c;
+    c.in_offset[wd] = offset;
+    encode_copy(e, out, in, c);
+    offset += out.sizes[wd];
+  }
+}
+
+void constant_pad_nd(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  const std::vector<int64_t> pad = e.int_list(1);
+  if (pad.size() % 2 || pad.size() / 2 > in.dims.size()) e.fail(fmt::format("{} pads for a rank-{} input", pad.size(), in.dims.size()));
+  CopyRegion c;
+  for (size_t k = 0; k < pad.size() / 2; ++k) c.in_offset[k] = static_cast<int32_t>(-pad[2 * k]);  // WHCN dim k
+  c.fill = static_cast<float>(e.scalar(2));
+  encode_copy(e, out, in, c);
+}
+
+void view_copy(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  e.require_rep(in, out, "the input", false);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+}  // namespace
+
+void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t) {
+  t["et_vk.prepack.default"] = prepack;
+  t["aten.clone.default"] = clone;
+  t["aten.permute_copy.default"] = permute_copy;
+  t["aten.slice_copy.Tensor"] = slice_copy;
+  t["aten.select_copy.int"] = select_copy;
+  t["aten.expand_copy.default"] = expand_copy;
+  t["aten.cat.default"] = cat;
+  t["aten.split_with_sizes_copy.default"] = split_with_sizes_copy;
+  t["aten.constant_pad_nd.default"] = constant_pad_nd;
+  t["aten.view_copy.default"] = view_copy;
+}
+
+}  // namespace vkc::runtime::vk

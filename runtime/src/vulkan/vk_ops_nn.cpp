@@ -1,0 +1,183 @@
+// Convolution, pooling, linear/matmul, batch norm and upsampling (conv2d.glsl, pool.glsl,
+// linear.glsl, matmul.glsl, batch_norm.glsl, upsample.glsl), and the operator table.
+#include <fmt/format.h>
+
+#include <cfloat>
+
+#include "vk_encoder.h"
+
+namespace vkc::runtime::vk {
+namespace {
+
+// A 2-element int list ([a] repeats; [] gives `dflt`).
+std::array<int32_t, 2> pair(Encoder& e, size_t i, std::array<int32_t, 2> dflt) {
+  const std::vector<int64_t> l = e.int_list(i);
+  if (l.empty()) return dflt;
+  if (l.size() == 1) return {static_cast<int32_t>(l[0]), static_cast<int32_t>(l[0])};
+  if (l.size() != 2) e.fail(fmt::format("argument {} has {} values, expected 2", i, l.size()));
+  return {static_cast<int32_t>(l[0]), static_cast<int32_t>(l[1])};
+}
+
+void require_rank4(Encoder& e, const GpuTensor& t, const char* what) {
+  if (t.dims.size() != 4) e.fail(fmt::format("{} has rank {}; only 2-D (rank-4) tensors are supported", what, t.dims.size()));
+}
+
+void convolution(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0);
+  require_rank4(e, in, "the input");
+  e.require_rep(in, out, "the input", true);
+  const serializer::VkTensor& w = e.vk_tensor(e.id(1));
+  if (w.dims.size() != 4) e.fail("the weight must be [C_out, C_in/groups, K_h, K_w]");
+  const bool transposed = e.bool_arg(6);
+  const int32_t groups = static_cast<int32_t>(e.int_arg(8));
+  const auto stride = pair(e, 3, {1, 1}), pad = pair(e, 4, {0, 0}), dil = pair(e, 5, {1, 1});
+  const bool clamped = e.op() == "et_vk.conv_with_clamp.default";
+  const float lo = clamped ? static_cast<float>(e.opt_scalar(9).value_or(-FLT_MAX)) : -FLT_MAX;
+  const float hi = clamped ? static_cast<float>(e.opt_scalar(10).value_or(FLT_MAX)) : FLT_MAX;
+  const int64_t c_out = out.dims[1];
+  const VkBuffer weight = e.raw(1, out.dtype);
+  const bool has_bias = !e.is_null(2);
+  const VkBuffer bias = has_bias ? e.raw(2, out.dtype, c_out) : e.filled(1, 0, out.dtype);
+  const auto& v = e.variant(out, {}, transposed ? "conv_transpose2d" : "conv2d");
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes);
+  p.iv("kernel_stride", {static_cast<int32_t>(w.dims[3]), static_cast<int32_t>(w.dims[2]), stride[1], stride[0]});
+  p.iv("pad_dilation", {pad[1], pad[0], dil[1], dil[0]});
+  p.i("groups", groups).i("has_bias", has_bias ? 1 : 0).f("out_min", lo).f("out_max", hi);
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items());
+}
+
+void max_pool2d(Encoder& e) {
+  const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
+  if (outs.size() != 2) e.fail("expected (values, indices) outputs");
+  e.require_unused(outs[1], "the indices output");
+  GpuTensor& out = e.tensor_id(outs[0]);
+  GpuTensor& in = e.tensor(0);
+  require_rank4(e, in, "the input");
+  e.require_rep(in, out, "the input", true);
+  const auto k = pair(e, 1, {1, 1}), s = pair(e, 2, k), pad = pair(e, 3, {0, 0}), dil = pair(e, 4, {1, 1});
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("kernel_stride", {k[1], k[0], s[1], s[0]});
+  p.iv("pad_dilation", {pad[1], pad[0], dil[1], dil[0]}).i("count_include_pad", 0).i("divisor_override", 0);
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+void avg_pool2d(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0);
+  require_rank4(e, in, "the input");
+  e.require_rep(in, out, "the input", true);
+  const auto k = pair(e, 1, {1, 1}), s = pair(e, 2, k), pad = pair(e, 3, {0, 0});
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("kernel_stride", {k[1], k[0], s[1], s[0]});
+  p.iv("pad_dilation", {pad[1], pad[0], 1, 1}).i("count_include_pad", e.bool_arg(5) ? 1 : 0);
+  p.i("divisor_override", static_cast<int32_t>(e.opt_int(6).value_or(0)));
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+// linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
+void linear(Encoder& e) {
+  GpuTensor& out = e.out();
+  const bool addmm = e.op() == "aten.addmm.default";
+  const size_t in_arg = addmm ? 1 : 0, w_arg = addmm ? 2 : 1, b_arg = addmm ? 0 : 2;
+  GpuTensor& in = e.tensor(in_arg);
+  e.require_rep(in, out, "the input", true);
+  const int64_t n = out.dims.back(), k = in.dims.back();
+  const VkBuffer weight = e.raw(w_arg, out.dtype, n * k);
+  const bool has_bias = !e.is_null(b_arg);
+  const VkBuffer bias = has_bias ? e.raw(b_arg, out.dtype, n) : e.filled(1, 0, out.dtype);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
+  p.i("has_bias", has_bias ? 1 : 0);
+  p.f("alpha", addmm ? static_cast<float>(e.scalar(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar(3)) : 1.0f);
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items());
+}
+
+void matmul(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& a = e.tensor(0, &out);
+  GpuTensor& b = e.tensor(1, &out);
+  e.require_rep(a, out, "self", true);
+  e.require_rep(b, out, "mat2", true);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("mat1_sizes", a.sizes).iv("mat2_sizes", b.sizes);
+  e.dispatch(v, {out.resource(), a.resource(), b.resource()}, p, out.items());
+}
+
+void batch_norm(Encoder& e) {
+  const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
+  for (size_t k = 1; k < outs.size(); ++k) e.require_unused(outs[k], "a mean/rstd output");
+  GpuTensor& out = e.tensor_id(outs.at(0));
+  GpuTensor& in = e.tensor(0);
+  e.require_rep(in, out, "the input", true);
+  if (in.dims.size() < 2) e.fail("the input needs a channel dim");
+  const int64_t c = in.dims[1];
+  const ir::DType dt = out.dtype;
+  const VkBuffer w = e.is_null(1) ? e.filled(c, 1, dt) : e.raw(1, dt, c);
+  const VkBuffer b = e.is_null(2) ? e.filled(c, 0, dt) : e.raw(2, dt, c);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar(6)));
+  e.dispatch(v, {out.resource(), in.resource(), {w, VK_NULL_HANDLE}, {b, VK_NULL_HANDLE},
+                 {e.raw(3, dt, c), VK_NULL_HANDLE}, {e.raw(4, dt, c), VK_NULL_HANDLE}},
+             p, out.items());
+}
+
+void upsample(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0);
+  require_rank4(e, in, "the input");
+  e.require_rep(in, out, "the input", true);
+  const bool bilinear = e.op() == "aten.upsample_bilinear2d.vec";
+  const bool align = bilinear && e.bool_arg(2);
+  const auto factors = e.opt_double_list(bilinear ? 3 : 2);
+  float sx, sy;
+  if (align) {
+    sx = out.sizes[0] > 1 ? float(in.sizes[0] - 1) / float(out.sizes[0] - 1) : 0.f;
+    sy = out.sizes[1] > 1 ? float(in.sizes[1] - 1) / float(out.sizes[1] - 1) : 0.f;
+  } else if (factors && factors->size() == 2) {  // PyTorch uses 1 / scale_factor when given
+    sx = static_cast<float>(1.0 / (*factors)[1]);
+    sy = static_cast<float>(1.0 / (*factors)[0]);
+  } else {
+    sx = float(in.sizes[0]) / float(out.sizes[0]);
+    sy = float(in.sizes[1]) / float(out.sizes[1]);
+  }
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).fv2("scale", sx, sy).i("align_corners", align ? 1 : 0);
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+}  // namespace
+
+void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t) {
+  t["aten.convolution.default"] = convolution;
+  t["et_vk.conv_with_clamp.default"] = convolution;
+  t["aten.max_pool2d_with_indices.default"] = max_pool2d;
+  t["aten.avg_pool2d.default"] = avg_pool2d;
+  t["aten.linear.default"] = linear;
+  t["aten.addmm.default"] = linear;
+  t["aten.mm.default"] = matmul;
+  t["aten.bmm.default"] = matmul;
+  t["aten._native_batch_norm_legit_no_training.default"] = batch_norm;
+  t["aten.upsample_nearest2d.vec"] = upsample;
+  t["aten.upsample_bilinear2d.vec"] = upsample;
+}
+
+const std::unordered_map<std::string, OpEncoder>& vulkan_ops() {
+  static const auto table = [] {
+    std::unordered_map<std::string, OpEncoder> t;
+    add_copy_ops(t);
+    add_elementwise_ops(t);
+    add_nn_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace vkc::runtime::vk

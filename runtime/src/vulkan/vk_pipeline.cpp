@@ -1,0 +1,189 @@
+#include "vk_pipeline.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "vkc/runtime/backend.h"
+
+namespace vkc::runtime::vk {
+
+Push::Push(const codegen::LibraryVariant& v) : v_(v), bytes_(v.push_constant_bytes, 0) {}
+
+void Push::put(const char* name, const char* type, const void* data, size_t size) {
+  for (const auto& m : v_.push_constants) {
+    if (m.name != name) continue;
+    const bool ok = m.type == type || (std::strcmp(type, "ivec4") == 0 && (m.type == "ivec2" || m.type == "ivec3"));
+    if (!ok) throw RuntimeError(fmt::format("shader {}: push constant {} is {}, set as {}", v_.name, name, m.type, type));
+    const size_t n = m.type == "ivec2" ? 8 : m.type == "ivec3" ? 12 : size;
+    if (m.offset + n > bytes_.size()) throw RuntimeError(fmt::format("shader {}: push constant {} overflows", v_.name, name));
+    std::memcpy(bytes_.data() + m.offset, data, n);
+    return;
+  }
+  throw RuntimeError(fmt::format("shader {} has no push constant {}", v_.name, name));
+}
+Push& Push::i(const char* name, int32_t x) { return put(name, "int", &x, 4), *this; }
+Push& Push::f(const char* name, float x) { return put(name, "float", &x, 4), *this; }
+Push& Push::iv(const char* name, ivec4 x) { return put(name, "ivec4", x.data(), 16), *this; }
+Push& Push::fv2(const char* name, float x, float y) {
+  const float v[2] = {x, y};
+  return put(name, "vec2", v, 8), *this;
+}
+
+namespace {
+VkDescriptorType descriptor_type(codegen::DescriptorType t) {
+  switch (t) {
+    case codegen::DescriptorType::StorageBuffer: return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    case codegen::DescriptorType::StorageImage: return VK_DESCRIPTOR_TYPE_STORAGE_IMAGE;
+    case codegen::DescriptorType::SampledImage: return VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER;
+    case codegen::DescriptorType::UniformBuffer: return VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER;
+  }
+  return VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+}
+}  // namespace
+
+PipelineCache::~PipelineCache() {
+  for (auto& [name, p] : pipelines_) {
+    vkDestroyPipeline(ctx_->device(), p.pipeline, nullptr);
+    vkDestroyPipelineLayout(ctx_->device(), p.layout, nullptr);
+    vkDestroyDescriptorSetLayout(ctx_->device(), p.set_layout, nullptr);
+  }
+}
+
+const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
+  if (auto it = pipelines_.find(v.name); it != pipelines_.end()) return it->second;
+  VkDevice dev = ctx_->device();
+  Pipeline p;
+  std::vector<VkDescriptorSetLayoutBinding> bs;
+  for (const auto& b : v.bindings)
+    bs.push_back({b.binding, descriptor_type(b.type), 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+  auto dci = make_info<VkDescriptorSetLayoutCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+  dci.bindingCount = static_cast<uint32_t>(bs.size());
+  dci.pBindings = bs.data();
+  check(vkCreateDescriptorSetLayout(dev, &dci, nullptr, &p.set_layout), "vkCreateDescriptorSetLayout");
+  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, v.push_constant_bytes};
+  auto lci = make_info<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+  lci.setLayoutCount = 1;
+  lci.pSetLayouts = &p.set_layout;
+  lci.pushConstantRangeCount = v.push_constant_bytes ? 1 : 0;
+  lci.pPushConstantRanges = &range;
+  check(vkCreatePipelineLayout(dev, &lci, nullptr, &p.layout), "vkCreatePipelineLayout");
+  auto sci = make_info<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+  sci.codeSize = v.spirv.size() * 4;
+  sci.pCode = v.spirv.data();
+  VkShaderModule module = VK_NULL_HANDLE;
+  check(vkCreateShaderModule(dev, &sci, nullptr, &module), "vkCreateShaderModule");
+  auto cci = make_info<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+  cci.stage = make_info<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
+  cci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  cci.stage.module = module;
+  cci.stage.pName = "main";
+  cci.layout = p.layout;
+  const VkResult r = vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cci, nullptr, &p.pipeline);
+  vkDestroyShaderModule(dev, module, nullptr);
+  check(r, "vkCreateComputePipelines");
+  return pipelines_.emplace(v.name, p).first->second;
+}
+
+Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
+                     const std::vector<VkImage>& images)
+    : ctx_(std::move(ctx)) {
+  VkDevice dev = ctx_->device();
+  uint32_t buffers = 0, imgs = 0;
+  for (const auto& d : ds)
+    for (const auto& b : d.variant->bindings) (b.type == codegen::DescriptorType::StorageImage ? imgs : buffers)++;
+  std::vector<VkDescriptorPoolSize> sizes;
+  if (buffers) sizes.push_back({VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, buffers});
+  if (imgs) sizes.push_back({VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, imgs});
+  if (!ds.empty()) {
+    auto pci = make_info<VkDescriptorPoolCreateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
+    pci.maxSets = static_cast<uint32_t>(ds.size());
+    pci.poolSizeCount = static_cast<uint32_t>(sizes.size());
+    pci.pPoolSizes = sizes.data();
+    check(vkCreateDescriptorPool(dev, &pci, nullptr, &pool_), "vkCreateDescriptorPool");
+  }
+  cb_ = ctx_->begin_commands();
+  std::vector<VkImageMemoryBarrier> to_general;
+  for (VkImage im : images) {
+    auto b = make_info<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
+    b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    b.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+    b.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+    b.srcQueueFamilyIndex = b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+    b.image = im;
+    b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    to_general.push_back(b);
+  }
+  if (!to_general.empty())
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 0, nullptr, 0,
+                         nullptr, static_cast<uint32_t>(to_general.size()), to_general.data());
+  auto mb = make_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  for (const auto& d : ds) {
+    const codegen::LibraryVariant& v = *d.variant;
+    const Pipeline& p = cache.get(v);
+    auto ai = make_info<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
+    ai.descriptorPool = pool_;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &p.set_layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    check(vkAllocateDescriptorSets(dev, &ai, &set), "vkAllocateDescriptorSets");
+    if (d.resources.size() != v.bindings.size())
+      throw RuntimeError(fmt::format("{}: shader {} has {} bindings, {} given", d.where, v.name, v.bindings.size(),
+                                     d.resources.size()));
+    std::vector<VkDescriptorBufferInfo> bi(v.bindings.size());
+    std::vector<VkDescriptorImageInfo> ii(v.bindings.size());
+    std::vector<VkWriteDescriptorSet> writes;
+    for (size_t k = 0; k < v.bindings.size(); ++k) {
+      const bool image = v.bindings[k].type == codegen::DescriptorType::StorageImage;
+      if (image ? !d.resources[k].view : !d.resources[k].buffer)
+        throw RuntimeError(fmt::format("{}: shader {} binding {} ({}) needs a {}", d.where, v.name, k,
+                                       v.bindings[k].name, image ? "texture" : "buffer"));
+      auto w = make_info<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+      w.dstSet = set;
+      w.dstBinding = v.bindings[k].binding;
+      w.descriptorCount = 1;
+      w.descriptorType = image ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      if (image) {
+        ii[k] = {VK_NULL_HANDLE, d.resources[k].view, VK_IMAGE_LAYOUT_GENERAL};
+        w.pImageInfo = &ii[k];
+      } else {
+        bi[k] = {d.resources[k].buffer, 0, VK_WHOLE_SIZE};
+        w.pBufferInfo = &bi[k];
+      }
+      writes.push_back(w);
+    }
+    vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+    vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+    vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+    if (!d.push.empty())
+      vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(d.push.size()),
+                         d.push.data());
+    // 1-D dispatch: (min(groups, 65535), ceil(groups / 65535), 1) workgroups (vkc_common.glslh).
+    const int64_t local = std::max<uint32_t>(1, v.local_size[0]) * std::max<uint32_t>(1, v.local_size[1]) *
+                          std::max<uint32_t>(1, v.local_size[2]);
+    const int64_t groups = std::max<int64_t>(1, (d.items + local - 1) / local);
+    const uint32_t gx = static_cast<uint32_t>(std::min<int64_t>(groups, 65535));
+    const uint32_t gy = static_cast<uint32_t>((groups + 65534) / 65535);
+    if (gy > ctx_->properties().limits.maxComputeWorkGroupCount[1])
+      throw RuntimeError(fmt::format("{}: {} invocations are too many for one dispatch", d.where, d.items));
+    vkCmdDispatch(cb_, gx, gy, 1);
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+  }
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
+                       nullptr);
+  check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
+}
+
+Recording::~Recording() {
+  if (cb_) ctx_->free_commands(cb_);
+  if (pool_) vkDestroyDescriptorPool(ctx_->device(), pool_, nullptr);
+}
+
+}  // namespace vkc::runtime::vk

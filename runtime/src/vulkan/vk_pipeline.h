@@ -1,0 +1,84 @@
+// Compute pipelines for shader-library variants (cached by name), push-constant blocks set by
+// member name, and the recorded list of dispatches of one delegate.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vk_context.h"
+#include "vkc/codegen/shader_library.h"
+
+namespace vkc::runtime::vk {
+
+using ivec4 = std::array<int32_t, 4>;
+
+/// One variant's push-constant block (std430, offsets from the bundle), filled by member name;
+/// a name or type the variant does not declare is an error, so specs and encoders cannot drift.
+class Push {
+ public:
+  explicit Push(const codegen::LibraryVariant& v);
+  Push& i(const char* name, int32_t x);
+  Push& f(const char* name, float x);
+  Push& iv(const char* name, ivec4 x);                  // ivec4, or the first lanes of ivec2/ivec3
+  Push& fv2(const char* name, float x, float y);
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  void put(const char* name, const char* type, const void* data, size_t size);
+  const codegen::LibraryVariant& v_;
+  std::vector<uint8_t> bytes_;
+};
+
+/// A binding of one dispatch: a storage buffer or a storage image view.
+struct Resource {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkImageView view = VK_NULL_HANDLE;
+};
+
+struct Dispatch {
+  const codegen::LibraryVariant* variant = nullptr;
+  std::vector<Resource> resources;  // by binding number
+  std::vector<uint8_t> push;
+  int64_t items = 0;                // invocations (output elements or texels)
+  std::string where;                // "node 3 (aten.add.Tensor)" for errors
+};
+
+struct Pipeline {
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+};
+
+class PipelineCache {
+ public:
+  explicit PipelineCache(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
+  ~PipelineCache();
+  const Pipeline& get(const codegen::LibraryVariant& v);
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  std::map<std::string, Pipeline> pipelines_;
+};
+
+/// Descriptor sets for a list of dispatches, recorded into one command buffer with a full
+/// memory barrier between dispatches.
+class Recording {
+ public:
+  Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
+            const std::vector<VkImage>& images_to_prepare);
+  ~Recording();
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+  void run() const { ctx_->run(cb_); }
+
+ private:
+  std::shared_ptr<Context> ctx_;
+  VkDescriptorPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+};
+
+}  // namespace vkc::runtime::vk

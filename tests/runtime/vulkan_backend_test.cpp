@@ -1,0 +1,277 @@
+// The vulkan backend against the cpu backend on tiny hand-built graphs, one or two operators
+// each, over the storages and layouts the shaders serve. Runs on lavapipe in CI, with the
+// Khronos validation layer on (each test expects it silent); skipped only without any device.
+#include "vulkan_test_util.h"
+
+namespace vkc::test {
+namespace {
+
+using serializer::VkDataType;
+using V = VkDataType;
+
+class VulkanOps : public VulkanTest {};
+
+// x (in `st`/`ml`) -> op(x, args...) -> out (same representation), compared with cpu.
+void unary_case(const char* op, std::vector<VkValue> extra, StorageType st, MemoryLayout ml,
+                std::vector<uint32_t> dims = {1, 5, 3, 6}) {
+  VkProgramBuilder b;
+  const int x = tensor(b, dims, st, ml), out = tensor(b, dims, st, ml);
+  std::vector<int32_t> args{x};
+  for (auto& v : extra) args.push_back(b.value(v));
+  args.push_back(out);
+  b.call(op, args);
+  b.input(x);
+  b.output(out);
+  SCOPED_TRACE(op);
+  expect_same(b.build(), {random_f32({dims.begin(), dims.end()}, 7, -3, 3)});
+}
+
+TEST_F(VulkanOps, UnaryOperatorsOnTexturesAndBuffers) {
+  VKC_REQUIRE_VULKAN();
+  for (const char* op : {"aten.relu.default", "aten.sigmoid.default", "aten.hardswish.default", "aten.tanh.default",
+                         "aten.hardsigmoid.default", "aten.abs.default", "aten.neg.default", "aten.exp.default",
+                         "aten.sin.default"})
+    unary_case(op, {}, kTex, kC);
+  unary_case("aten.relu.default", {}, kBuf, kW);
+  unary_case("aten.sigmoid.default", {}, kTex, kW, {2, 7});
+  unary_case("aten.clamp.default", {VkValue{-0.5}, VkValue{1.25}}, kTex, kH);
+  unary_case("aten.clamp.default", {VkValue{VkNull{}}, VkValue{int64_t{1}}}, kBuf, kW);
+  unary_case("aten.leaky_relu.default", {VkValue{0.1}}, kTex, kC);
+  unary_case("aten.gelu.default", {VkValue{std::string("none")}}, kBuf, kW);
+  unary_case("aten.gelu.default", {VkValue{std::string("tanh")}}, kTex, kC);
+}
+
+void binary_case(const char* op, std::vector<uint32_t> da, std::vector<uint32_t> db, std::vector<uint32_t> dout,
+                 StorageType st, MemoryLayout ma, MemoryLayout mb, MemoryLayout mo, bool alpha) {
+  VkProgramBuilder b;
+  const int x = tensor(b, da, st, ma), y = tensor(b, db, st, mb), out = tensor(b, dout, st, mo);
+  if (alpha) b.call(op, {x, y, b.value(int64_t{2}), out});
+  else b.call(op, {x, y, out});
+  b.input(x);
+  b.input(y);
+  b.output(out);
+  SCOPED_TRACE(op);
+  expect_same(b.build(), {random_f32({da.begin(), da.end()}, 1, 0.5, 2), random_f32({db.begin(), db.end()}, 2, 0.5, 2)});
+}
+
+TEST_F(VulkanOps, BinaryOperatorsBroadcastAcrossPackings) {
+  VKC_REQUIRE_VULKAN();
+  binary_case("aten.add.Tensor", {1, 6, 3, 5}, {1, 6, 3, 5}, {1, 6, 3, 5}, kTex, kC, kC, kC, true);
+  binary_case("aten.add.Tensor", {2, 6, 3, 5}, {6, 1, 1}, {2, 6, 3, 5}, kTex, kC, kW, kC, true);
+  binary_case("aten.sub.Tensor", {3, 5}, {1, 5}, {3, 5}, kBuf, kW, kW, kW, true);
+  binary_case("aten.mul.Tensor", {1, 6, 3, 5}, {1, 6, 1, 1}, {1, 6, 3, 5}, kTex, kC, kC, kC, false);
+  binary_case("aten.div.Tensor", {4, 7}, {4, 1}, {4, 7}, kTex, kW, kH, kW, false);
+  binary_case("aten.minimum.default", {2, 3, 4}, {2, 3, 4}, {2, 3, 4}, kBuf, kW, kW, kW, false);
+  binary_case("aten.pow.Tensor_Tensor", {2, 9}, {2, 9}, {2, 9}, kTex, kW, kW, kW, false);
+}
+
+TEST_F(VulkanOps, SoftmaxAlongPackedAndOtherDims) {
+  VKC_REQUIRE_VULKAN();
+  for (auto [st, ml, dim] : {std::tuple{kTex, kW, -1}, std::tuple{kTex, kC, -1}, std::tuple{kTex, kC, 1},
+                             std::tuple{kBuf, kW, 1}}) {
+    for (const char* op : {"aten._softmax.default", "aten._log_softmax.default"}) {
+      VkProgramBuilder b;
+      const int x = tensor(b, {2, 6, 5}, st, ml), out = tensor(b, {2, 6, 5}, st, ml);
+      b.call(op, {x, b.value(int64_t{dim}), b.value(false), out});
+      b.input(x);
+      b.output(out);
+      SCOPED_TRACE(std::string(op) + " dim " + std::to_string(dim));
+      expect_same(b.build(), {random_f32({2, 6, 5}, 3, -4, 4)});
+    }
+  }
+}
+
+TEST_F(VulkanOps, Reductions) {
+  VKC_REQUIRE_VULKAN();
+  struct Case { const char* op; StorageType st; MemoryLayout ml; std::vector<int64_t> dims; bool keep; std::vector<uint32_t> out; };
+  for (const Case& c : {Case{"aten.mean.dim", kTex, kC, {-1, -2}, true, {1, 6, 1, 1}},
+                        Case{"aten.sum.dim_IntList", kBuf, kW, {-1}, false, {1, 6, 4}},
+                        Case{"aten.amax.default", kTex, kW, {1}, true, {1, 1, 4, 5}},
+                        Case{"aten.amin.default", kTex, kC, {3}, true, {1, 6, 4, 1}}}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 6, 4, 5}, c.st, c.ml), out = tensor(b, c.out, c.st, c.ml);
+    std::vector<int32_t> args{x, b.value(VkIntList{c.dims}), b.value(c.keep)};
+    if (std::string(c.op) == "aten.mean.dim" || std::string(c.op) == "aten.sum.dim_IntList") args.push_back(b.value(VkNull{}));
+    args.push_back(out);
+    b.call(c.op, args);
+    b.input(x);
+    b.output(out);
+    SCOPED_TRACE(c.op);
+    expect_same(b.build(), {random_f32({1, 6, 4, 5}, 4)});
+  }
+}
+
+// convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+void conv_case(std::vector<uint32_t> in, std::vector<uint32_t> w, std::vector<uint32_t> out, int64_t stride,
+               int64_t pad, int64_t dil, bool transposed, int64_t groups, bool bias, bool clamp = false) {
+  VkProgramBuilder b;
+  const int x = tensor(b, in, kTex, kC), y = tensor(b, out, kTex, kC);
+  size_t wn = 1;
+  for (auto d : w) wn *= d;
+  const int wt = b.constant(w, random_values(wn, 5));
+  const uint32_t c_out = out[1];
+  const int bs = bias ? b.constant({c_out}, random_values(c_out, 6)) : b.value(VkNull{});
+  std::vector<int32_t> args{x, wt, bs, b.value(VkIntList{{stride, stride}}), b.value(VkIntList{{pad, pad}}),
+                            b.value(VkIntList{{dil, dil}}), b.value(transposed), b.value(VkIntList{{0, 0}}),
+                            b.value(groups)};
+  if (clamp) args.insert(args.end(), {b.value(0.0), b.value(0.5)});
+  args.push_back(y);
+  b.call(clamp ? "et_vk.conv_with_clamp.default" : "aten.convolution.default", args);
+  b.input(x);
+  b.output(y);
+  expect_same(b.build(), {random_f32({in.begin(), in.end()}, 8)});
+}
+
+TEST_F(VulkanOps, Convolutions) {
+  VKC_REQUIRE_VULKAN();
+  conv_case({1, 3, 7, 6}, {5, 3, 3, 3}, {1, 5, 7, 6}, 1, 1, 1, false, 1, true);
+  conv_case({2, 4, 7, 7}, {6, 2, 3, 3}, {2, 6, 2, 2}, 2, 0, 2, false, 2, false);
+  conv_case({1, 6, 5, 5}, {6, 1, 3, 3}, {1, 6, 5, 5}, 1, 1, 1, false, 6, true, true);
+  conv_case({1, 4, 3, 3}, {4, 2, 3, 3}, {1, 2, 7, 7}, 2, 0, 1, true, 1, true);
+}
+
+TEST_F(VulkanOps, Pooling) {
+  VKC_REQUIRE_VULKAN();
+  for (bool max : {true, false}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 5, 7, 6}, kTex, kC), y = tensor(b, {1, 5, 4, 3}, kTex, kC);
+    const int k = b.value(VkIntList{{3, 3}}), s = b.value(VkIntList{{2, 2}}), p = b.value(VkIntList{{1, 1}});
+    if (max) {
+      const int idx = tensor(b, {1, 5, 4, 3}, kTex, kC, V::Int32);
+      b.call("aten.max_pool2d_with_indices.default",
+             {x, k, s, p, b.value(VkIntList{{1, 1}}), b.value(false), b.value(VkValueList{{y, idx}})});
+    } else {
+      b.call("aten.avg_pool2d.default", {x, k, s, p, b.value(false), b.value(false), b.value(VkNull{}), y});
+    }
+    b.input(x);
+    b.output(y);
+    SCOPED_TRACE(max ? "max" : "avg");
+    expect_same(b.build(), {random_f32({1, 5, 7, 6}, 9)});
+  }
+}
+
+TEST_F(VulkanOps, LinearAddmmAndMatmul) {
+  VKC_REQUIRE_VULKAN();
+  for (StorageType st : {kBuf, kTex}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {3, 6}, st, kW), h = tensor(b, {3, 5}, st, kW), y = tensor(b, {3, 4}, st, kW);
+    b.call("aten.linear.default", {x, b.constant({5, 6}, random_values(30, 1)), b.constant({5}, random_values(5, 2)), h});
+    b.call("aten.addmm.default", {b.constant({4}, random_values(4, 3)), h, b.constant({5, 4}, random_values(20, 4)),
+                                  b.value(0.5), b.value(2.0), y});
+    b.input(x);
+    b.output(y);
+    expect_same(b.build(), {random_f32({3, 6}, 10)});
+  }
+  for (StorageType st : {kBuf, kTex}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {2, 3, 6}, st, kW), m = tensor(b, {2, 6, 5}, st, kW), y = tensor(b, {2, 3, 5}, st, kW);
+    b.call("aten.bmm.default", {x, m, y});
+    b.input(x);
+    b.input(m);
+    b.output(y);
+    expect_same(b.build(), {random_f32({2, 3, 6}, 11), random_f32({2, 6, 5}, 12)});
+  }
+}
+
+TEST_F(VulkanOps, BatchNormAndUpsample) {
+  VKC_REQUIRE_VULKAN();
+  {
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 5, 3, 4}, kTex, kC), y = tensor(b, {1, 5, 3, 4}, kTex, kC);
+    const int m = tensor(b, {0}, kTex, kC), r = tensor(b, {0}, kTex, kC);
+    std::vector<float> var = random_values(5, 4);
+    for (float& v : var) v = v * v + 0.1f;
+    b.call("aten._native_batch_norm_legit_no_training.default",
+           {x, b.constant({5}, random_values(5, 1)), b.value(VkNull{}), b.constant({5}, random_values(5, 3)),
+            b.constant({5}, var), b.value(0.1), b.value(1e-5), b.value(VkValueList{{y, m, r}})});
+    b.input(x);
+    b.output(y);
+    expect_same(b.build(), {random_f32({1, 5, 3, 4}, 13)});
+  }
+  for (bool bilinear : {false, true}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 3, 3, 4}, kTex, kC), y = tensor(b, {1, 3, 6, 7}, kTex, kC);
+    if (bilinear) b.call("aten.upsample_bilinear2d.vec", {x, b.value(VkIntList{{6, 7}}), b.value(false), b.value(VkNull{}), y});
+    else b.call("aten.upsample_nearest2d.vec", {x, b.value(VkIntList{{6, 7}}), b.value(VkNull{}), y});
+    b.input(x);
+    b.output(y);
+    SCOPED_TRACE(bilinear ? "bilinear" : "nearest");
+    expect_same(b.build(), {random_f32({1, 3, 3, 4}, 14)});
+  }
+}
+
+TEST_F(VulkanOps, DataMovement) {
+  VKC_REQUIRE_VULKAN();
+  VkProgramBuilder b;
+  const int x = tensor(b, {2, 3, 4, 5}, kTex, kC);
+  const int cl = tensor(b, {2, 3, 4, 5}, kTex, kW), pm = tensor(b, {5, 2, 4, 3}, kTex, kH);
+  const int sl = tensor(b, {2, 3, 3, 5}, kBuf, kW), se = tensor(b, {2, 4, 5}, kTex, kC);
+  const int ex = tensor(b, {2, 2, 4, 5}, kTex, kC), ct = tensor(b, {2, 6, 4, 5}, kTex, kC);
+  const int pd = tensor(b, {2, 3, 5, 8}, kTex, kW), vw = tensor(b, {6, 20}, kTex, kW), vb = tensor(b, {6, 15}, kBuf, kW);
+  const int s0 = tensor(b, {2, 1, 4, 5}, kTex, kC), s1 = tensor(b, {2, 2, 4, 5}, kTex, kC);
+  const int sc = tensor(b, {2, 3, 5}, kBuf, kW), sv = tensor(b, {2, 3, 4, 5}, kBuf, kW);
+  b.call("aten.clone.default", {x, b.value(VkNull{}), cl});
+  b.call("aten.permute_copy.default", {cl, b.value(VkIntList{{3, 0, 2, 1}}), pm});
+  b.call("aten.clone.default", {x, b.value(VkNull{}), sv});  // texture -> buffer
+  b.call("aten.slice_copy.Tensor", {sv, b.value(int64_t{2}), b.value(int64_t{1}), b.value(int64_t{4}),
+                                    b.value(int64_t{2}), tensor(b, {2, 3, 2, 5}, kBuf, kW)});
+  b.call("aten.slice_copy.Tensor", {sv, b.value(int64_t{2}), b.value(int64_t{-3}), b.value(VkNull{}),
+                                    b.value(int64_t{1}), sl});
+  b.call("aten.select_copy.int", {x, b.value(int64_t{1}), b.value(int64_t{-1}), se});
+  b.call("aten.split_with_sizes_copy.default", {x, b.value(VkIntList{{1, 2}}), b.value(int64_t{1}),
+                                                b.value(VkValueList{{s0, s1}})});
+  b.call("aten.expand_copy.default", {s0, b.value(VkIntList{{2, 2, 4, 5}}), b.value(false), ex});
+  b.call("aten.cat.default", {b.value(VkValueList{{x, s1, s0}}), b.value(int64_t{1}), ct});
+  b.call("aten.constant_pad_nd.default", {cl, b.value(VkIntList{{2, 1, 0, 1}}), b.value(0.5), pd});
+  b.call("aten.view_copy.default", {cl, b.value(VkIntList{{6, 20}}), vw});
+  b.call("aten.view_copy.default", {sl, b.value(VkIntList{{6, -1}}), vb});
+  b.call("aten.select_copy.int", {sl, b.value(int64_t{2}), b.value(int64_t{0}), sc});
+  b.input(x);
+  for (int o : {cl, pm, sl, se, ex, ct, pd, vw, vb, sc}) b.output(o);
+  expect_same(b.build(), {random_f32({2, 3, 4, 5}, 15)}, 0, 0);
+}
+
+TEST_F(VulkanOps, PrepackedConstantsAndFp16) {
+  VKC_REQUIRE_VULKAN();
+  VkProgramBuilder b;
+  const int x = tensor(b, {1, 4, 3, 3}, kTex, kC, V::Float16), c = tensor(b, {1, 4, 3, 3}, kTex, kC, V::Float16);
+  const int y = tensor(b, {1, 4, 3, 3}, kTex, kC, V::Float16), z = tensor(b, {1, 4, 3, 3}, kTex, kC, V::Float16);
+  b.call("et_vk.prepack.default", {b.constant({1, 4, 3, 3}, random_values(36, 2)), c});
+  b.call("aten.add.Tensor", {x, c, b.value(int64_t{1}), y});
+  b.call("aten.convolution.default", {y, b.constant({4, 4, 1, 1}, random_values(16, 3)), b.value(VkNull{}),
+                                      b.value(VkIntList{{1, 1}}), b.value(VkIntList{{0, 0}}), b.value(VkIntList{{1, 1}}),
+                                      b.value(false), b.value(VkIntList{{0, 0}}), b.value(int64_t{1}), z});
+  b.input(x);
+  b.output(z);
+  expect_same(b.build(), {random_f32({1, 4, 3, 3}, 16)}, 1e-2, 2e-3);
+}
+
+TEST_F(VulkanOps, UnsupportedOperatorIsOneErrorNamingNodeAndOp) {
+  VKC_REQUIRE_VULKAN();
+  VkProgramBuilder b;
+  const int x = tensor(b, {2, 2}, kTex, kW), m = tensor(b, {2, 2}, kTex, kW, V::Bool), out = tensor(b, {2, 2}, kTex, kW);
+  b.call("aten.where.self", {m, x, x, out});
+  b.input(x);
+  b.output(out);
+  try {
+    runtime::Executor::from_pte(b.build(), *vulkan());
+    FAIL() << "expected an error";
+  } catch (const runtime::RuntimeError& e) {
+    EXPECT_THAT(e.what(), ::testing::EndsWith("node 0 (aten.where.self): operator has no Vulkan kernel in this backend"));
+  }
+  VkProgramBuilder d;  // a variant that does not exist: div on i32
+  const int i = tensor(d, {3}, kBuf, kW, V::Int32), o = tensor(d, {3}, kBuf, kW, V::Int32);
+  d.call("aten.div.Tensor", {i, i, o});
+  d.input(i, serializer::ScalarType::Int);
+  d.output(o, serializer::ScalarType::Int);
+  try {
+    runtime::Executor::from_pte(d.build(), *vulkan());
+    FAIL() << "expected an error";
+  } catch (const runtime::RuntimeError& e) {
+    EXPECT_THAT(e.what(), ::testing::EndsWith(
+                              "node 0 (aten.div.Tensor): no shader variant for aten.div.Tensor i32 buffer width_packed"));
+  }
+}
+
+}  // namespace
+}  // namespace vkc::test
