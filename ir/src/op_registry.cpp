@@ -187,6 +187,29 @@ const std::vector<Entry>& entries() {
      kFpInt, kAnyStorage, {}, true},
     {"aten.constant_pad_nd.default(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", "shape", kFp,
      kAnyStorage, {}},
+    // ---- Quantization (issue 5; passes/src/quantize_weights.cpp emits these).
+    // Q4gswLinear.cpp: int4 grouped symmetric weights [N, K/2] u8 ((odd+8)<<4 | (even+8)), scales [G, N].
+    {"et_vk.linear_q4gsw.default(Tensor self, Tensor weights, Tensor weight_scales, int group_size, "
+     "Tensor? bias=None) -> Tensor",
+     "quantized-linear", kFp, kContiguousAny, {1, 2, 3}},
+    // QuantizedLinear.cpp: int8 dynamic per-row activations (scale/zero point from choose_qparams_affine,
+    // width-packed textures as ET-VK's partitioner requires) x int4 weights; weight_sums i32 [G, N pad 8].
+    {"et_vk.linear_dq8ca_q4gsw.default(Tensor input, Tensor input_scale, Tensor input_zero_point, Tensor weights, "
+     "Tensor weight_sums, Tensor weight_scales, int group_size, Tensor? bias=None) -> Tensor",
+     "quantized-linear", kFp, kWidthPackedTexture, {3, 4, 5, 6}},
+    // ChooseQParams.cpp: per-row (block [1, .., K]) asymmetric int8 qparams -> (scale f32, zero_point i8).
+    {"torchao.choose_qparams_affine.default(Tensor input, str mapping_type, SymInt[] block_size, "
+     "ScalarType target_dtype, Scalar? quant_min=None, Scalar? quant_max=None, float? eps=None, "
+     "ScalarType? scale_dtype=None, ScalarType? zero_point_dtype=None) -> (Tensor, Tensor)",
+     "quantization", kFp, kWidthPackedTexture, {}},
+    // QuantizedLinearQCSNW.cpp: int8 per-channel symmetric weights [N, K] i8, scales [N]; no bias argument.
+    {"aten._weight_int8pack_mm.default(Tensor self, Tensor mat2, Tensor scales) -> Tensor",
+     "quantized-linear", kFp, kContiguousAny, {1, 2}},
+    // EmbeddingQ4gsw.cpp: table [V, D/2] u8 packed as linear weights (is_linear_weight), scales [V, G].
+    {"et_vk.embedding_q4gsw.default(Tensor weight, Tensor weight_scales, int group_size, Tensor indices, "
+     "bool is_linear_weight=False) -> Tensor",
+     "quantized-embedding", DTypeSet{DType::UInt8}, kContiguousAny, {0, 1}},
+    // ---- end of quantization
     // Clone.cpp: also the layout transition the partitioner inserts
     {"aten.clone.default(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "transition", kFpIntBool, kAnyStorage, {}, true},
     // Staging.cpp

@@ -29,6 +29,11 @@ const std::vector<PassInfo>& pipeline() {
       {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
       // From here on nodes are runtime operators where a lowering exists.
       {"lower-to-vulkan", "lower ONNX operators to ExecuTorch Vulkan runtime operators", lower_to_vulkan},
+      // Quantization matches the runtime form (aten.linear with a constant [N, K] weight, whatever ONNX
+      // spelled it: Gemm, MatMul, transposed or scaled), so it runs right after lowering, before anything
+      // fuses around linears. A no-op without --quantize.
+      {"quantize-weights", "quantize linear/embedding weights under --quantize (ET-VK's quantized ops)",
+       quantize_weights},
       // Activation fusion works on the runtime form.
       {"fuse-conv-clamp", "merge convolution + relu/clamp into et_vk.conv_with_clamp", fuse_conv_clamp},
       // Last: whatever the rewrites left unused.

@@ -92,10 +92,10 @@ TEST(ApiDiagnostics, UnsupportedOptionsFailBeforeReadingTheModel) {
   EXPECT_EQ(ok.partition.device_limits, "adreno-7xx");
 
   CompileOptions quant = example_options();
-  quant.quantization_recipe = "8da4w";
+  quant.quantization_recipe = "9da4w";
   const CompileResult r2 = compile(kExampleModel, quant);
   EXPECT_FALSE(r2);
-  EXPECT_NE(r2.error().find("quantization is not supported yet"), std::string::npos) << r2.error();
+  EXPECT_NE(r2.error().find("unknown recipe '9da4w'"), std::string::npos) << r2.error();
   EXPECT_TRUE(r2.partition.nodes.empty());  // nothing ran
 
   CompileOptions unknown_pass = example_options();

@@ -67,9 +67,9 @@ touch "$prefix/bin/vkc"
 grep -q "vkc: compiling" "$work/new-vkc.log" || fail "vkc_add_model did not re-run after vkc changed"
 
 step "a failing compile fails the build with vkc's diagnostics"
-"$cmake" "$consumer" "-DVKC_CONSUMER_OPTIONS=--input-shape;image=1x3x32x32;--quantize;8da4w" >/dev/null
+"$cmake" "$consumer" "-DVKC_CONSUMER_OPTIONS=--input-shape;image=1x3x32x32;--quantize;9da4w" >/dev/null
 if "$cmake" --build "$consumer" >"$work/failing.log" 2>&1; then fail "the build succeeded"; fi
-grep -q "vkc: error: --quantize 8da4w: quantization is not supported yet" "$work/failing.log" \
+grep -q "vkc: error: --quantize '9da4w': unknown recipe '9da4w'" "$work/failing.log" \
   || { cat "$work/failing.log"; fail "vkc's diagnostic is not in the build output"; }
 "$prefix/bin/vkc" inspect --json "$consumer/tiny_cnn.pte" | grep -q '"force_fp16": true' \
   || fail "the failed compile changed the earlier .pte"

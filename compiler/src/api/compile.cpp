@@ -7,6 +7,8 @@
 
 #include "error_diagnostic.h"
 #include "vkc/compiler/driver.h"
+#include "vkc/compiler/quant_report.h"
+#include "vkc/passes/quantize.h"
 
 namespace vkc {
 namespace {
@@ -49,6 +51,9 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.ir_dump = [&r](const std::string& pass, const std::string& text) { r.ir_dumps.emplace_back(pass, text); };
   if (options.device_profile) config.device = partitioner::builtin_device_profile(*options.device_profile);
   config.cpu_fallback = options.cpu_fallback;
+  config.embed_shaders = options.embed_shaders;
+  config.quantize = options.quantization_recipe.value_or("");
+  config.quantize_exclude = options.quantize_exclude;
   config.on_partition = [&r](const ir::Graph&, const partitioner::Partition& p, const partitioner::DeviceLimits& l) {
     r.partition = report_of(p, l.name);
   };
@@ -65,7 +70,9 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
     sink.bytes = &r.pte;
 
   try {
-    r.summary = summary_of(compiler::compile(source, sink, config));
+    const compiler::CompileStats stats = compiler::compile(source, sink, config);
+    r.summary = summary_of(stats);
+    if (!config.quantize.empty()) r.quant_report = compiler::quant_report_json(config.quantize, stats.quantized_layers);
     r.ok = true;
   } catch (const std::bad_alloc&) {
     throw;
@@ -104,8 +111,15 @@ std::vector<Diagnostic> check_options(const CompileOptions& options) {
     if (std::find(names.begin(), names.end(), *options.device_profile) == names.end())
       error(fmt::format("no built-in device profile '{}' (have: {})", *options.device_profile, fmt::join(names, ", ")));
   }
-  if (options.quantization_recipe)
-    error(fmt::format("quantization is not supported yet (recipe '{}')", *options.quantization_recipe));
+  if (options.quantization_recipe) {
+    try {
+      (void)passes::parse_quant_recipe(*options.quantization_recipe);
+    } catch (const std::invalid_argument& e) {
+      error(e.what());
+    }
+  } else if (!options.quantize_exclude.empty()) {
+    error("quantize_exclude needs a quantization_recipe");
+  }
   std::string why;
   if (!options.payload_options(&why)) error(why);
   if (options.texture_limits && options.small_texture_limits.value_or(false))

@@ -19,6 +19,8 @@ using LowerFn = Result (*)(ir::Graph&, ir::Node*);
 struct Lowering {
   std::string_view onnx_op;
   LowerFn lower;
+  std::string_view targets;     // the runtime operators it produces (docs/op-coverage.md)
+  std::string_view conditions;  // what it needs; otherwise the node is reported, with the reason
 };
 
 /// Every lowering; lower_to_vulkan dispatches on the ONNX op type.

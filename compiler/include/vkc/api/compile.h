@@ -59,6 +59,8 @@ struct CompileResult {
   std::vector<uint8_t> pte;
   /// (pass, IR text) for CompileOptions::dump_ir_after.
   std::vector<std::pair<std::string, std::string>> ir_dumps;
+  /// With CompileOptions::quantization_recipe: the per-layer report `--quant-report` writes (JSON).
+  std::string quant_report;
 
   explicit operator bool() const { return ok; }
   /// The first error's message; empty when ok.
@@ -85,7 +87,7 @@ CompileResult compile(std::span<const uint8_t> model, const std::filesystem::pat
                       const CompileOptions& options = {}, const ProgressCallback& progress = {});
 
 /// The diagnostics an options value gives before any model is read: unsupported options
-/// (device profile, quantization), malformed other_specs, conflicting limits (a warning).
+/// (device profile, quantization recipe), malformed other_specs, conflicting limits (a warning).
 std::vector<Diagnostic> check_options(const CompileOptions& options);
 
 }  // namespace vkc

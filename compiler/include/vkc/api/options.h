@@ -47,10 +47,15 @@ struct CompileOptions {
   std::optional<std::string> device_profile;
   /// --fallback cpu: nodes no delegate can take run as ExecuTorch portable-kernel calls.
   bool cpu_fallback = false;
+  /// --no-embed-shaders sets this false: the payloads then carry no SPIR-V (VkGraph.shaders).
+  bool embed_shaders = true;
 
-  // ---- NOT SUPPORTED YET: setting it makes compile() fail with an error diagnostic
-  // ("... is not supported yet") until the feature lands. The CLI spells it --quantize RECIPE (issue 5).
+  // ---- Quantization (docs/options.md "Quantization").
+  /// --quantize RECIPE: 8da4w[:G], int4-weight-only[:G], int8-weight-only, with optional -fp16 and
+  /// -embedding suffixes. An unknown recipe is an error diagnostic.
   std::optional<std::string> quantization_recipe;
+  /// --quantize-exclude GLOB: layers whose node or weight name matches stay in floating point.
+  std::vector<std::string> quantize_exclude;
 
   /// The payload options as the serializer's struct (other_specs decoded and merged in).
   /// Returns nullopt and sets `*error` when other_specs is malformed or repeats a modelled key.

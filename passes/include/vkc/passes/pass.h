@@ -9,12 +9,17 @@
 #include <vector>
 
 #include "vkc/ir/graph.h"
+#include "vkc/passes/quantize.h"
 
 namespace vkc::passes {
 
 struct PassContext {
   /// Run fp32 tensors as fp16 on the GPU (constants are converted by the serializer).
   bool force_fp16 = false;
+  /// --quantize / --quantize-exclude (quantize-weights does nothing without a recipe).
+  QuantConfig quant;
+  /// Filled by quantize-weights: every candidate layer, quantized or not (with the reason).
+  std::vector<QuantLayerReport> quant_report;
   /// Nodes lowering could not turn into a runtime operator, with the reason, by node name.
   std::map<std::string, std::string> not_lowered;
   /// Wall time of each pass run, in pipeline order (filled by run_pipeline).

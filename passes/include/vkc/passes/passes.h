@@ -1,6 +1,9 @@
 // Every pass, one per file under src/. The pipeline (src/pipeline.cpp) orders them.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
 #include "vkc/passes/pass.h"
 
 namespace vkc::passes {
@@ -27,6 +30,15 @@ void fuse_gelu(ir::Graph& g, PassContext& ctx);
 void fuse_batch_norm(ir::Graph& g, PassContext& ctx);
 /// Turns ONNX operators into ExecuTorch Vulkan runtime operators where a lowering exists.
 void lower_to_vulkan(ir::Graph& g, PassContext& ctx);
+/// Quantizes linear (and embedding) weights under ctx.quant into ET-VK's quantized operators.
+void quantize_weights(ir::Graph& g, PassContext& ctx);
+
+/// One row of the lowering table (docs/op-coverage.md is generated from these).
+struct LoweringInfo {
+  std::string_view onnx_op, targets, conditions;
+};
+/// Every ONNX operator lower_to_vulkan handles, in table order.
+std::vector<LoweringInfo> lowering_table();
 /// Merges convolution followed by relu/clamp into et_vk.conv_with_clamp.
 void fuse_conv_clamp(ir::Graph& g, PassContext& ctx);
 /// Removes nodes whose outputs nothing uses.

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Writes a Llama-style decoder as ONNX with external data, for bench/quant_bench.sh.
+
+Token embedding (Gather) -> LAYERS x [RMSNorm, q/k/v/o projections, SwiGLU MLP, residuals] -> RMSNorm -> lm_head.
+Attention is replaced by an elementwise mix (q * sigmoid(k) * v) so the model needs no SDPA fusion:
+the bench measures weight quantization and compile, whose cost is the projections.
+Linear layers are Gemm(transB=1) with [N, K] weights as exporters write them for 2-D inputs; with
+--matmul they are MatMul with [K, N] weights instead. Weights are Gaussian (std 0.02); for speed,
+slices of one random pool (generated once) rather than fresh draws per tensor.
+
+Needs python3-onnx and numpy (Debian: PYENV_VERSION=system python3).
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True, help="model path (.onnx); data goes next to it as <name>.data")
+    ap.add_argument("--dim", type=int, default=2048)
+    ap.add_argument("--hidden", type=int, default=8192)
+    ap.add_argument("--layers", type=int, default=15)
+    ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--seq", type=int, default=8)
+    ap.add_argument("--matmul", action="store_true", help="MatMul with [K, N] weights instead of Gemm transB=1")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+
+    rng = np.random.default_rng(a.seed)
+    pool = (rng.standard_normal(1 << 24, dtype=np.float32) * 0.02).astype(np.float32)
+    data_name = os.path.basename(a.out) + ".data"
+    data = open(os.path.join(os.path.dirname(os.path.abspath(a.out)), data_name), "wb")
+    inits, nodes = [], []
+    params = 0
+
+    def weight(name, shape, ones=False):
+        nonlocal params
+        n = int(np.prod(shape))
+        params += n
+        offset = data.tell()
+        if ones:
+            data.write(np.ones(n, np.float32).tobytes())
+        else:
+            left, start = n, int(rng.integers(0, pool.size))
+            while left:
+                take = min(left, pool.size - start)
+                data.write(pool[start:start + take].tobytes())
+                left -= take
+                start = 0
+        t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=shape)
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", data_name), ("offset", str(offset)), ("length", str(n * 4))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        inits.append(t)
+        return name
+
+    def node(op, ins, name, **attrs):
+        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+        return name
+
+    def linear(x, name, k, n):
+        if a.matmul:
+            return node("MatMul", [x, weight(name + ".weight", [k, n])], name)
+        return node("Gemm", [x, weight(name + ".weight", [n, k])], name, transB=1)
+
+    eps = helper.make_tensor("eps", TensorProto.FLOAT, [], [1e-5])
+    inits.append(eps)
+
+    def rms_norm(x, name):
+        sq = node("Mul", [x, x], name + ".sq")
+        ms = node("ReduceMean", [sq], name + ".ms", axes=[-1], keepdims=1)
+        rt = node("Sqrt", [node("Add", [ms, "eps"], name + ".add")], name + ".sqrt")
+        return node("Mul", [node("Div", [x, rt], name + ".div"), weight(name + ".weight", [a.dim], ones=True)], name)
+
+    x = node("Gather", [weight("tok_embeddings.weight", [a.vocab, a.dim]), "ids"], "embed", axis=0)
+    for i in range(a.layers):
+        p = f"layers.{i}"
+        h = rms_norm(x, p + ".attention_norm")
+        q = linear(h, p + ".attention.wq", a.dim, a.dim)
+        k = linear(h, p + ".attention.wk", a.dim, a.dim)
+        v = linear(h, p + ".attention.wv", a.dim, a.dim)
+        mix = node("Mul", [node("Mul", [q, node("Sigmoid", [k], p + ".attention.gate")], p + ".attention.qk"), v],
+                   p + ".attention.mix")
+        x = node("Add", [x, linear(mix, p + ".attention.wo", a.dim, a.dim)], p + ".attention.residual")
+        h = rms_norm(x, p + ".ffn_norm")
+        g = linear(h, p + ".feed_forward.w1", a.dim, a.hidden)
+        u = linear(h, p + ".feed_forward.w3", a.dim, a.hidden)
+        silu = node("Mul", [g, node("Sigmoid", [g], p + ".feed_forward.sig")], p + ".feed_forward.silu")
+        m = node("Mul", [silu, u], p + ".feed_forward.gated")
+        x = node("Add", [x, linear(m, p + ".feed_forward.w2", a.hidden, a.dim)], p + ".feed_forward.residual")
+    logits = linear(rms_norm(x, "norm"), "output", a.dim, a.vocab)
+    data.close()
+
+    graph = helper.make_graph(nodes, "llama_style", [helper.make_tensor_value_info("ids", TensorProto.INT64, [a.seq])],
+                              [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [a.seq, a.vocab])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="vkc-bench")
+    model.ir_version = 8
+    onnx.save(model, a.out)
+    print(f"{a.out}: {params / 1e9:.3f} B parameters, {os.path.getsize(a.out + '.data') / 2**30:.2f} GiB external data")
+
+
+if __name__ == "__main__":
+    main()

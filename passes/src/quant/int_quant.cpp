@@ -1,0 +1,147 @@
+#include "int_quant.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace vkc::passes::quant {
+namespace {
+
+constexpr float kEps = std::numeric_limits<float>::epsilon();  // torchao's eps for fp32 weights
+
+// Round half to even for |x| < 2^22 without a libm call (default rounding mode), so the loops vectorize.
+inline float round_even(float x) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  return (x + kMagic) - kMagic;
+}
+
+inline int64_t pad8(int64_t n) { return (n + 7) / 8 * 8; }
+
+}  // namespace
+
+float int4_scale(float amax) { return std::max(amax / 7.5f, kEps); }
+
+int8_t int4_quantize(float x, float scale) {
+  const float inv = 1.0f / scale;
+  return static_cast<int8_t>(std::clamp(round_even(x * inv), -8.0f, 7.0f));
+}
+
+Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, int64_t group) {
+  if (group <= 0 || cols % group != 0) throw std::invalid_argument("cols must be a multiple of the group size");
+  Int4Grouped r;
+  r.rows = rows;
+  r.cols = cols;
+  r.group = group;
+  const int64_t groups = cols / group;
+  const int64_t row_bytes = pad8(cols) / 2;
+  r.packed.assign(static_cast<size_t>(rows * row_bytes), 0x88);  // padding: q = 0
+  r.scales.resize(static_cast<size_t>(rows * groups));
+  r.group_sums.resize(static_cast<size_t>(rows * groups));
+  std::vector<float> qrow(static_cast<size_t>(cols));
+  for (int64_t n = 0; n < rows; ++n) {
+    const float* wr = w + n * cols;
+    double signal = 0, noise = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* wg = wr + g * group;
+      float amax = 0;
+      for (int64_t i = 0; i < group; ++i) amax = std::max(amax, std::fabs(wg[i]));
+      const float scale = int4_scale(amax);
+      const float inv = 1.0f / scale;
+      float* qg = qrow.data() + g * group;
+      float sum = 0, gs = 0, gn = 0;  // per group in float (exact for sums of q; SQNR needs no more)
+      for (int64_t i = 0; i < group; ++i) {
+        const float q = std::clamp(round_even(wg[i] * inv), -8.0f, 7.0f);
+        qg[i] = q;
+        sum += q;
+        const float e = wg[i] - q * scale;
+        gs += wg[i] * wg[i];
+        gn += e * e;
+      }
+      signal += gs;
+      noise += gn;
+      r.scales[n * groups + g] = scale;
+      r.group_sums[n * groups + g] = static_cast<int32_t>(sum);
+    }
+    uint8_t* out = r.packed.data() + n * row_bytes;
+    for (int64_t j = 0; j < cols / 2; ++j)
+      out[j] = static_cast<uint8_t>((static_cast<int>(qrow[2 * j + 1]) + 8) << 4 | (static_cast<int>(qrow[2 * j]) + 8));
+    if (cols % 2) out[cols / 2] = static_cast<uint8_t>(0x80 | (static_cast<int>(qrow[cols - 1]) + 8));
+    r.signal += signal;
+    r.noise += noise;
+  }
+  return r;
+}
+
+Int8PerChannel quantize_int8_per_channel(const float* w, int64_t rows, int64_t cols) {
+  Int8PerChannel r;
+  r.rows = rows;
+  r.cols = cols;
+  r.q.resize(static_cast<size_t>(rows * cols));
+  r.scales.resize(static_cast<size_t>(rows));
+  for (int64_t n = 0; n < rows; ++n) {
+    const float* wr = w + n * cols;
+    float amax = 0;
+    for (int64_t i = 0; i < cols; ++i) amax = std::max(amax, std::fabs(wr[i]));
+    const float scale = std::max(amax / 127.0f, kEps);
+    const float inv = 1.0f / scale;
+    double signal = 0, noise = 0;
+    for (int64_t i = 0; i < cols; ++i) {
+      const float q = std::clamp(round_even(wr[i] * inv), -127.0f, 127.0f);
+      r.q[n * cols + i] = static_cast<int8_t>(q);
+      const float e = wr[i] - q * scale;
+      signal += static_cast<double>(wr[i]) * wr[i];
+      noise += static_cast<double>(e) * e;
+    }
+    r.scales[n] = scale;
+    r.signal += signal;
+    r.noise += noise;
+  }
+  return r;
+}
+
+std::vector<uint8_t> pack_int4(std::span<const int8_t> q, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = pad8(cols) / 2;
+  std::vector<uint8_t> out(static_cast<size_t>(rows * row_bytes), 0x88);
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t k = 0; k < cols; ++k) {
+      uint8_t& b = out[n * row_bytes + k / 2];
+      const uint8_t nib = static_cast<uint8_t>(q[n * cols + k] + 8) & 0xF;
+      b = (k % 2) ? static_cast<uint8_t>((b & 0x0F) | nib << 4) : static_cast<uint8_t>((b & 0xF0) | nib);
+    }
+  return out;
+}
+
+std::vector<int8_t> unpack_int4(std::span<const uint8_t> packed, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = pad8(cols) / 2;
+  std::vector<int8_t> q(static_cast<size_t>(rows * cols));
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t k = 0; k < cols; ++k) {
+      const uint8_t b = packed[n * row_bytes + k / 2];
+      q[n * cols + k] = static_cast<int8_t>(((k % 2) ? b >> 4 : b & 0xF) - 8);
+    }
+  return q;
+}
+
+double sqnr_db(double signal, double noise) {
+  if (noise <= 0) return 200.0;
+  if (signal <= 0) return 0.0;
+  return 10.0 * std::log10(signal / noise);
+}
+
+void release_pages(const void* data, size_t size) {
+#ifdef MADV_PAGEOUT
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+#else
+  (void)data;
+  (void)size;
+#endif
+}
+
+}  // namespace vkc::passes::quant

@@ -1,0 +1,67 @@
+// Numeric core of weight quantization: grouped symmetric int4 and per-channel int8, packed
+// exactly as the ExecuTorch Vulkan runtime reads them (docs/options.md "Quantization").
+// Everything works row by row on a [rows, cols] fp32 matrix read in place (it may be a view
+// into the mmapped model); scratch is one row.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace vkc::passes::quant {
+
+/// int4 grouped symmetric, as torchao's MappingType.SYMMETRIC with quant range [-8, 7]:
+/// scale = max|w| / 7.5 per group (at least fp32 eps), q = clamp(round_half_even(w / scale), -8, 7).
+struct Int4Grouped {
+  int64_t rows = 0, cols = 0, group = 0;
+  /// [rows, pad8(cols) / 2]: byte j of a row = (q[2j+1] + 8) << 4 | (q[2j] + 8); padding is q = 0.
+  std::vector<uint8_t> packed;
+  /// [rows, cols / group], row-major (transpose_scales() gives the linear ops' [G, N] layout).
+  std::vector<float> scales;
+  /// Per row and group: sum of q (the weight_sums of linear_dq8ca_q4gsw before transposition).
+  std::vector<int32_t> group_sums;
+  double signal = 0, noise = 0;  // sum w^2 and sum (w - dequant(w))^2
+};
+
+/// int8 per-channel symmetric (PT2E's per-channel symmetric observer): scale = max|w| / 127 per
+/// row, q = clamp(round_half_even(w / scale), -127, 127).
+struct Int8PerChannel {
+  int64_t rows = 0, cols = 0;
+  std::vector<int8_t> q;       // [rows, cols]
+  std::vector<float> scales;   // [rows]
+  double signal = 0, noise = 0;
+};
+
+/// `w` holds rows * cols floats; cols must be a multiple of group.
+Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, int64_t group);
+Int8PerChannel quantize_int8_per_channel(const float* w, int64_t rows, int64_t cols);
+
+/// The scale of a group with largest magnitude `amax` and its quantized value of `x`.
+float int4_scale(float amax);
+int8_t int4_quantize(float x, float scale);
+
+/// Packs q values (-8..7) of a [rows, cols] matrix: [rows, pad8(cols) / 2] bytes.
+std::vector<uint8_t> pack_int4(std::span<const int8_t> q, int64_t rows, int64_t cols);
+/// The inverse of pack_int4 (padding dropped).
+std::vector<int8_t> unpack_int4(std::span<const uint8_t> packed, int64_t rows, int64_t cols);
+
+/// [rows, groups] -> [groups, pad(rows, align)] (zero padding), the layout the linear ops read.
+template <typename T>
+std::vector<T> transpose_padded(std::span<const T> m, int64_t rows, int64_t cols, int64_t align) {
+  const int64_t padded = (rows + align - 1) / align * align;
+  std::vector<T> t(static_cast<size_t>(cols * padded), T{});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) t[c * padded + r] = m[r * cols + c];
+  return t;
+}
+
+/// 10 log10(signal / noise) in dB; 200 when noise is 0.
+double sqnr_db(double signal, double noise);
+
+/// Tells the kernel the pages of [data, data + size) will not be read again (MADV_PAGEOUT on the
+/// whole pages inside). Harmless on any memory: heap pages stay, pages of a read-only file
+/// mapping leave this process's resident set and are read back from the file if touched again.
+void release_pages(const void* data, size_t size);
+
+}  // namespace vkc::passes::quant

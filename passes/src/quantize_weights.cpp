@@ -1,0 +1,252 @@
+// quantize-weights: turns aten.linear with a constant weight (and, with "-embedding",
+// aten.embedding) into ET-VK's quantized operators under the --quantize recipe:
+//   8da4w             -> torchao.choose_qparams_affine + et_vk.linear_dq8ca_q4gsw
+//   int4-weight-only  -> et_vk.linear_q4gsw
+//   int8-weight-only  -> aten._weight_int8pack_mm (+ aten.add.Tensor for a bias)
+//   -embedding        -> et_vk.embedding_q4gsw
+// Layers are quantized in parallel (the numeric work only: the graph is rewritten serially in
+// graph order afterwards, so output is deterministic). Each worker reads its weight in place and
+// keeps one row of scratch beyond the packed result.
+#include <fmt/format.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <optional>
+#include <thread>
+#include <type_traits>
+
+#include "quant/int_quant.h"
+#include "quant/matmul_nbits.h"
+#include "vkc/ir/op_registry.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+namespace {
+
+enum class JobKind { Q4Linear, DQ8Q4Linear, Q8Linear, Q4Embedding };
+
+struct Job {
+  ir::Node* node = nullptr;
+  ir::Value* weight = nullptr;
+  JobKind kind = JobKind::Q4Linear;
+  int64_t rows = 0, cols = 0, group = 0;
+  size_t report = 0;  // index into PassContext::quant_report
+};
+
+struct Output {
+  quant::Int4Grouped q4;
+  quant::Int8PerChannel q8;
+};
+
+std::optional<std::string> excluded_by(const QuantConfig& c, const ir::Node& n, const ir::Value& w) {
+  for (const std::string& glob : c.exclude)
+    if (::fnmatch(glob.c_str(), n.name().c_str(), 0) == 0 || ::fnmatch(glob.c_str(), w.name().c_str(), 0) == 0)
+      return fmt::format("excluded by --quantize-exclude '{}'", glob);
+  return std::nullopt;
+}
+
+bool is_f32_matrix(const ir::Value* w) {
+  return w && w->is_constant() && w->dtype() == ir::DType::Float32 && w->shape().is_static() &&
+         w->shape().rank() == 2;
+}
+
+// Why a linear stays in floating point under the recipe; nullopt when it is quantized.
+std::optional<std::string> linear_misfit(const QuantRecipe& r, const ir::Node& n, int64_t N, int64_t K) {
+  const ir::Value* x = n.input(0);
+  if (!x || !x->shape().is_static()) return std::string("input shape is not static");
+  const auto xs = x->shape().sizes();
+  if (N * K < kMinQuantizedElements)
+    return fmt::format("{} weight elements < {} (tiny layers stay fp)", N * K, kMinQuantizedElements);
+  if (r.scheme == QuantScheme::Int8WeightOnly) {
+    if (K % 4 != 0) return fmt::format("K={} is not a multiple of 4", K);
+    if (xs.size() != 2 && xs.size() != 3) return fmt::format("input rank {} (the int8 linear takes 2 or 3)", xs.size());
+    return std::nullopt;
+  }
+  if (K % r.group_size != 0) return fmt::format("K={} is not a multiple of the group size {}", K, r.group_size);
+  if (K % 8 != 0) return fmt::format("K={} is not a multiple of 8", K);
+  if (N % 4 != 0) return fmt::format("N={} is not a multiple of 4", N);
+  if (r.scheme == QuantScheme::Int8DynAct4Weight) {
+    for (size_t d = 0; d + 2 < xs.size(); ++d)
+      if (xs[d] != 1) return fmt::format("input {} is not a matrix (per-row activation qparams)", x->shape().str());
+    if (xs.size() < 2) return fmt::format("input {} is not a matrix (per-row activation qparams)", x->shape().str());
+  }
+  return std::nullopt;
+}
+
+void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
+  // Largest first, so the last worker does not start the biggest layer alone.
+  std::vector<size_t> order(jobs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return jobs[a].rows * jobs[a].cols > jobs[b].rows * jobs[b].cols; });
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < order.size();) {
+      const Job& j = jobs[order[i]];
+      const float* w = j.weight->data().as<float>().data();
+      if (j.kind == JobKind::Q8Linear)
+        out[order[i]].q8 = quant::quantize_int8_per_channel(w, j.rows, j.cols);
+      else
+        out[order[i]].q4 = quant::quantize_int4_grouped(w, j.rows, j.cols, j.group);
+      quant::release_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float));
+    }
+  };
+  const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, jobs.size()});
+  std::vector<std::jthread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+}
+
+template <typename T>
+ir::Value* add_constant(ir::Graph& g, const std::string& name, ir::DType dtype, std::vector<int64_t> shape,
+                        std::vector<T> values) {
+  std::vector<uint8_t> bytes;
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    bytes = std::move(values);
+  } else {
+    bytes.resize(values.size() * sizeof(T));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  }
+  return g.add_constant(g.unique_name(name), ir::TensorType{dtype, ir::Shape::of(shape)},
+                        ir::TensorData::owned(std::move(bytes)));
+}
+
+class Rewriter {
+ public:
+  Rewriter(ir::Graph& g, bool fp16) : g_(g), scale_bytes_(fp16 ? 2 : 4) {}
+
+  void apply(const Job& j, Output& o, QuantLayerReport& rep) {
+    ir::Node* n = j.node;
+    const std::string base = j.weight->name();
+    const int64_t N = j.rows, K = j.cols;
+    if (j.kind == JobKind::Q8Linear) {
+      rep.sqnr_db = quant::sqnr_db(o.q8.signal, o.q8.noise);
+      rep.bytes_after = o.q8.q.size() + o.q8.scales.size() * scale_bytes_;
+      std::vector<uint8_t> q(o.q8.q.size());
+      std::memcpy(q.data(), o.q8.q.data(), q.size());
+      ir::Value* w = add_constant(g_, base + "_q8", ir::DType::Int8, {N, K}, std::move(q));
+      ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {N}, std::move(o.q8.scales));
+      ir::Value* bias = n->input(2);
+      if (!bias) return morph(n, "aten._weight_int8pack_mm.default", {n->input(0), w, s}, {});
+      ir::Node* mm = g_.add_node(ir::kVulkanDomain, "aten._weight_int8pack_mm.default", {n->input(0), w, s},
+                                 {n->output(0)->type()}, g_.unique_name(n->name() + "_q8mm"), n);
+      return morph(n, "aten.add.Tensor", {mm->output(0), bias}, {});
+    }
+    quant::Int4Grouped& q = o.q4;
+    const int64_t groups = K / j.group;
+    rep.sqnr_db = quant::sqnr_db(q.signal, q.noise);
+    const int64_t packed_cols = static_cast<int64_t>(q.packed.size()) / N;
+    ir::Value* w = add_constant(g_, base + "_q4", ir::DType::UInt8, {N, packed_cols}, std::move(q.packed));
+    if (j.kind == JobKind::Q4Embedding) {
+      rep.bytes_after = w->data().size() + q.scales.size() * scale_bytes_;
+      ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {N, groups}, std::move(q.scales));
+      return morph(n, "et_vk.embedding_q4gsw.default", {w, s, n->input(1)},
+                   {{"group_size", j.group}, {"is_linear_weight", true}});
+    }
+    // Linear ops read scales (and sums) as [G, N], N padded to 4 (scales) and 8 (sums).
+    auto scales = quant::transpose_padded<float>(q.scales, N, groups, 4);
+    const int64_t n4 = static_cast<int64_t>(scales.size()) / groups;
+    rep.bytes_after = w->data().size() + scales.size() * scale_bytes_;
+    ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {groups, n4}, std::move(scales));
+    const ir::AttributeMap gs = {{"group_size", j.group}};
+    if (j.kind == JobKind::Q4Linear) return morph(n, "et_vk.linear_q4gsw.default", {n->input(0), w, s, n->input(2)}, gs);
+    auto sums = quant::transpose_padded<int32_t>(q.group_sums, N, groups, 8);
+    rep.bytes_after += sums.size() * 4;
+    const int64_t n8 = static_cast<int64_t>(sums.size()) / groups;
+    ir::Value* ws = add_constant(g_, base + "_sums", ir::DType::Int32, {groups, n8}, std::move(sums));
+    auto [xs, xz] = activation_qparams(n);
+    morph(n, "et_vk.linear_dq8ca_q4gsw.default", {n->input(0), xs, xz, w, ws, s, n->input(2)}, gs);
+  }
+
+ private:
+  static void morph(ir::Node* n, std::string_view op, std::vector<ir::Value*> inputs, ir::AttributeMap attrs) {
+    if (!ir::find_op(op)) throw std::logic_error(fmt::format("quantize-weights: '{}' is not registered", op));
+    n->morph(ir::kVulkanDomain, op, std::move(inputs), std::move(attrs));
+  }
+
+  // One choose_qparams_affine per activation: linears reading the same input (q, k, v) share it.
+  std::pair<ir::Value*, ir::Value*> activation_qparams(ir::Node* n) {
+    ir::Value* x = n->input(0);
+    if (auto it = qparams_.find(x); it != qparams_.end()) return it->second;
+    auto xs = x->shape().sizes();
+    std::vector<int64_t> block(xs.size(), 1);
+    block.back() = xs.back();
+    xs.pop_back();
+    ir::Node* c = g_.add_node(ir::kVulkanDomain, "torchao.choose_qparams_affine.default", {x},
+                              {{ir::DType::Float32, ir::Shape::of(xs)}, {ir::DType::Int8, ir::Shape::of(xs)}},
+                              g_.unique_name(x->name() + "_qparams"), n);
+    c->attrs() = {{"mapping_type", std::string("ASYMMETRIC")},
+                  {"block_size", block},
+                  {"quant_min", int64_t{-128}},
+                  {"quant_max", int64_t{127}},
+                  {"eps", static_cast<double>(std::numeric_limits<float>::epsilon())}};
+    return qparams_[x] = {c->output(0), c->output(1)};
+  }
+
+  ir::Graph& g_;
+  size_t scale_bytes_;
+  std::map<ir::Value*, std::pair<ir::Value*, ir::Value*>> qparams_;
+};
+
+}  // namespace
+
+void quantize_weights(ir::Graph& g, PassContext& ctx) {
+  quant::lower_matmul_nbits(g, ctx.not_lowered);  // pre-quantized layers, with or without a recipe
+  const QuantRecipe& r = ctx.quant.recipe;
+  if (!r.enabled()) return;
+  std::vector<Job> jobs;
+  for (ir::Node* n : g.nodes()) {
+    const bool linear = n->is(ir::kVulkanDomain, "aten.linear.default") && r.scheme != QuantScheme::None;
+    const bool embedding = n->is(ir::kVulkanDomain, "aten.embedding.default") && r.embedding;
+    if (!linear && !embedding) continue;
+    ir::Value* w = n->input(linear ? 1 : 0);
+    QuantLayerReport rep;
+    rep.node = n->name();
+    rep.weight = w ? w->name() : "";
+    rep.kind = linear ? "linear" : "embedding";
+    std::optional<std::string> why;
+    if (!is_f32_matrix(w)) {
+      why = "weight is not a constant fp32 matrix";
+    } else {
+      rep.rows = w->shape().sizes()[0];
+      rep.cols = w->shape().sizes()[1];
+      rep.bytes_before = rep.bytes_after = w->data().size();
+      why = excluded_by(ctx.quant, *n, *w);
+    }
+    Job j{n, w, JobKind::Q4Embedding, rep.rows, rep.cols, r.embedding_group_size, ctx.quant_report.size()};
+    if (!why && linear) {
+      why = linear_misfit(r, *n, rep.rows, rep.cols);
+      j.group = r.group_size;
+      j.kind = r.scheme == QuantScheme::Int8WeightOnly      ? JobKind::Q8Linear
+               : r.scheme == QuantScheme::Int4WeightOnly    ? JobKind::Q4Linear
+                                                            : JobKind::DQ8Q4Linear;
+    } else if (!why) {
+      if (rep.cols % 32 != 0) why = fmt::format("embedding dim {} is not a multiple of 32", rep.cols);
+      else if (rep.cols % j.group != 0) why = fmt::format("embedding dim {} is not a multiple of {}", rep.cols, j.group);
+    }
+    if (why) {
+      rep.reason = *why;
+    } else {
+      rep.quantized = true;
+      rep.bits = j.kind == JobKind::Q8Linear ? 8 : 4;
+      rep.group_size = j.kind == JobKind::Q8Linear ? 0 : j.group;
+      jobs.push_back(j);
+    }
+    ctx.quant_report.push_back(std::move(rep));
+  }
+  std::vector<Output> out(jobs.size());
+  run_jobs(jobs, out);
+  Rewriter rw(g, ctx.force_fp16);
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    QuantLayerReport& rep = ctx.quant_report[jobs[i].report];
+    rw.apply(jobs[i], out[i], rep);
+    rep.op = jobs[i].kind == JobKind::Q8Linear ? "aten._weight_int8pack_mm.default" : jobs[i].node->op_type();
+    out[i] = Output{};  // the packed bytes now live in the graph's constants
+  }
+}
+
+}  // namespace vkc::passes

@@ -1,0 +1,216 @@
+// Each --quantize recipe on a small Llama-style block: operators, families, sizes, the report,
+// and the constants exactly as the runtime reads them.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "llama_test_model.h"
+#include "quant/int_quant.h"
+#include "vkc/compiler/driver.h"
+#include "vkc/compiler/inspect.h"
+#include "vkc/compiler/inspect_gates.h"
+#include "vkc/ir/op_families.h"
+
+namespace vkc::test {
+namespace {
+
+using M = LlamaTestModel;
+namespace quant = passes::quant;
+
+struct Compiled {
+  compiler::CompileStats stats;
+  compiler::InspectReport inspect;
+  const passes::QuantLayerReport& layer(const std::string& node) const {
+    for (const auto& l : stats.quantized_layers)
+      if (l.node == node) return l;
+    throw std::runtime_error("no report for " + node);
+  }
+  const ir::Node* node(const std::string& name) const {
+    for (const ir::Node* n : stats.graph->nodes())
+      if (n->name() == name) return n;
+    throw std::runtime_error("no node " + name);
+  }
+  size_t ops(const std::string& op) const {
+    const auto& ops = inspect.delegates.at(0).ops;
+    auto it = ops.find(op);
+    return it == ops.end() ? 0 : it->second;
+  }
+};
+
+Compiled compile(const TempDir& dir, const M& m, const std::string& recipe, std::vector<std::string> exclude = {}) {
+  compiler::CompileConfig c;
+  c.quantize = recipe;
+  c.quantize_exclude = std::move(exclude);
+  const fs::path out = dir / ("m-" + (recipe.empty() ? std::string("fp") : recipe) + ".pte");
+  Compiled r{compiler::compile_file(m.path, out, c), compiler::inspect_file(out)};
+  return r;
+}
+
+template <typename T>
+std::vector<T> constant(const ir::Value* v) {
+  std::vector<T> out(v->data().size() / sizeof(T));
+  std::memcpy(out.data(), v->data().data(), v->data().size());
+  return out;
+}
+
+TEST(QuantCompile, Int8DynamicActivationInt4Weights) {
+  TempDir dir;
+  const M m = M::write(dir.path());
+  const Compiled fp = compile(dir, m, "");
+  const Compiled q = compile(dir, m, "8da4w:64");
+  EXPECT_EQ(q.ops("et_vk.linear_dq8ca_q4gsw.default"), 4u);  // w1, w3, w2, output
+  EXPECT_EQ(q.ops("aten.linear.default"), 1u);               // tiny
+  // w1 and w3 read the same activation: one choose_qparams for both; w2 and output one each.
+  EXPECT_EQ(q.ops("torchao.choose_qparams_affine.default"), 3u);
+  EXPECT_EQ(q.inspect.delegates.at(0).families.count("quantized-linear"), 1u);
+  EXPECT_LT(q.inspect.file_size * 2, fp.inspect.file_size);
+  EXPECT_FALSE(q.layer("tiny").quantized);
+  EXPECT_NE(q.layer("tiny").reason.find("tiny layers stay fp"), std::string::npos);
+
+  // feed_forward.w2: weight [N=128, K=256] as [N, K/2] u8, scales [G=4, N], sums i32 [G, N] (N % 8 == 0).
+  const ir::Node* n = q.node("feed_forward.w2");
+  ASSERT_EQ(n->op_type(), "et_vk.linear_dq8ca_q4gsw.default");
+  EXPECT_EQ(std::get<int64_t>(*n->attr("group_size")), 64);
+  const auto want = quant::quantize_int4_grouped(m.linear_nk("w2", true, 256, 128).data(), 128, 256, 64);
+  EXPECT_EQ(n->input(3)->shape().sizes(), (std::vector<int64_t>{128, 128}));
+  EXPECT_EQ(constant<uint8_t>(n->input(3)), want.packed);
+  EXPECT_EQ(n->input(5)->shape().sizes(), (std::vector<int64_t>{4, 128}));
+  EXPECT_EQ(constant<float>(n->input(5)), quant::transpose_padded<float>(want.scales, 128, 4, 4));
+  EXPECT_EQ(n->input(4)->dtype(), ir::DType::Int32);
+  EXPECT_EQ(constant<int32_t>(n->input(4)), quant::transpose_padded<int32_t>(want.group_sums, 128, 4, 8));
+  const ir::Node* qp = n->input(1)->producer();
+  ASSERT_TRUE(qp);
+  EXPECT_EQ(qp->op_type(), "torchao.choose_qparams_affine.default");
+  EXPECT_EQ(std::get<std::vector<int64_t>>(*qp->attr("block_size")), (std::vector<int64_t>{1, 256}));
+  EXPECT_EQ(n->input(2)->dtype(), ir::DType::Int8);
+  const auto& rep = q.layer("feed_forward.w2");
+  EXPECT_EQ(rep.bits, 4);
+  EXPECT_EQ(rep.bytes_before, 128u * 256 * 4);
+  EXPECT_EQ(rep.bytes_after, 128u * 128 + 4 * 128 * 4 + 4 * 128 * 4);
+  EXPECT_GT(rep.sqnr_db, 18.5);
+}
+
+TEST(QuantCompile, WeightOnlyRecipes) {
+  TempDir dir;
+  const M m = M::write(dir.path());
+  const Compiled q4 = compile(dir, m, "int4-weight-only:128");
+  EXPECT_EQ(q4.ops("et_vk.linear_q4gsw.default"), 4u);
+  EXPECT_EQ(q4.ops("torchao.choose_qparams_affine.default"), 0u);
+  const ir::Node* out = q4.node("output");
+  EXPECT_EQ(out->input(3), nullptr);  // Gemm without C: no bias
+  const auto want = quant::quantize_int4_grouped(m.weight("output.weight").data(), 256, 128, 128);
+  EXPECT_EQ(constant<uint8_t>(out->input(1)), want.packed);
+  EXPECT_EQ(out->input(2)->shape().sizes(), (std::vector<int64_t>{1, 256}));  // scales [G, N]
+
+  const Compiled q8 = compile(dir, m, "int8-weight-only");
+  EXPECT_EQ(q8.ops("aten._weight_int8pack_mm.default"), 4u);
+  EXPECT_EQ(q8.layer("feed_forward.w1").bits, 8);
+  EXPECT_EQ(q8.layer("feed_forward.w1").group_size, 0);
+  EXPECT_GT(q8.layer("feed_forward.w1").sqnr_db, 38.0);
+}
+
+TEST(QuantCompile, EmbeddingAndFp16Suffixes) {
+  TempDir dir;
+  const M m = M::write(dir.path());
+  const Compiled q = compile(dir, m, "8da4w-fp16-embedding");
+  EXPECT_EQ(q.ops("et_vk.embedding_q4gsw.default"), 1u);
+  EXPECT_EQ(q.ops("aten.embedding.default"), 0u);
+  EXPECT_EQ(q.inspect.delegates.at(0).options.force_fp16, std::optional<bool>(true));
+  const ir::Node* e = q.node("embed");
+  EXPECT_EQ(std::get<int64_t>(*e->attr("group_size")), 32);
+  EXPECT_TRUE(std::get<bool>(*e->attr("is_linear_weight")));
+  const auto want = quant::quantize_int4_grouped(m.weight("tok_embeddings.weight").data(), 256, 128, 32);
+  EXPECT_EQ(constant<uint8_t>(e->input(0)), want.packed);
+  EXPECT_EQ(constant<float>(e->input(1)), want.scales);  // [V, G], not transposed
+  compiler::InspectGates gates = compiler::make_gates({"VulkanBackend"}, {"quantized-linear,embedding"}, "1MiB");
+  EXPECT_TRUE(compiler::check_gates(q.inspect, gates).empty());
+  gates = compiler::make_gates({}, {"sdpa"}, "64KiB");
+  const auto failed = compiler::check_gates(q.inspect, gates);
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(failed[0], "missing family 'sdpa'");
+  EXPECT_EQ(failed[1].rfind("size ", 0), 0u);
+}
+
+TEST(QuantCompile, SelectionRules) {
+  TempDir dir;
+  const M m = M::write(dir.path());
+  // K = 128 is not a multiple of 256: only w2 (K = 256) is quantized; the globs keep w2 and output fp too.
+  const Compiled q = compile(dir, m, "int4-weight-only:256");
+  EXPECT_TRUE(q.layer("feed_forward.w2").quantized);
+  EXPECT_NE(q.layer("feed_forward.w1").reason.find("not a multiple of the group size 256"), std::string::npos);
+  const Compiled ex = compile(dir, m, "8da4w", {"feed_forward.w2", "output.*"});
+  EXPECT_FALSE(ex.layer("feed_forward.w2").quantized);
+  EXPECT_EQ(ex.layer("feed_forward.w2").reason, "excluded by --quantize-exclude 'feed_forward.w2'");
+  EXPECT_FALSE(ex.layer("output").quantized);  // matched on the weight name output.weight
+  EXPECT_TRUE(ex.layer("feed_forward.w1").quantized);
+  EXPECT_THROW(compile(dir, m, "8da4w:100"), compiler::CompileError);
+}
+
+// com.microsoft MatMulNBits, K = 64, N = 32, block 32: symmetric blocks reuse B's bytes as they are.
+fs::path matmul_nbits_model(const TempDir& dir, bool zero_points, uint8_t zp_value) {
+  ModelBuilder b(8, 17);
+  b.import_opset("com.microsoft", 1);
+  b.input("x", kF32, {1, 4, 64});
+  b.output("y", kF32, {1, 4, 32});
+  std::vector<uint8_t> w(32 * 2 * 16);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(i * 37 + 11);
+  b.initializer("B", onnx::TensorProto_DataType_UINT8, {32, 2, 16})->set_raw_data(w.data(), w.size());
+  std::vector<float> scales(64);
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.01f * static_cast<float>(i + 1);
+  b.raw_floats("scales", {64}, scales);
+  std::vector<std::string> inputs = {"x", "B", "scales"};
+  if (zero_points) {
+    const std::vector<uint8_t> zp(32, static_cast<uint8_t>(zp_value | zp_value << 4));
+    b.initializer("zp", onnx::TensorProto_DataType_UINT8, {32})->set_raw_data(zp.data(), zp.size());
+    inputs.push_back("zp");
+  }
+  auto* n = b.node("MatMulNBits", inputs, {"y"}, "mnb", "com.microsoft");
+  attr_int(n, "K", 64);
+  attr_int(n, "N", 32);
+  attr_int(n, "bits", 4);
+  attr_int(n, "block_size", 32);
+  return b.save(dir / "mnb.onnx");
+}
+
+TEST(PreQuantized, MatMulNBitsSymmetricBlocksBecomeLinearQ4gsw) {
+  TempDir dir;
+  for (bool with_zp : {false, true}) {
+    const fs::path model = matmul_nbits_model(dir, with_zp, 8);
+    const auto stats = compiler::compile_file(model, dir / "mnb.pte", {});
+    const ir::Node* n = stats.graph->nodes().front();
+    ASSERT_EQ(n->op_type(), "et_vk.linear_q4gsw.default");
+    EXPECT_EQ(std::get<int64_t>(*n->attr("group_size")), 32);
+    const auto w = constant<uint8_t>(n->input(1));
+    ASSERT_EQ(w.size(), 32u * 32);
+    EXPECT_EQ(w[5], static_cast<uint8_t>(5 * 37 + 11));
+    EXPECT_EQ(n->input(1)->shape().sizes(), (std::vector<int64_t>{32, 32}));
+    const auto s = constant<float>(n->input(2));  // [blocks=2, N=32]: s[b][n] = scales[n * 2 + b]
+    EXPECT_FLOAT_EQ(s[1 * 32 + 3], 0.01f * (3 * 2 + 1 + 1));
+  }
+}
+
+TEST(PreQuantized, AsymmetricMatMulNBitsIsReportedNotMiscompiled) {
+  TempDir dir;
+  const fs::path model = matmul_nbits_model(dir, true, 3);
+  try {
+    compiler::compile_file(model, dir / "mnb.pte", {});
+    FAIL() << "compiled";
+  } catch (const compiler::CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("asymmetric zero points"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "mnb.pte"));
+}
+
+TEST(OpFamilies, EveryRegistryFamilyIsDescribedAndQuantizedFamiliesMeetTheirFloatOnes) {
+  for (const ir::FamilyInfo& f : ir::op_families()) EXPECT_FALSE(f.description.empty()) << f.name;
+  EXPECT_TRUE(ir::family_meets("quantized-embedding", "embedding"));
+  EXPECT_TRUE(ir::family_meets("quantized-linear", "linear"));
+  EXPECT_TRUE(ir::family_meets("convolution", "conv"));
+  EXPECT_FALSE(ir::family_meets("linear", "quantized-linear"));
+  EXPECT_EQ(compiler::parse_size("770MiB"), 770ull << 20);
+  EXPECT_EQ(compiler::parse_size("1.5GB"), 1500000000ull);
+  EXPECT_THROW(compiler::parse_size("12 parsecs"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace vkc::test

@@ -1,0 +1,165 @@
+// Weight quantization numerics: recipes, packing, known values, SQNR floors.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "quant/int_quant.h"
+#include "vkc/passes/quantize.h"
+
+namespace vkc::passes {
+namespace {
+
+using quant::Int4Grouped;
+
+std::vector<float> gaussian(size_t n, uint32_t seed, float stddev = 0.02f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, stddev);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST(QuantRecipe, SeedRecipesParse) {
+  const QuantRecipe a = parse_quant_recipe("8da4w");
+  EXPECT_EQ(a.scheme, QuantScheme::Int8DynAct4Weight);
+  EXPECT_EQ(a.group_size, 128);
+  EXPECT_FALSE(a.embedding || a.force_fp16);
+  const QuantRecipe b = parse_quant_recipe("8da4w-fp16-embedding");
+  EXPECT_TRUE(b.embedding && b.force_fp16);
+  EXPECT_EQ(b.embedding_group_size, 32);
+  EXPECT_TRUE(parse_quant_recipe("8da4w-embedding-fp16").force_fp16);
+  EXPECT_TRUE(parse_quant_recipe("8da4w-fp16").force_fp16);
+  EXPECT_EQ(parse_quant_recipe("8da4w:32-embedding").group_size, 32);
+  const QuantRecipe c = parse_quant_recipe("int4-weight-only");
+  EXPECT_EQ(c.scheme, QuantScheme::Int4WeightOnly);
+  EXPECT_EQ(c.group_size, 256);
+  EXPECT_EQ(parse_quant_recipe("int4-weight-only:64").group_size, 64);
+  EXPECT_EQ(parse_quant_recipe("int8-weight-only").scheme, QuantScheme::Int8WeightOnly);
+}
+
+TEST(QuantRecipe, BadRecipesSayWhy) {
+  auto message = [](const char* text) {
+    try {
+      parse_quant_recipe(text);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("8da3w").find("unknown recipe '8da3w'"), std::string::npos);
+  EXPECT_NE(message("8da4w:48").find("group size '48'"), std::string::npos);
+  EXPECT_NE(message("8da4w:x").find("group size 'x'"), std::string::npos);
+  EXPECT_NE(message("int8-weight-only:32").find("per channel"), std::string::npos);
+  EXPECT_NE(message("8da4w-fp16-fp16").find("twice"), std::string::npos);
+}
+
+TEST(Int4Packing, KnownBytesAndPadding) {
+  // (odd + 8) << 4 | (even + 8); K = 3 pads to 8 -> 4 bytes per row, padding q = 0 (0x8 nibbles).
+  const std::vector<int8_t> q = {-8, 7, 1, /* row 1 */ 0, -1, 2};
+  const auto packed = quant::pack_int4(q, 2, 3);
+  ASSERT_EQ(packed.size(), 8u);
+  EXPECT_EQ(packed[0], 0xF0);
+  EXPECT_EQ(packed[1], 0x89);
+  EXPECT_EQ(packed[2], 0x88);
+  EXPECT_EQ(packed[3], 0x88);
+  EXPECT_EQ(packed[4], 0x78);
+  EXPECT_EQ(packed[5], 0x8A);
+  EXPECT_EQ(quant::unpack_int4(packed, 2, 3), q);
+}
+
+TEST(Int4Packing, RoundTripsEveryValue) {
+  std::mt19937 rng(7);
+  for (int64_t cols : {8, 12, 30, 64}) {
+    std::vector<int8_t> q(static_cast<size_t>(5 * cols));
+    for (int8_t& v : q) v = static_cast<int8_t>(static_cast<int>(rng() % 16) - 8);
+    EXPECT_EQ(quant::unpack_int4(quant::pack_int4(q, 5, cols), 5, cols), q) << cols;
+  }
+}
+
+TEST(Int4Quantize, KnownValuesFollowTorchao) {
+  // One group of 32: max|w| = 7.5 -> scale 1; q = clamp(round_half_even(w), -8, 7).
+  std::vector<float> w(32, 0.0f);
+  w[0] = 7.5f;   // 7.5 rounds to 8 -> clamped 7
+  w[1] = -7.5f;  // -8
+  w[2] = 2.5f;   // half to even: 2
+  w[3] = 1.5f;   // 2
+  w[4] = -0.5f;  // -0
+  w[5] = 3.2f;   // 3
+  const Int4Grouped r = quant::quantize_int4_grouped(w.data(), 1, 32, 32);
+  ASSERT_EQ(r.scales.size(), 1u);
+  EXPECT_FLOAT_EQ(r.scales[0], 1.0f);
+  const auto q = quant::unpack_int4(r.packed, 1, 32);
+  EXPECT_EQ(q[0], 7);
+  EXPECT_EQ(q[1], -8);
+  EXPECT_EQ(q[2], 2);
+  EXPECT_EQ(q[3], 2);
+  EXPECT_EQ(q[4], 0);
+  EXPECT_EQ(q[5], 3);
+  EXPECT_EQ(r.group_sums[0], 7 - 8 + 2 + 2 + 3);
+  // An all-zero group gets scale eps, not 0 (no division by zero), and q = 0.
+  const std::vector<float> zeros(32, 0.0f);
+  const Int4Grouped z = quant::quantize_int4_grouped(zeros.data(), 1, 32, 32);
+  EXPECT_GT(z.scales[0], 0.0f);
+  EXPECT_EQ(quant::unpack_int4(z.packed, 1, 32), std::vector<int8_t>(32, 0));
+}
+
+TEST(Int4Quantize, GroupsAreIndependentAndScalesTranspose) {
+  // Row n, group g holds values up to (n + 1) * (g + 1) * 7.5 -> scale (n + 1) * (g + 1).
+  const int64_t N = 4, K = 64, G = 32;
+  std::vector<float> w(N * K);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) w[n * K + k] = (k % G == 0) ? 7.5f * (n + 1) * (k / G + 1) : 0.0f;
+  const Int4Grouped r = quant::quantize_int4_grouped(w.data(), N, K, G);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < 2; ++g) EXPECT_FLOAT_EQ(r.scales[n * 2 + g], float((n + 1) * (g + 1)));
+  const auto t = quant::transpose_padded<float>(r.scales, N, 2, 8);  // [G, N pad 8]
+  ASSERT_EQ(t.size(), 16u);
+  EXPECT_FLOAT_EQ(t[0 * 8 + 3], 4.0f);
+  EXPECT_FLOAT_EQ(t[1 * 8 + 2], 6.0f);
+  EXPECT_FLOAT_EQ(t[1 * 8 + 7], 0.0f);
+}
+
+TEST(Int8Quantize, KnownValues) {
+  std::vector<float> w = {127.0f, -63.5f, 0.4f, 1.5f, /* row 1 */ 0.0f, 0.0f, 0.0f, 2.54f};
+  const auto r = quant::quantize_int8_per_channel(w.data(), 2, 4);
+  EXPECT_FLOAT_EQ(r.scales[0], 1.0f);
+  EXPECT_EQ(r.q[0], 127);
+  EXPECT_EQ(r.q[1], -64);  // -63.5: half to even
+  EXPECT_EQ(r.q[2], 0);
+  EXPECT_EQ(r.q[3], 2);
+  EXPECT_FLOAT_EQ(r.scales[1], 0.02f);
+  EXPECT_EQ(r.q[7], 127);
+}
+
+double sqnr_int4(int64_t group) {
+  const int64_t N = 256, K = 1024;
+  const auto w = gaussian(static_cast<size_t>(N * K), 11);
+  const Int4Grouped r = quant::quantize_int4_grouped(w.data(), N, K, group);
+  // Recompute from the packed form, as the runtime sees it.
+  const auto q = quant::unpack_int4(r.packed, N, K);
+  double signal = 0, noise = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) {
+      const double x = w[n * K + k], y = q[n * K + k] * r.scales[n * (K / group) + k / group];
+      signal += x * x;
+      noise += (x - y) * (x - y);
+    }
+  EXPECT_NEAR(quant::sqnr_db(signal, noise), quant::sqnr_db(r.signal, r.noise), 0.05);
+  return quant::sqnr_db(signal, noise);
+}
+
+// Gaussian weights: a 4-bit grouped quantizer gives ~20 dB at small groups, less as groups grow.
+TEST(QuantSqnr, FloorsOnGaussianWeights) {
+  const double g32 = sqnr_int4(32), g64 = sqnr_int4(64), g128 = sqnr_int4(128), g256 = sqnr_int4(256);
+  EXPECT_GT(g32, 19.5);
+  EXPECT_GT(g64, 18.8);
+  EXPECT_GT(g128, 18.2);
+  EXPECT_GT(g256, 17.5);
+  EXPECT_GT(g32, g256);
+  const auto w = gaussian(256 * 1024, 12);
+  const auto r8 = quant::quantize_int8_per_channel(w.data(), 256, 1024);
+  EXPECT_GT(quant::sqnr_db(r8.signal, r8.noise), 38.0);
+}
+
+}  // namespace
+}  // namespace vkc::passes
