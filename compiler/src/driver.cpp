@@ -8,6 +8,8 @@
 #include "vkc/ir/printer.h"
 #include "vkc/passes/pipeline.h"
 #include "vkc/serializer/build_program.h"
+#include "vkc/serializer/embed_shaders.h"
+#include "vkc/shaders/bundle.h"
 #include "vkc/serializer/errors.h"
 #include "vkc/serializer/pte_writer.h"
 
@@ -39,6 +41,15 @@ void require_static_inputs(const ir::Graph& g) {
   }
 }
 
+// The shader library compiled into vkc, parsed once.
+const codegen::ShaderLibrary& builtin_shader_library() {
+  static const codegen::ShaderLibrary lib = [] {
+    const auto bytes = shaders::embedded_bundle();
+    return codegen::ShaderLibrary::from_bytes(std::vector<uint8_t>(bytes.begin(), bytes.end()), "built-in bundle");
+  }();
+  return lib;
+}
+
 }  // namespace
 
 partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o,
@@ -55,7 +66,17 @@ partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o,
 }
 
 CompileStats compile(const ModelSource& model, const PteSink& out, const CompileConfig& config) {
-  if (config.device && !config.device->fp16 && config.options.force_fp16.value_or(false))
+  passes::QuantConfig quant;
+  try {
+    if (!config.quantize.empty()) quant.recipe = passes::parse_quant_recipe(config.quantize);
+  } catch (const std::invalid_argument& e) {
+    throw CompileError(e.what());
+  }
+  quant.exclude = config.quantize_exclude;
+  // A "-fp16" recipe is force_fp16, recorded in the payload exactly like the flag.
+  serializer::CompileOptions options = config.options;
+  if (quant.recipe.force_fp16) options.force_fp16 = true;
+  if (config.device && !config.device->fp16 && options.force_fp16.value_or(false))
     throw CompileError(fmt::format("device '{}' has no fp16 support; --force-fp16 cannot be used", config.device->name));
   if (!config.dump_ir_after.empty() && config.dump_ir_after != "all" && !passes::find_pass(config.dump_ir_after))
     throw CompileError(fmt::format("--dump-ir-after: no pass named '{}' (see --print-pipeline)", config.dump_ir_after));
@@ -83,7 +104,8 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   begin_phase();
   stats.onnx_nodes = g->num_nodes();
   passes::PassContext ctx;
-  ctx.force_fp16 = config.options.force_fp16.value_or(false);
+  ctx.force_fp16 = options.force_fp16.value_or(false);
+  ctx.quant = std::move(quant);
   passes::PipelineHooks hooks;
   if (!config.dump_ir_after.empty() && config.ir_dump) {
     hooks.after_pass = [&](const passes::PassInfo& p, const ir::Graph& graph) {
@@ -97,12 +119,13 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     throw CompileError(e.what());
   }
   stats.pass_seconds = ctx.pass_seconds;
+  stats.quantized_layers = std::move(ctx.quant_report);
 
   end_phase();
   begin_phase();
   partitioner::PartitionOptions popts;
-  popts.limits = limits_for(config.options, config.device);
-  popts.skip_memory_planning = config.options.skip_memory_planning.value_or(false);
+  popts.limits = limits_for(options, config.device);
+  popts.skip_memory_planning = options.skip_memory_planning.value_or(false);
   stats.partition = partitioner::partition_graph(*g, popts, ctx.not_lowered);
   end_phase();
   if (config.on_partition) config.on_partition(*g, stats.partition, popts.limits);
@@ -112,8 +135,16 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   const std::string out_name = out.bytes ? std::string("<pte bytes>") : out.file.string();
   try {
     begin_phase();
-    serializer::Program program =
-        serializer::build_program(*g, stats.partition, config.options, config.cpu_fallback);
+    serializer::ShaderEmbedding embedding;
+    if (config.embed_shaders) {
+      embedding.library = &builtin_shader_library();
+      embedding.allow_coopmat_nv = config.device && config.device->cooperative_matrix == partitioner::CoopMat::Nv;
+      embedding.allow_coopmat_khr = config.device && config.device->cooperative_matrix == partitioner::CoopMat::Khr;
+    }
+    serializer::Program program = serializer::build_program(*g, stats.partition, options, config.cpu_fallback,
+                                                            config.embed_shaders ? &embedding : nullptr);
+    stats.embedded_shaders = embedding.embedded.size();
+    stats.operators_without_shaders.assign(embedding.missing.begin(), embedding.missing.end());
     stats.named_data = program.named_data.size();
     end_phase();
     begin_phase();

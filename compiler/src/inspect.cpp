@@ -28,6 +28,13 @@ void decode_vulkan(const serializer::BackendDelegate& bd, const std::map<std::st
                                                    c.named_key));
     r.constant_bytes += c.length;
   }
+  for (const serializer::VkBytes& sh : g.shaders) {
+    if (sh.offset + sh.length > payload.bytes.size())
+      throw serializer::SerializeError(fmt::format("delegate {}: shader '{}' lies outside the bytes section", r.index,
+                                                   sh.named_key));
+    r.shaders.push_back(sh.named_key);
+    r.shader_bytes += sh.length;
+  }
   for (const serializer::VkOperatorCall& call : g.chain) {
     ++r.ops[call.name];
     ++r.families[std::string(ir::op_family(call.name))];

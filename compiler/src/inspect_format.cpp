@@ -86,6 +86,8 @@ std::string inspect_json(const InspectReport& r) {
                        {"constant_bytes", d.constant_bytes},
                        {"representations", d.representations},
                        {"memory_objects", d.memory_objects},
+                       {"shaders", d.shaders},
+                       {"shader_bytes", d.shader_bytes},
                        {"shared_tensors", d.shared_tensors}};
     j["delegates"].push_back(std::move(dj));
   }
@@ -109,6 +111,7 @@ std::string inspect_text(const InspectReport& r) {
     s += fmt::format("  values {}, tensors {}, inputs {}, outputs {}, constants {} ({} bytes)\n", d.values, d.tensors,
                      d.inputs, d.outputs, d.constants, d.constant_bytes);
     s += fmt::format("  memory objects {} shared by {} tensors\n", d.memory_objects, d.shared_tensors);
+    s += fmt::format("  embedded shaders {} ({} bytes of SPIR-V)\n", d.shaders.size(), d.shader_bytes);
     for (const auto& [family, n] : d.families) s += fmt::format("  family {:<14} {}\n", family, n);
     for (const auto& [op, n] : d.ops) s += fmt::format("    {:<44} {}\n", op, n);
     for (const auto& [rep, n] : d.representations) s += fmt::format("  storage {:<30} {}\n", rep, n);

@@ -12,10 +12,14 @@
 
 #include "vkc/compiler/driver.h"
 #include "vkc/compiler/inspect.h"
+#include "vkc/compiler/inspect_gates.h"
+#include "vkc/compiler/op_coverage.h"
 #include "vkc/compiler/option_parsing.h"
 #include "vkc/compiler/partition_report.h"
+#include "vkc/compiler/quant_report.h"
 #include "vkc/partitioner/device_profile.h"
 #include "vkc/passes/pipeline.h"
+#include "vkc/passes/quantize.h"
 #include "progress_display.h"
 #include "shaders_command.h"
 #include "run_command.h"
@@ -36,10 +40,12 @@ void write_text_file(const std::string& path, const std::string& text) {
 struct CompileArgs {
   std::string model, output;
   bool small_texture_limits = false, skip_memory_planning = false, force_fp16 = false, verbose = false;
-  bool print_pipeline = false, json = false, list_devices = false;
+  bool print_pipeline = false, json = false, list_devices = false, no_embed_shaders = false;
   int progress = 0;  // --progress counts +1, --no-progress -1; 0: on when stderr is a terminal
   std::string texture_limits, dump_ir_after, device, device_file, quantize, fallback = "none", report, report_dot;
   std::vector<std::string> input_shapes;
+  std::vector<std::string> quantize_exclude;  // --quantize-exclude GLOB (repeatable)
+  std::string quant_report;                   // --quant-report FILE.json
 };
 
 int run_compile(const CompileArgs& a) {
@@ -59,12 +65,20 @@ int run_compile(const CompileArgs& a) {
   if (a.output.empty()) throw compiler::OptionError("compile: -o OUT.pte is required");
   if (!a.device.empty() && !a.device_file.empty())
     throw compiler::OptionError("--device and --device-file are exclusive");
-  if (!a.quantize.empty())
-    throw compiler::OptionError(fmt::format("--quantize {}: quantization is not supported yet", a.quantize));
+  if (!a.quantize.empty()) {
+    try {
+      (void)passes::parse_quant_recipe(a.quantize);
+    } catch (const std::invalid_argument& e) {
+      throw compiler::OptionError(e.what());
+    }
+  } else if (!a.quantize_exclude.empty() || !a.quant_report.empty()) {
+    throw compiler::OptionError("--quantize-exclude and --quant-report need --quantize RECIPE");
+  }
   compiler::CompileConfig config;
   if (!a.device.empty()) config.device = partitioner::builtin_device_profile(a.device);
   if (!a.device_file.empty()) config.device = partitioner::load_device_profile(a.device_file);
   config.cpu_fallback = a.fallback == "cpu";
+  config.embed_shaders = !a.no_embed_shaders;
   if (a.small_texture_limits) config.options.small_texture_limits = true;
   if (a.skip_memory_planning) config.options.skip_memory_planning = true;
   if (a.force_fp16) config.options.force_fp16 = true;
@@ -75,6 +89,8 @@ int run_compile(const CompileArgs& a) {
       throw compiler::OptionError(fmt::format("--input-shape given twice for '{}'", name));
   }
   config.dump_ir_after = a.dump_ir_after;
+  config.quantize = a.quantize;
+  config.quantize_exclude = a.quantize_exclude;
   config.ir_dump = [](const std::string& pass, const std::string& text) {
     fmt::print(stderr, "// ----- IR after {}\n{}", pass, text);
   };
@@ -104,6 +120,7 @@ int run_compile(const CompileArgs& a) {
   const compiler::CompileStats stats = compiler::compile_file(a.model, a.output, config);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   progress.reset();
+  if (!a.quant_report.empty()) write_text_file(a.quant_report, compiler::quant_report_json(a.quantize, stats.quantized_layers));
 
   if (a.verbose) {
     std::string phases;
@@ -121,11 +138,14 @@ int run_compile(const CompileArgs& a) {
                                 {"delegates", stats.delegates},
                                 {"constants", stats.named_data},
                                 {"seconds", seconds}};
+    if (!a.quantize.empty())
+      j["quantized"] = nlohmann::ordered_json::parse(compiler::quant_report_json(a.quantize, stats.quantized_layers))["summary"];
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("wrote {} ({} bytes): {} delegate(s), {} runtime ops from {} ONNX nodes, {} constants, {:.3f} s\n",
                a.output, stats.output_bytes, stats.delegates, stats.runtime_nodes, stats.onnx_nodes, stats.named_data,
                seconds);
+    if (!a.quantize.empty()) fmt::print("{}\n", compiler::quant_summary_line(a.quantize, stats.quantized_layers));
   }
   return 0;
 }
@@ -174,13 +194,26 @@ int run(int argc, char** argv) {
   compile->add_option("--report", c.report, "write the partition report (JSON) to FILE");
   compile->add_option("--report-dot", c.report_dot, "write the graph coloured by partition (Graphviz) to FILE");
   compile->add_flag("--list-devices", c.list_devices, "list the built-in device profiles and exit");
-  compile->add_option("--quantize", c.quantize, "quantization RECIPE (not supported yet)");
+  compile->add_flag("--no-embed-shaders", c.no_embed_shaders,
+                    "do not store the SPIR-V of the shader variants the model uses in its payload");
+  compile->add_option("--quantize", c.quantize,
+                      "quantize weights: 8da4w[:G], int4-weight-only[:G], int8-weight-only, +-fp16/-embedding");
+  compile->add_option("--quantize-exclude", c.quantize_exclude, "keep layers whose node or weight name matches GLOB fp (repeatable)");
+  compile->add_option("--quant-report", c.quant_report, "write the per-layer quantization report (JSON) to FILE");
 
-  std::string inspect_path;
-  bool inspect_as_json = false;
+  CLI::App* ops = app.add_subcommand("ops", "print the operator coverage (markdown, as in docs/op-coverage.md)");
+
+  std::string inspect_path, inspect_max_size;
+  bool inspect_as_json = false, list_families = false;
+  std::vector<std::string> require_delegates, require_families;
   CLI::App* inspect = app.add_subcommand("inspect", "describe a .pte: plans, delegates, operators, options, sizes");
-  inspect->add_option("FILE", inspect_path, "the .pte to inspect")->required();
+  inspect->add_option("FILE", inspect_path, "the .pte to inspect");
   inspect->add_flag("--json", inspect_as_json, "print JSON");
+  inspect->add_option("--require-called-delegate", require_delegates, "fail unless a plan calls a BACKEND delegate");
+  inspect->add_option("--require-family", require_families,
+                      "fail unless called Vulkan delegates hold these families (comma-separated, repeatable)");
+  inspect->add_option("--max-size", inspect_max_size, "fail if the file is larger than SIZE (e.g. 770MiB)");
+  inspect->add_flag("--list-families", list_families, "list the operator families and exit");
 
   vkc::tools::ShadersArgs shaders_args;
   CLI::App* shaders = vkc::tools::add_shaders_command(app, shaders_args);
@@ -202,10 +235,30 @@ int run(int argc, char** argv) {
 
   try {
     if (compile->parsed()) return run_compile(c);
+    if (ops->parsed()) {
+      fmt::print("{}", vkc::compiler::op_coverage_markdown());
+      return 0;
+    }
     if (shaders->parsed()) return vkc::tools::run_shaders_command(shaders_args);
     if (run_cmd->parsed()) return vkc::tools::run_run_command(run_args);
+    if (list_families) {
+      fmt::print("{}", vkc::compiler::list_families_text());
+      return 0;
+    }
+    if (inspect_path.empty()) throw vkc::compiler::OptionError("inspect: FILE is required");
+    vkc::compiler::InspectGates gates;
+    try {
+      gates = vkc::compiler::make_gates(require_delegates, require_families, inspect_max_size);
+    } catch (const std::invalid_argument& e) {
+      throw vkc::compiler::OptionError(e.what());
+    }
     const auto report = vkc::compiler::inspect_file(inspect_path);
     fmt::print("{}", inspect_as_json ? vkc::compiler::inspect_json(report) : vkc::compiler::inspect_text(report));
+    if (const auto failed = vkc::compiler::check_gates(report, gates); !failed.empty()) {
+      std::fflush(stdout);
+      fmt::print(stderr, "vkc: error: {}: {}\n", inspect_path, fmt::join(failed, "; "));
+      return 1;
+    }
     return 0;
   } catch (const vkc::compiler::OptionError& e) {
     fmt::print(stderr, "vkc: error: {}\n", e.what());

@@ -7,6 +7,7 @@
 #include "plan_builder.h"
 #include "vkc/ir/op_registry.h"
 #include "vkc/serializer/build_program.h"
+#include "vkc/serializer/embed_shaders.h"
 #include "vkc/serializer/errors.h"
 #include "vkc/serializer/vk_payload.h"
 
@@ -113,7 +114,7 @@ std::vector<Step> step_order(const ir::Graph& g, const partitioner::Partition& p
 }  // namespace
 
 Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
-                      bool cpu_fallback) {
+                      bool cpu_fallback, ShaderEmbedding* shaders) {
   std::unordered_map<const ir::Node*, size_t> delegate_of;
   for (size_t i = 0; i < p.delegates.size(); ++i)
     for (const ir::Node* n : p.delegates[i].nodes) delegate_of[n] = i;
@@ -132,7 +133,14 @@ Program build_program(const ir::Graph& g, const partitioner::Partition& p, const
     if (step.delegate >= 0) {
       const partitioner::Delegate& d = p.delegates[step.delegate];
       VkGraph vk = build_vk_graph(d, rules, program.named_data);
-      plan.delegates.push_back({kVulkanBackendId, ir::TensorData::owned(write_vk_payload(vk)), specs});
+      std::vector<uint8_t> shader_bytes;
+      if (shaders) {
+        const ShaderSelection sel = select_shaders(d, rules, *shaders);
+        for (const auto* v : sel.variants) shaders->embedded.insert(v->name);
+        shaders->missing.insert(sel.missing.begin(), sel.missing.end());
+        shader_bytes = embed_shaders(vk, sel);
+      }
+      plan.delegates.push_back({kVulkanBackendId, ir::TensorData::owned(write_vk_payload(vk, shader_bytes)), specs});
       DelegateCall call{static_cast<int32_t>(plan.delegates.size() - 1), {}};
       for (const ir::Value* v : d.inputs) call.args.push_back(pb.tensor(v));
       for (const ir::Value* v : d.outputs) call.args.push_back(pb.tensor(v));

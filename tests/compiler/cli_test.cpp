@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 #include "cli_runner.h"
 #include "onnx_test_models.h"
 
@@ -218,11 +220,11 @@ TEST(Cli, ProgressIsPlainLinesOffATerminalAndOnlyOnRequest) {
   EXPECT_TRUE(off.err.empty()) << off.err;
 }
 
-TEST(Cli, QuantizationIsNotSupportedYet) {
+TEST(Cli, UnknownQuantizationRecipeIsAUsageError) {
   TempDir dir;
   const std::string out = (dir / "m.pte").string();
-  expect_one_line_error(run_vkc("compile " + kExample + kExampleShape + " --quantize 8da4w -o " + out), 2,
-                        "--quantize 8da4w: quantization is not supported yet");
+  expect_one_line_error(run_vkc("compile " + kExample + kExampleShape + " --quantize 8da4w:48 -o " + out), 2,
+                        "--quantize '8da4w:48': group size '48' is not one of 32, 64, 128, 256");
   EXPECT_FALSE(fs::exists(out));
 }
 
@@ -299,6 +301,24 @@ TEST(Cli, PartitionReportsInJsonAndDot) {
   EXPECT_EQ(d.rfind("digraph vkc {", 0), 0u);
   EXPECT_NE(d.find("wide_pool"), std::string::npos);
   EXPECT_NE(d.find("#fb8072"), std::string::npos);  // the node left out
+}
+
+TEST(Cli, PayloadsEmbedTheSpirvTheModelUsesUnlessToldNot) {
+  TempDir dir;
+  const fs::path with = dir / "with.pte", without = dir / "without.pte";
+  ASSERT_EQ(run_vkc("compile " + kExample + kExampleShape + " -o " + with.string()).exit_code, 0);
+  ASSERT_EQ(run_vkc("compile " + kExample + kExampleShape + " --no-embed-shaders -o " + without.string()).exit_code, 0);
+  auto d = nlohmann::json::parse(run_vkc("inspect --json " + with.string()).out)["delegates"][0];
+  auto n = nlohmann::json::parse(run_vkc("inspect --json " + without.string()).out)["delegates"][0];
+  EXPECT_GE(d["shaders"].size(), 5u);  // conv, pool, linear, softmax, elementwise, ...
+  EXPECT_GT(d["shader_bytes"].get<uint64_t>(), 10000u);
+  EXPECT_EQ(n["shaders"].size(), 0u);
+  EXPECT_EQ(n["shader_bytes"], 0);
+  // The same operators either way: embedding only adds bytes.
+  EXPECT_EQ(d["operators"], n["operators"]);
+  EXPECT_GT(fs::file_size(with), fs::file_size(without));
+  std::set<std::string> names;  // distinct variants
+  for (const auto& s : d["shaders"]) EXPECT_TRUE(names.insert(s.get<std::string>()).second);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "vkc/ir/graph.h"
 #include "vkc/partitioner/device_profile.h"
 #include "vkc/partitioner/partition.h"
+#include "vkc/passes/quantize.h"
 #include "vkc/serializer/compile_options.h"
 
 namespace vkc::compiler {
@@ -43,11 +44,16 @@ struct CompileConfig {
   std::optional<partitioner::DeviceProfile> device;
   /// Nodes no delegate can take run as ExecuTorch portable-kernel calls instead of failing the compile.
   bool cpu_fallback = false;
+  /// Store the SPIR-V of the shader variants each delegate uses in its payload (VkGraph.shaders).
+  bool embed_shaders = true;
   /// Called with the partitioned graph, its decisions and the limits used, before a compile
   /// fails on rejected nodes or goes on (reports are written from here).
   std::function<void(const ir::Graph&, const partitioner::Partition&, const partitioner::DeviceLimits&)> on_partition;
   /// Called as each phase (kPhases) starts and ends.
   std::function<void(const PhaseEvent&)> on_phase;
+  /// --quantize RECIPE (empty: none; passes::parse_quant_recipe) and --quantize-exclude GLOBs.
+  std::string quantize;
+  std::vector<std::string> quantize_exclude;
 };
 
 /// A compile that cannot produce a program; the message is one line.
@@ -60,11 +66,16 @@ struct CompileStats {
   size_t runtime_nodes = 0;  // nodes in delegates, incl. prepack/transition nodes
   size_t delegates = 0;
   size_t named_data = 0;
+  size_t embedded_shaders = 0;  // distinct variants over all delegates
+  /// Operators no shader variant implements, "op (dtype, storage/layout)" (only when embedding).
+  std::vector<std::string> operators_without_shaders;
   uint64_t output_bytes = 0;
   /// Wall time per phase, in order: import, passes, partition, build (the Program), write.
   std::vector<std::pair<std::string, double>> phase_seconds;
   /// Wall time of each pass, in pipeline order.
   std::vector<std::pair<std::string, double>> pass_seconds;
+  /// Every layer quantize-weights considered (empty without --quantize).
+  std::vector<passes::QuantLayerReport> quantized_layers;
   /// The compiled graph, kept alive because `partition` points into it.
   std::shared_ptr<const ir::Graph> graph;
   partitioner::Partition partition;

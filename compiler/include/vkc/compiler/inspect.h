@@ -27,6 +27,8 @@ struct DelegateReport {
   uint64_t constant_bytes = 0;
   std::map<std::string, size_t> representations;  // "texture3d/channels_packed" -> tensors
   size_t memory_objects = 0;     // distinct mem_obj_id >= 0
+  std::vector<std::string> shaders;  // embedded SPIR-V variants (VkGraph.shaders), by name
+  uint64_t shader_bytes = 0;
   size_t shared_tensors = 0;     // tensors bound to a shared memory object
 };
 

@@ -26,10 +26,13 @@ struct DtypeRules {
 /// The VkGraph of one delegate; constants it references are appended to `named_data` (deduplicated by key).
 VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data);
 
-/// The whole program. Nodes outside every delegate become KernelCalls of ExecuTorch's portable
+struct ShaderEmbedding;
+
+/// The whole program. `shaders` (optional) selects the shader library whose SPIR-V each
+/// delegate's payload embeds (see embed_shaders.h). Nodes outside every delegate become KernelCalls of ExecuTorch's portable
 /// kernels (`aten::<op>.out`) when `cpu_fallback` is set; otherwise, or for operators without a
 /// portable kernel (et_vk.*, ONNX nodes), build_program throws SerializeError naming the node.
 Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
-                      bool cpu_fallback = false);
+                      bool cpu_fallback = false, ShaderEmbedding* shaders = nullptr);
 
 }  // namespace vkc::serializer
