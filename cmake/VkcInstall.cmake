@@ -1,5 +1,5 @@
 # Install rules: headers, the static libraries vkc_compiler needs, the vkc tool, the CMake
-# package (find_package(vkc CONFIG): vkc::compiler, vkc::vkc, vkc_add_model) and vkc.pc.
+# package (find_package(vkc CONFIG): vkc::compiler, vkc::runtime, vkc::vkc, vkc_add_model) and vkc.pc.
 # Included from the top CMakeLists.txt after every layer. See docs/library.md.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -17,7 +17,8 @@ set(_vkc_external_deps
   "OpenSSL::Crypto|OpenSSL|libcrypto|"
   "fmt::fmt|fmt CONFIG|fmt|"
   "nlohmann_json::nlohmann_json|nlohmann_json CONFIG||"
-  "yaml-cpp|yaml-cpp CONFIG|yaml-cpp|")
+  "yaml-cpp|yaml-cpp CONFIG|yaml-cpp|"
+  "Vulkan::Vulkan|Vulkan|vulkan|")
 
 # Walks the link graph from `target`: vkc targets land in _VKC_POSTORDER (dependencies first),
 # imported targets in _VKC_EXTERNAL.
@@ -77,8 +78,10 @@ foreach(target IN LISTS VKC_EXPORTED_TARGETS)
 endforeach()
 # The public headers use C++20 (std::span, defaulted comparisons); consumers inherit that.
 target_compile_features(vkc_compiler PUBLIC cxx_std_20)
+target_compile_features(vkc_runtime PUBLIC cxx_std_20)
 set_target_properties(vkc PROPERTIES EXPORT_NAME vkc)
 add_library(vkc::compiler ALIAS vkc_compiler)
+add_library(vkc::runtime ALIAS vkc_runtime)
 add_executable(vkc::vkc ALIAS vkc)
 
 # find_dependency lines and pkg-config requirements for the external targets in use.

@@ -1,5 +1,5 @@
 // Uses the vkc library API: compiles an ONNX model in memory, inspects the result and a .pte
-// compiled at build time, and prints a summary.
+// compiled at build time, runs it on the cpu backend, and prints a summary.
 //   vkc_consumer [MODEL.onnx [BUILT.pte]]
 #include <vkc/vkc.h>
 
@@ -65,6 +65,27 @@ int main(int argc, char** argv) {
     const bool same = read_file(built) == result.pte;
     std::printf("%s is %s the in-memory compile\n", built.c_str(),
                 same ? "identical to" : "different from (other options?)");
+  }
+
+  // Run the in-memory program on the reference kernels with a fixed input.
+  vkc::Session session = vkc::Session::open(result.pte);
+  if (!session) return fail(session.diagnostics());
+  std::vector<vkc::Tensor> inputs;
+  for (const vkc::TensorSpec& spec : session.inputs()) {
+    std::vector<float> values(static_cast<size_t>(spec.numel()));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 17) / 17.0f - 0.5f;
+    inputs.push_back(vkc::Tensor::of(spec.dtype, spec.shape, values));
+  }
+  const vkc::RunResult ran = session.run(inputs);
+  if (!ran) return fail(ran.diagnostics);
+  for (size_t o = 0; o < ran.outputs.size(); ++o) {
+    double sum = 0, weighted = 0;
+    for (int64_t i = 0; i < ran.outputs[o].numel(); ++i) {
+      sum += ran.outputs[o].get_f(i);
+      weighted += static_cast<double>(i + 1) * ran.outputs[o].get_f(i);
+    }
+    std::printf("output %zu: %lld values, sum %.5f, index-weighted sum %.5f\n", o,
+                static_cast<long long>(ran.outputs[o].numel()), sum, weighted);
   }
   return 0;
 }

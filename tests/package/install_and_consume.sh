@@ -2,7 +2,7 @@
 # install_and_consume.sh BUILD_DIR SOURCE_DIR CMAKE BUILD_TOOL GENERATOR MAKE PKG_CONFIG
 # Installs BUILD_DIR into a temporary prefix; copies examples/consumer and the example model out
 # of the source tree; builds the consumer with find_package(vkc) + vkc_add_model and with
-# pkg-config; runs both; checks the .pte with the installed `vkc inspect --json`, that
+# pkg-config; runs both and the vkc::runtime-only runner (same outputs); checks the .pte with the installed `vkc inspect --json`, that
 # vkc_add_model re-runs only when its options or vkc change, and that a failing compile fails
 # the build with vkc's diagnostic and leaves the earlier .pte alone.
 set -euo pipefail
@@ -44,6 +44,12 @@ step "run it"
 "$consumer/vkc_consumer" | tee "$work/run.log"
 grep -q "compiled .* in memory" "$work/run.log" || fail "no in-memory compile"
 grep -q "is identical to the in-memory compile" "$work/run.log" || fail "build-time and in-memory .pte differ"
+grep "^output " "$work/run.log" >"$work/run-outputs.txt" || fail "vkc::run gave no outputs"
+if grep -qi "nan\|inf" "$work/run-outputs.txt"; then fail "vkc::run outputs are not finite"; fi
+
+step "run the built .pte with vkc::runtime alone (vkc_runner)"
+"$consumer/vkc_runner" "$consumer/tiny_cnn.pte" | tee "$work/runner.log"
+cmp -s "$work/run-outputs.txt" "$work/runner.log" || fail "vkc_runner (vkc::runtime) and vkc::run disagree"
 
 step "check the built .pte with the installed vkc inspect --json"
 "$prefix/bin/vkc" inspect --json "$consumer/tiny_cnn.pte" >"$work/inspect.json"
@@ -88,4 +94,5 @@ else  # what the Makefile does
 fi
 "$work/pc/vkc_consumer_pc" "$work/src/models/tiny_cnn.onnx" "$consumer/tiny_cnn.pte" | tee "$work/pc-run.log"
 grep -q "compiled .* in memory" "$work/pc-run.log" || fail "pkg-config consumer"
+grep "^output " "$work/pc-run.log" | cmp -s - "$work/run-outputs.txt" || fail "pkg-config consumer's run differs"
 echo "PASS"

@@ -1,5 +1,5 @@
 // The vkc library API: compile ONNX models into ExecuTorch .pte programs for Vulkan GPUs,
-// and inspect .pte files. See docs/library.md.
+// inspect .pte files and run them (cpu reference kernels or a Vulkan device). See docs/library.md.
 //
 //   vkc::CompileOptions o;
 //   o.input_shapes["image"] = {1, 3, 224, 224};
@@ -15,4 +15,5 @@
 #include "vkc/api/inspect.h"
 #include "vkc/api/options.h"
 #include "vkc/api/progress.h"
+#include "vkc/api/run.h"
 #include "vkc/api/version.h"

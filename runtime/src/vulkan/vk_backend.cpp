@@ -1,20 +1,14 @@
 // The `vulkan` backend: one device and shader library per backend, one VulkanDelegate per delegate.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstdlib>
 
 #include "vk_delegate.h"
 #include "vkc/runtime/vulkan.h"
-
-#ifndef VKC_SHADER_BUNDLE_PATH
-#define VKC_SHADER_BUNDLE_PATH ""
-#endif
+#include "vkc/shaders/bundle.h"
 
 namespace vkc::runtime {
 namespace {
-
-namespace fs = std::filesystem;
 
 class VulkanBackend final : public Backend {
  public:
@@ -29,12 +23,6 @@ class VulkanBackend final : public Backend {
   std::shared_ptr<vk::Device> dev_;
 };
 
-fs::path executable_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
-}
-
 }  // namespace
 
 VulkanOptions vulkan_options_from_env() {
@@ -44,28 +32,17 @@ VulkanOptions vulkan_options_from_env() {
   return o;
 }
 
-fs::path default_shader_bundle() {
-  if (const char* b = std::getenv("VKC_SHADER_BUNDLE"); b && *b) return b;
-  std::vector<fs::path> candidates;
-  if (fs::path dir = executable_dir(); !dir.empty()) {
-    candidates.push_back(dir / "vkc_shaders.vksl");
-    candidates.push_back(dir / ".." / "share" / "vkc" / "vkc_shaders.vksl");
-  }
-  candidates.push_back(VKC_SHADER_BUNDLE_PATH);
-  for (const fs::path& p : candidates) {
-    std::error_code ec;
-    if (!p.empty() && fs::is_regular_file(p, ec)) return p;
-  }
-  return VKC_SHADER_BUNDLE_PATH;
-}
-
 std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& options) {
-  const fs::path bundle = options.shader_bundle.empty() ? default_shader_bundle() : options.shader_bundle;
   auto dev = std::make_shared<vk::Device>();
   try {
-    dev->library = codegen::ShaderLibrary::load(bundle);
+    if (!options.shader_bundle.empty()) {
+      dev->library = codegen::ShaderLibrary::load(options.shader_bundle);
+    } else {
+      const auto bytes = shaders::embedded_bundle();
+      dev->library = codegen::ShaderLibrary::from_bytes(std::vector<uint8_t>(bytes.begin(), bytes.end()), "built-in bundle");
+    }
   } catch (const std::exception& e) {
-    throw RuntimeError(fmt::format("vulkan: cannot load the shader library ({}); set VKC_SHADER_BUNDLE", e.what()));
+    throw RuntimeError(fmt::format("vulkan: cannot load the shader library ({})", e.what()));
   }
   dev->ctx = vk::Context::create(options.validation);
   dev->pipelines = std::make_unique<vk::PipelineCache>(dev->ctx);

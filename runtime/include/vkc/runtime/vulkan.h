@@ -15,7 +15,7 @@ struct VulkanOptions {
   /// Enable VK_LAYER_KHRONOS_validation when installed; its warnings and errors go to stderr
   /// and are counted (vulkan_validation_messages()).
   bool validation = false;
-  /// The shader library bundle; empty: default_shader_bundle().
+  /// A shader library bundle file to use instead of the one compiled into vkc (empty: built in).
   std::filesystem::path shader_bundle;
 };
 
@@ -23,7 +23,8 @@ struct VulkanOptions {
 VulkanOptions vulkan_options_from_env();
 
 /// Creates the instance and device (a discrete GPU when present, else any device, e.g. Mesa
-/// lavapipe) and loads the shader library. Throws RuntimeError when there is no device or bundle.
+/// lavapipe) and loads the shader library. Throws RuntimeError when there is no device or the
+/// bundle file cannot be read.
 std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& options);
 
 /// The name of the device make_vulkan_backend would pick; empty when there is none.
@@ -31,10 +32,5 @@ std::string vulkan_device_name();
 
 /// Validation-layer warnings and errors reported in this process so far.
 uint64_t vulkan_validation_messages();
-
-/// Where the shader library is looked for: $VKC_SHADER_BUNDLE, then vkc_shaders.vksl next to
-/// the executable, ../share/vkc/vkc_shaders.vksl from it, then the build tree's bundle (the
-/// path CMake built it at). Returns the first that exists (or the build-tree path).
-std::filesystem::path default_shader_bundle();
 
 }  // namespace vkc::runtime
