@@ -2,8 +2,10 @@
 // Reductions over a set of dims: out = FINAL(fold of ACCUMULATE over the reduced box).
 // The output keeps the reduced dims with size 1 (keepdim; without keepdim the runtime views
 // the result). reduce_mask bit d (0 = W, 1 = H, 2 = C, 3 = N) marks a reduced dim.
-// Buffer variants: one invocation per output element. Texture variants: one invocation per
-// output texel (packed_dims.x = out, .y = in).
+// One workgroup per output element (buffer) or output texel (texture; packed_dims.x = out,
+// .y = in): its LOCAL_SIZE_X invocations stride over the reduced box, then combine their
+// partial results in shared memory. (One invocation folding a whole box serially is slow on a
+// GPU, and Mesa's llvmpipe stops a shader after 65535 loop iterations.)
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -32,37 +34,54 @@ SCALAR_T load_in(ivec4 w) {
 #endif
 }
 
-// Reduces the box of input elements that maps to output element `w`.
-SCALAR_T reduce_at(ivec4 w) {
+SCALAR_T accumulate(SCALAR_T acc, SCALAR_T x) { return ACCUMULATE; }
+SCALAR_T finalize(SCALAR_T acc, int count) { return FINAL; }
+
+// Four lanes (one per output element of a texel; one used for buffers).
+shared SCALAR_T partial[4][LOCAL_SIZE_X];
+
+void main() {
+  const int group = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+  const int tid = int(gl_LocalInvocationID.x);
   ivec4 extent = ivec4(1);
   for (int d = 0; d < 4; ++d)
     if ((p.reduce_mask & (1 << d)) != 0) extent[d] = p.in_sizes[d];
   const int count = numel(extent);
-  SCALAR_T acc = INIT;
-  for (int r = 0; r < count; ++r) {
-    const ivec4 offset = index_to_whcn(r, extent);
-    const SCALAR_T x = load_in(w + offset);
-    acc = ACCUMULATE;
-  }
-  return FINAL;
-}
 
-void main() {
-  const int i = global_index();
 #if defined(STORAGE_buffer)
-  if (i >= numel(p.out_sizes)) return;
-  t_out[i] = T(reduce_at(index_to_whcn(i, p.out_sizes)));
+  const bool in_range = group < numel(p.out_sizes);
+  const ivec4 base = in_range ? index_to_whcn(group, p.out_sizes) : ivec4(0);
+  const int lanes = in_range ? 1 : 0;
+  const ivec4 unit = ivec4(0);
 #else
   const ivec3 extents = texture_extents(p.out_sizes, p.packed_dims.x);
-  if (i >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(i, extents);
+  const bool in_range = group < extents.x * extents.y * extents.z;
+  const ivec3 pos = in_range ? index_to_pos(group, extents) : ivec3(0);
   const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.packed_dims.x);
-  VEC4_T r = VEC4_T(0);
-  for (int lane = 0; lane < 4; ++lane) {
-    const ivec4 w = base + lane * dim_unit(p.packed_dims.x);
-    if (!in_bounds(w, p.out_sizes)) break;
-    r[lane] = reduce_at(w);
+  const ivec4 unit = dim_unit(p.packed_dims.x);
+  int lanes = 0;
+  while (in_range && lanes < 4 && in_bounds(base + lanes * unit, p.out_sizes)) ++lanes;
+#endif
+
+  SCALAR_T acc[4] = SCALAR_T[4](INIT, INIT, INIT, INIT);
+  for (int r = tid; r < count; r += LOCAL_SIZE_X) {
+    const ivec4 offset = index_to_whcn(r, extent);
+    for (int lane = 0; lane < lanes; ++lane) acc[lane] = accumulate(acc[lane], load_in(base + lane * unit + offset));
   }
+  for (int lane = 0; lane < 4; ++lane) partial[lane][tid] = acc[lane];
+  barrier();
+  for (int stride = LOCAL_SIZE_X / 2; stride > 0; stride >>= 1) {
+    if (tid < stride)
+      for (int lane = 0; lane < 4; ++lane)
+        partial[lane][tid] = accumulate(partial[lane][tid], partial[lane][tid + stride]);
+    barrier();
+  }
+  if (tid != 0 || !in_range) return;
+#if defined(STORAGE_buffer)
+  t_out[group] = T(finalize(partial[0][0], count));
+#else
+  VEC4_T r = VEC4_T(0);
+  for (int lane = 0; lane < lanes; ++lane) r[lane] = finalize(partial[lane][0], count);
   imageStore(t_out, pos, r);
 #endif
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs the third-party dev models on the cpu backend and compares them with onnxruntime on the
-# same inputs (opt-in; needs node and onnxruntime-node, see docs/conformance.md).
+# Runs the third-party dev models on a vkc runtime backend (BACKEND=cpu, the default, or vulkan)
+# and compares them with onnxruntime on the same inputs (opt-in; needs node and
+# onnxruntime-node, see docs/conformance.md). REPEAT=N times each run (best of N reported).
 #   usage: dev_models_run.sh VKC_BINARY SOURCE_DIR [--doc docs/conformance.md]
 # Models come from VKC_MODELS_DIR (fetched with ../shared/models/get-dev-models.sh when missing);
 # onnxruntime-node from NODE_PATH (default ~/.cache/vkc-bench/node_modules).
@@ -14,6 +15,8 @@ DEST=${VKC_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vkc-models}
 export NODE_PATH=${NODE_PATH:-$HOME/.cache/vkc-bench/node_modules}
 RTOL=${RTOL:-1e-3}
 ATOL=${ATOL:-1e-4}
+BACKEND=${BACKEND:-cpu}
+REPEAT=${REPEAT:-1}
 
 # id  vkc arguments, one model a line
 MODELS=$(grep -v '^#' "$SRC/tests/models/dev_models.txt")
@@ -25,7 +28,7 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-table="| model | result | max abs err | max rel err | vkc cpu run (ms) | onnxruntime cpu (ms) |
+table="| model | result | max abs err | max rel err | vkc $BACKEND run, best (ms) | onnxruntime cpu (ms) |
 |---|---|---:|---:|---:|---:|"
 failures=0
 while read -r id args; do
@@ -48,7 +51,7 @@ while read -r id args; do
     i=${f##*input_}
     inputs+=(--input "${i%.bin}=$f")
   done
-  if "$VKC" run "$tmp/$id.pte" "${inputs[@]}" --expect "$tmp/ort/$base" --rtol "$RTOL" --atol "$ATOL" >"$tmp/out" 2>"$tmp/err"; then
+  if "$VKC" run "$tmp/$id.pte" --backend "$BACKEND" --repeat "$REPEAT" "${inputs[@]}" --expect "$tmp/ort/$base" --rtol "$RTOL" --atol "$ATOL" >"$tmp/out" 2>"$tmp/err"; then
     result=pass
   else
     result=FAIL
@@ -57,15 +60,18 @@ while read -r id args; do
   fi
   abs=$(sed -n 's/.*max abs err \([^,]*\),.*/\1/p' "$tmp/out" | sort -g | tail -1)
   rel=$(sed -n 's/.*max rel err \([^,]*\),.*/\1/p' "$tmp/out" | sort -g | tail -1)
-  run_ms=$(sed -n 's/.*run first \([0-9.]*\) ms.*/\1/p' "$tmp/out")
+  run_ms=$(sed -n 's/.*run first [0-9.]* ms, best \([0-9.]*\) ms.*/\1/p' "$tmp/out")
   table+=$'\n'"| $id | ${result//|/ } | ${abs:-} | ${rel:-} | ${run_ms:-} | ${ort_ms:-–} |"
 done <<<"$MODELS"
 echo "$table"
 if [ -n "$DOC" ]; then
   block=$(printf 'rtol %s, atol %s; inputs are ort-reference.js'"'"'s seeded values; onnxruntime: steady run, 1 thread.\n\n%s\n' "$RTOL" "$ATOL" "$table")
-  awk -v block="$block" '
-    /<!-- dev-models:begin -->/ { print; print block; skip = 1; next }
-    /<!-- dev-models:end -->/ { skip = 0 }
+  # the block between <!-- dev-models:begin/end --> (cpu) or <!-- dev-models-vulkan:... -->
+  tag=dev-models${BACKEND#cpu}
+  tag=${tag/models/models-}; tag=${tag%-}
+  awk -v block="$block" -v begin="<!-- $tag:begin -->" -v end="<!-- $tag:end -->" '
+    $0 == begin { print; print block; skip = 1; next }
+    $0 == end { skip = 0 }
     !skip { print }' "$DOC" >"$tmp/doc" && cat "$tmp/doc" >"$DOC"
 fi
 [ "$failures" -eq 0 ]

@@ -101,6 +101,27 @@ TEST_F(VulkanOps, Reductions) {
   }
 }
 
+// Reductions over more elements than one invocation may loop over (llvmpipe stops a shader
+// after 65535 loop iterations; PP-OCRv4 det's GlobalAveragePool over 160x160 hit it).
+TEST_F(VulkanOps, LargeReductions) {
+  VKC_REQUIRE_VULKAN();
+  struct Case { const char* op; StorageType st; MemoryLayout ml; std::vector<uint32_t> in, out; std::vector<int64_t> dims; };
+  for (const Case& c : {Case{"aten.mean.dim", kTex, kC, {1, 8, 160, 160}, {1, 8, 1, 1}, {-1, -2}},
+                        Case{"aten.amax.default", kBuf, kW, {1, 1, 2, 70000}, {1, 1, 2, 1}, {-1}}}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, c.in, c.st, c.ml), out = tensor(b, c.out, c.st, c.ml);
+    std::vector<int32_t> args{x, b.value(VkIntList{c.dims}), b.value(true)};
+    if (std::string(c.op) == "aten.mean.dim") args.push_back(b.value(VkNull{}));
+    args.push_back(out);
+    b.call(c.op, args);
+    b.input(x);
+    b.output(out);
+    SCOPED_TRACE(c.op);
+    std::vector<int64_t> shape(c.in.begin(), c.in.end());
+    expect_same(b.build(), {random_f32(shape, 5)});
+  }
+}
+
 // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 void conv_case(std::vector<uint32_t> in, std::vector<uint32_t> w, std::vector<uint32_t> out, int64_t stride,
                int64_t pad, int64_t dil, bool transposed, int64_t groups, bool bias, bool clamp = false) {

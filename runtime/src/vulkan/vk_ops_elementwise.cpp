@@ -2,6 +2,7 @@
 // (reduce.glsl).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cfloat>
 
 #include "vk_encoder.h"
@@ -96,7 +97,8 @@ void reduce(Encoder& e) {
   Push p(v);
   p.iv("out_sizes", sizes).iv("in_sizes", in.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
   p.i("reduce_mask", mask);
-  e.dispatch(v, {out.resource(), in.resource()}, p, out.items(sizes));
+  // One workgroup per output element / texel (reduce.glsl).
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items(sizes) * std::max<int64_t>(1, v.local_size[0]));
 }
 
 }  // namespace
