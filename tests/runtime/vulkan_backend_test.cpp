@@ -294,5 +294,23 @@ TEST_F(VulkanOps, UnsupportedOperatorIsOneErrorNamingNodeAndOp) {
   }
 }
 
+// A tensor past the device's maxStorageBufferRange (lavapipe: 128 MiB) is refused at load,
+// naming the limit, instead of reading zeros past it.
+TEST_F(VulkanOps, TensorsPastTheStorageBufferRangeAreRefused) {
+  VKC_REQUIRE_VULKAN();
+  const uint32_t n = (1u << 25) + 1;  // 128 MiB + 4 bytes of f32
+  VkProgramBuilder b;
+  const int x = tensor(b, {n}, kBuf, kW), out = tensor(b, {n}, kBuf, kW);
+  b.call("aten.relu.default", {x, out});
+  b.input(x);
+  b.output(out);
+  try {
+    runtime::Executor::from_pte(b.build(), *vulkan());
+    if (runtime::vulkan_device_name().find("llvmpipe") != std::string::npos) FAIL() << "expected an error on lavapipe";
+  } catch (const runtime::RuntimeError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("a tensor of 134217732 bytes exceeds this device's maxStorageBufferRange ("));
+  }
+}
+
 }  // namespace
 }  // namespace vkc::test

@@ -201,6 +201,11 @@ Buffer Context::make_buffer(VkDeviceSize bytes, Mem mem) const {
   Buffer b;
   b.ctx = this;
   b.size = std::max<VkDeviceSize>(bytes, 16);
+  // Every buffer is bound whole as a storage buffer; past the device's range a shader would
+  // read zeros (lavapipe) or fault, so refuse it here.
+  if (b.size > properties().limits.maxStorageBufferRange)
+    throw RuntimeError(fmt::format("a tensor of {} bytes exceeds this device's maxStorageBufferRange ({} bytes)",
+                                   b.size, properties().limits.maxStorageBufferRange));
   auto bci = make_info<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
   bci.size = b.size;
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
