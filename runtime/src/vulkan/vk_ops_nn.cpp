@@ -1,5 +1,6 @@
-// Convolution, pooling, linear/matmul, batch norm and upsampling (conv2d.glsl, pool.glsl,
-// linear.glsl, matmul.glsl, batch_norm.glsl, upsample.glsl), and the operator table.
+// Convolution, pooling, linear/matmul, batch and layer norm and upsampling (conv2d.glsl,
+// pool.glsl, linear.glsl, matmul.glsl, batch_norm.glsl, layer_norm.glsl, upsample.glsl), and the
+// operator table.
 #include <fmt/format.h>
 
 #include <cfloat>
@@ -128,6 +129,29 @@ void batch_norm(Encoder& e) {
              p, out.items());
 }
 
+// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd), over
+// the last dim only; mean and rstd must be unused.
+void layer_norm(Encoder& e) {
+  const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
+  for (size_t k = 1; k < outs.size(); ++k) e.require_unused(outs[k], "a mean/rstd output");
+  GpuTensor& out = e.tensor_id(outs.at(0));
+  GpuTensor& in = e.tensor(0);
+  e.require_rep(in, out, "the input", false);
+  const auto shape = e.opt_int_list(1);
+  if (!shape || shape->size() != 1 || in.dims.empty() || shape->at(0) != in.dims.back())
+    e.fail("only normalization over the last dim is supported");
+  const int64_t w = in.dims.back();
+  const ir::DType dt = out.dtype;
+  const VkBuffer weight = e.is_null(2) ? e.filled(w, 1, dt) : e.raw(2, dt, w);
+  const VkBuffer bias = e.is_null(3) ? e.filled(w, 0, dt) : e.raw(3, dt, w);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar(4))).i("packed_dim", out.packed_dim);
+  ivec4 rows = out.sizes;
+  rows[0] = 1;
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items(rows));
+}
+
 void upsample(Encoder& e) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0);
@@ -165,6 +189,7 @@ void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten.mm.default"] = matmul;
   t["aten.bmm.default"] = matmul;
   t["aten._native_batch_norm_legit_no_training.default"] = batch_norm;
+  t["aten.native_layer_norm.default"] = layer_norm;
   t["aten.upsample_nearest2d.vec"] = upsample;
   t["aten.upsample_bilinear2d.vec"] = upsample;
 }

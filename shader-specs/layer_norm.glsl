@@ -1,0 +1,92 @@
+#version 450
+// Layer norm over W (the last dim): out = (x - mean) * inversesqrt(var + eps) * weight[w] + bias[w],
+// mean and the biased variance over each row of W elements (two passes, then the write).
+// weight and bias are constants of W elements (the runtime binds ones / zeros when absent).
+// Each invocation owns whole rows, as in softmax.glsl:
+// - buffer: one row;
+// - texture, W not packed: the 4 rows sharing texels (vectorized across lanes);
+// - texture, W packed: one row spread over ceil(W / 4) texels.
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#if defined(STORAGE_buffer)
+layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
+layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { T t_in[]; };
+#else
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
+layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_in;
+#endif
+layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { T t_weight[]; };
+layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
+
+layout(push_constant) uniform Params {
+  ivec4 sizes;
+  float eps;
+  int packed_dim;  // texture only
+} p;
+
+void main() {
+  const int i = global_index();
+  const int len = p.sizes.x;
+  ivec4 rows = p.sizes;
+  rows.x = 1;
+#if defined(STORAGE_buffer)
+  if (i >= numel(rows)) return;
+  const int start = whcn_to_index(index_to_whcn(i, rows), p.sizes);
+  float mean = 0.0;
+  for (int k = 0; k < len; ++k) mean += float(t_in[start + k]);
+  mean /= float(len);
+  float var = 0.0;
+  for (int k = 0; k < len; ++k) {
+    const float d = float(t_in[start + k]) - mean;
+    var += d * d;
+  }
+  const float rstd = inversesqrt(var / float(len) + p.eps);
+  for (int k = 0; k < len; ++k)
+    t_out[start + k] = T((float(t_in[start + k]) - mean) * rstd * float(t_weight[k]) + float(t_bias[k]));
+#else
+  const ivec3 extents = texture_extents(rows, p.packed_dim);
+  if (i >= extents.x * extents.y * extents.z) return;
+  const ivec4 base = texel_to_whcn(index_to_pos(i, extents), rows, p.packed_dim);
+  const ivec4 along = dim_unit(0);
+  if (p.packed_dim != 0) {
+    vec4 mean = vec4(0.0);
+    for (int k = 0; k < len; ++k) mean += vec4(imageLoad(t_in, whcn_to_texel(base + k * along, p.sizes, p.packed_dim).xyz));
+    mean /= float(len);
+    vec4 var = vec4(0.0);
+    for (int k = 0; k < len; ++k) {
+      const vec4 d = vec4(imageLoad(t_in, whcn_to_texel(base + k * along, p.sizes, p.packed_dim).xyz)) - mean;
+      var += d * d;
+    }
+    const vec4 rstd = inversesqrt(var / float(len) + p.eps);
+    for (int k = 0; k < len; ++k) {
+      const ivec3 pos = whcn_to_texel(base + k * along, p.sizes, p.packed_dim).xyz;
+      const vec4 y = (vec4(imageLoad(t_in, pos)) - mean) * rstd * float(t_weight[k]) + float(t_bias[k]);
+      imageStore(t_out, pos, VEC4_T(y));
+    }
+  } else {
+    const int texels = div_up4(len);
+    float mean = 0.0;
+    for (int t = 0; t < texels; ++t) {
+      const vec4 x = vec4(imageLoad(t_in, whcn_to_texel(base + 4 * t * along, p.sizes, p.packed_dim).xyz));
+      for (int l = 0; l < 4 && 4 * t + l < len; ++l) mean += x[l];
+    }
+    mean /= float(len);
+    float var = 0.0;
+    for (int t = 0; t < texels; ++t) {
+      const vec4 x = vec4(imageLoad(t_in, whcn_to_texel(base + 4 * t * along, p.sizes, p.packed_dim).xyz));
+      for (int l = 0; l < 4 && 4 * t + l < len; ++l) var += (x[l] - mean) * (x[l] - mean);
+    }
+    const float rstd = inversesqrt(var / float(len) + p.eps);
+    for (int t = 0; t < texels; ++t) {
+      const ivec3 pos = whcn_to_texel(base + 4 * t * along, p.sizes, p.packed_dim).xyz;
+      const vec4 x = vec4(imageLoad(t_in, pos));
+      vec4 y = vec4(0.0);
+      for (int l = 0; l < 4 && 4 * t + l < len; ++l)
+        y[l] = (x[l] - mean) * rstd * float(t_weight[4 * t + l]) + float(t_bias[4 * t + l]);
+      imageStore(t_out, pos, VEC4_T(y));
+    }
+  }
+#endif
+}
