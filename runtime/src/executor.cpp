@@ -4,6 +4,7 @@
 
 #include <variant>
 
+#include "kernel_call.h"
 #include "vkc/serializer/program.h"
 
 namespace vkc::runtime {
@@ -38,6 +39,7 @@ struct Executor::State {
   serializer::PteFile pte;
   size_t plan_index = 0;
   std::vector<std::unique_ptr<DelegateInstance>> delegates;
+  std::vector<std::string> kernel_ops;  // by instruction: the cpu kernel of a KernelCall
   std::vector<TensorSpec> inputs, outputs;
   NamedDataMap named;
 
@@ -101,6 +103,19 @@ Executor Executor::from_pte(serializer::PteFile pte, Backend& backend, const std
       throw RuntimeError(fmt::format("delegate {} ({}): {}", d, backend.name(), e.what()));
     }
   }
+  const auto& chain = plan.instructions;
+  s->kernel_ops.resize(chain.size());
+  for (size_t at = 0; at < chain.size(); ++at) {
+    const auto* k = std::get_if<serializer::KernelCall>(&chain[at]);
+    if (!k) continue;
+    if (k->op_index < 0 || static_cast<size_t>(k->op_index) >= plan.operators.size())
+      throw RuntimeError(fmt::format("instruction {}: operator {} does not exist", at, k->op_index));
+    try {
+      s->kernel_ops[at] = detail::kernel_call_operator(plan.operators[k->op_index]);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(fmt::format("instruction {}: KernelCall: {}", at, e.what()));
+    }
+  }
   return Executor(std::move(s));
 }
 
@@ -147,12 +162,11 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor>& inputs) {
         throw RuntimeError(fmt::format("delegate {}: {}", call->delegate_index, e.what()));
       }
     } else if (const auto* k = std::get_if<serializer::KernelCall>(&chain[at])) {
-      const auto& ops = plan.operators;
-      const std::string op = k->op_index >= 0 && static_cast<size_t>(k->op_index) < ops.size()
-                                 ? ops[k->op_index].name + "." + ops[k->op_index].overload
-                                 : fmt::format("#{}", k->op_index);
-      throw RuntimeError(fmt::format(
-          "instruction {}: KernelCall to {}: operators outside delegates (CPU fallback) are not supported yet", at, op));
+      try {
+        detail::run_kernel_call(plan, *k, s_->kernel_ops[at], value);
+      } catch (const std::exception& e) {
+        throw RuntimeError(fmt::format("instruction {} (KernelCall {}): {}", at, s_->kernel_ops[at], e.what()));
+      }
     } else if (const auto* m = std::get_if<serializer::MoveCall>(&chain[at])) {
       value(m->to) = value(m->from);
     } else if (const auto* j = std::get_if<serializer::JumpFalseCall>(&chain[at])) {

@@ -12,12 +12,7 @@
 #include "vkc/serializer/vk_payload.h"
 
 namespace vkc::serializer {
-namespace {
 
-using detail::PlanBuilder;
-
-// The ExecuTorch portable kernel (out variant) of a runtime operator, e.g.
-// "aten.convolution.default" -> {"aten::convolution", "out"}; nullopt for et_vk ops.
 std::optional<Operator> portable_kernel(const std::string& op) {
   static const std::map<std::string, std::string, std::less<>> kOverloads = {
       {"aten.sum.dim_IntList", "IntList_out"}, {"aten.mean.dim", "out"},    {"aten.add.Tensor", "out"},
@@ -29,6 +24,10 @@ std::optional<Operator> portable_kernel(const std::string& op) {
   if (auto it = kOverloads.find(op); it != kOverloads.end()) return Operator{name, it->second};
   return Operator{name, overload == "default" ? "out" : overload + "_out"};
 }
+
+namespace {
+
+using detail::PlanBuilder;
 
 // One KernelCall: every schema argument in order (defaults filled), then the out tensor(s).
 KernelCall kernel_call(const ir::Node& n, PlanBuilder& pb, int32_t op_index) {

@@ -2,10 +2,13 @@
 // compared with onnxruntime's outputs on the same input (tests/runtime/data/tiny_cnn).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 
 #include "../compiler/cli_runner.h"
+#include "../compiler/onnx_test_models.h"
 #include "test_util.h"
 #include "vkc/compiler/driver.h"
 #include "vkc/runtime/compare.h"
@@ -70,6 +73,49 @@ TEST(EndToEnd, TinyCnnInFp16StaysClose) {
   const runtime::Comparison c = runtime::compare(got, read_f32(kData / "output_0.bin", {1, 10}), 2e-2, 2e-3);
   EXPECT_TRUE(c.pass()) << "max abs " << c.max_abs << ", max rel " << c.max_rel;
   EXPECT_GT(c.max_abs, 0);  // fp16 storage does round
+}
+
+// --small-texture-limits leaves the 4096-wide MaxPool (texture only) outside the delegates (the
+// Relu falls back to a buffer); with --fallback cpu it becomes a KernelCall to
+// aten::max_pool2d_with_indices.out with its two outputs, run with the cpu kernels between the
+// two delegate calls.
+TEST(EndToEnd, CpuFallbackKernelCallsRunBetweenDelegates) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("x", kF32, {1, 2, 2, 4096});
+  m.output("y", kF32, {1, 2, 2, 2048});
+  m.node("Relu", {"x"}, {"r"}, "wide_relu");
+  auto* pool = m.node("MaxPool", {"r"}, {"p"}, "wide_pool");
+  attr_ints(pool, "kernel_shape", {1, 2});
+  attr_ints(pool, "strides", {1, 2});
+  m.node("Sigmoid", {"p"}, {"y"}, "narrow_sigmoid");
+  compiler::CompileConfig config;
+  config.options.small_texture_limits = true;
+  config.cpu_fallback = true;
+  std::vector<uint8_t> pte;
+  compiler::PteSink sink;
+  sink.bytes = &pte;
+  compiler::ModelSource src;
+  src.file = m.save(dir / "wide.onnx");
+  compiler::compile(src, sink, config);
+
+  const serializer::PteFile f = serializer::read_pte_bytes(pte);
+  const auto& plan = f.program.plans.at(0);
+  const auto kernel_calls = std::count_if(plan.instructions.begin(), plan.instructions.end(),
+                                          [](const auto& i) { return std::holds_alternative<serializer::KernelCall>(i); });
+  EXPECT_EQ(kernel_calls, 1);
+  EXPECT_EQ(plan.delegates.size(), 2u);
+
+  std::vector<float> x(2 * 2 * 4096);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 7919 % 201) - 100) / 25.0f;
+  auto backend = runtime::make_backend("cpu");
+  runtime::Executor e = runtime::Executor::from_pte(serializer::read_pte_bytes(pte), *backend);
+  const HostTensor y = e.run({HostTensor::of(ir::DType::Float32, {1, 2, 2, 4096}, x)}).at(0);
+  ASSERT_EQ(y.shape, (Shape{1, 2, 2, 2048}));
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const float m2 = std::max({0.0f, x[2 * i], x[2 * i + 1]});
+    ASSERT_NEAR(y.get_f(i), 1.0 / (1.0 + std::exp(-static_cast<double>(m2))), 1e-6) << i;
+  }
 }
 
 class RunCommand : public ::testing::Test {

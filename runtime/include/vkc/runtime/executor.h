@@ -1,6 +1,6 @@
 // Runs an ExecuTorch program (.pte) on host tensors: the execution plan's values, inputs and
-// outputs, each DelegateCall on a Backend. KernelCalls (CPU fallback outside delegates) are
-// not supported yet.
+// outputs, each DelegateCall on a Backend, and each KernelCall (the CPU fallback outside
+// delegates, `aten::<op>.out`) with the cpu backend's kernels, whatever the backend.
 #pragma once
 
 #include <filesystem>

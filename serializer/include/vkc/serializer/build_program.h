@@ -3,6 +3,9 @@
 // delegate's VkGraph payload, and the constants as named data.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "vkc/ir/graph.h"
 #include "vkc/partitioner/partition.h"
 #include "vkc/serializer/compile_options.h"
@@ -25,6 +28,10 @@ struct DtypeRules {
 
 /// The VkGraph of one delegate; constants it references are appended to `named_data` (deduplicated by key).
 VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data);
+
+/// The ExecuTorch portable kernel (out variant) a KernelCall names for a runtime operator, e.g.
+/// "aten.convolution.default" -> {"aten::convolution", "out"}; nullopt for et_vk ops.
+std::optional<Operator> portable_kernel(const std::string& runtime_op);
 
 struct ShaderEmbedding;
 
