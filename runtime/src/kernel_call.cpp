@@ -19,15 +19,24 @@ using serializer::VkDataType;
 
 VkDataType vk_dtype(ir::DType t) {
   switch (t) {
-    case ir::DType::Bool: return VkDataType::Bool;
-    case ir::DType::UInt8: return VkDataType::UInt8;
-    case ir::DType::Int8: return VkDataType::Int8;
-    case ir::DType::Int32: return VkDataType::Int32;
-    case ir::DType::Int64: return VkDataType::Int64;
-    case ir::DType::Float16: return VkDataType::Float16;
-    case ir::DType::Float32: return VkDataType::Float32;
-    case ir::DType::Float64: return VkDataType::Float64;
-    default: break;
+    case ir::DType::Bool:
+      return VkDataType::Bool;
+    case ir::DType::UInt8:
+      return VkDataType::UInt8;
+    case ir::DType::Int8:
+      return VkDataType::Int8;
+    case ir::DType::Int32:
+      return VkDataType::Int32;
+    case ir::DType::Int64:
+      return VkDataType::Int64;
+    case ir::DType::Float16:
+      return VkDataType::Float16;
+    case ir::DType::Float32:
+      return VkDataType::Float32;
+    case ir::DType::Float64:
+      return VkDataType::Float64;
+    default:
+      break;
   }
   throw RuntimeError(fmt::format("{} tensors are not supported in KernelCalls", ir::dtype_name(t)));
 }
@@ -107,7 +116,8 @@ void run_kernel_call(const serializer::ExecutionPlan& plan, const serializer::Ke
   if (!def) throw RuntimeError(fmt::format("{} is not a registry operator", op));
   const size_t num_args = def->schema.args.size();
   if (call.args.size() <= num_args)
-    throw RuntimeError(fmt::format("{}: {} arguments, the schema has {} and an output", op, call.args.size(), num_args));
+    throw RuntimeError(
+        fmt::format("{}: {} arguments, the schema has {} and an output", op, call.args.size(), num_args));
   CallGraph g(plan, value);
   serializer::VkOperatorCall vk_call{0, op, {}};
   for (size_t i = 0; i < num_args; ++i) vk_call.args.push_back(g.add(call.args[i]));
