@@ -47,6 +47,14 @@ class VkProgramBuilder {
   void input(int id, ScalarType plan_type = ScalarType::Float) { inputs_.push_back({id, plan_type}); }
   void output(int id, ScalarType plan_type = ScalarType::Float) { outputs_.push_back({id, plan_type}); }
 
+  /// Embeds `spirv` in the payload as the code of shader variant `name` (VkGraph.shaders).
+  void embed_shader(const std::string& name, const std::vector<uint32_t>& spirv) {
+    while (shader_bytes_.size() % 16) shader_bytes_.push_back(0);
+    g_.shaders.push_back({shader_bytes_.size(), spirv.size() * 4, name});
+    const auto* p = reinterpret_cast<const uint8_t*>(spirv.data());
+    shader_bytes_.insert(shader_bytes_.end(), p, p + spirv.size() * 4);
+  }
+
   PteFile build() {
     ExecutionPlan plan;
     plan.name = "forward";
@@ -65,7 +73,7 @@ class VkProgramBuilder {
       }
     }
     plan.instructions.push_back(dc);
-    plan.delegates.push_back({"VulkanBackend", ir::TensorData::owned(write_vk_payload(g_)), {}});
+    plan.delegates.push_back({"VulkanBackend", ir::TensorData::owned(write_vk_payload(g_, shader_bytes_)), {}});
     PteFile f;
     f.program = program_;
     f.program.plans.push_back(std::move(plan));
@@ -73,6 +81,7 @@ class VkProgramBuilder {
   }
 
  private:
+  std::vector<uint8_t> shader_bytes_;
   int push(VkValue v) {
     g_.values.push_back(std::move(v));
     return static_cast<int>(g_.values.size() - 1);

@@ -1,6 +1,10 @@
 // The vulkan backend against the cpu backend on tiny hand-built graphs, one or two operators
 // each, over the storages and layouts the shaders serve. Runs on lavapipe in CI, with the
 // Khronos validation layer on (each test expects it silent); skipped only without any device.
+#include <cmath>
+
+#include "vkc/codegen/shader_library.h"
+#include "vkc/shaders/bundle.h"
 #include "vulkan_test_util.h"
 
 namespace vkc::test {
@@ -312,6 +316,46 @@ TEST_F(VulkanOps, UnsupportedOperatorIsOneErrorNamingNodeAndOp) {
   } catch (const runtime::RuntimeError& e) {
     EXPECT_THAT(e.what(), ::testing::EndsWith(
                               "node 0 (aten.div.Tensor): no shader variant for aten.div.Tensor i32 buffer width_packed"));
+  }
+}
+
+// A payload's embedded SPIR-V is used in place of the library's code for the variant of the
+// same name: embedding sigmoid's code under relu's variant name makes relu compute sigmoid.
+TEST_F(VulkanOps, EmbeddedSpirvIsUsedBeforeTheLibrary) {
+  VKC_REQUIRE_VULKAN();
+  const auto bytes = shaders::embedded_bundle();
+  const codegen::ShaderLibrary lib =
+      codegen::ShaderLibrary::from_bytes(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  auto find = [&](const char* op) {
+    codegen::ShaderLibrary::Query q;
+    q.op = op;
+    q.dtype = "f32";
+    q.storage = "buffer";
+    q.layout = "width_packed";
+    const auto all = lib.find_all(q);
+    EXPECT_FALSE(all.empty()) << op;
+    return all.empty() ? nullptr : all.front();
+  };
+  const codegen::LibraryVariant* relu = find("aten.relu.default");
+  const codegen::LibraryVariant* sigmoid = find("aten.sigmoid.default");
+  ASSERT_TRUE(relu && sigmoid);
+  ASSERT_EQ(relu->template_name, sigmoid->template_name);  // same bindings and push constants
+  auto program = [&](bool embed) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {4}, kBuf, kW), out = tensor(b, {4}, kBuf, kW);
+    b.call("aten.relu.default", {x, out});
+    b.input(x);
+    b.output(out);
+    if (embed) b.embed_shader(relu->name, sigmoid->spirv);
+    return b.build();
+  };
+  const HostTensor x = HostTensor::of(ir::DType::Float32, {4}, std::vector<float>{-2.f, -0.5f, 0.f, 3.f});
+  runtime::Executor plain = runtime::Executor::from_pte(program(false), *vulkan());
+  runtime::Executor swapped = runtime::Executor::from_pte(program(true), *vulkan());
+  const HostTensor r = plain.run({x}).at(0), s = swapped.run({x}).at(0);
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(r.get_f(i), std::max(0.0, x.get_f(i))) << i;
+    EXPECT_NEAR(s.get_f(i), 1.0 / (1.0 + std::exp(-x.get_f(i))), 1e-6) << i;
   }
 }
 

@@ -35,6 +35,12 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
   serializer::VkPayload payload = serializer::read_vk_payload(d.processed.bytes());
   graph_ = std::move(payload.graph);
   payload_bytes_ = payload.bytes;
+  for (const serializer::VkBytes& s : graph_.shaders) {
+    if (s.offset > payload_bytes_.size() || s.length > payload_bytes_.size() - s.offset || s.length % 4 != 0 ||
+        s.length < 20)
+      throw RuntimeError(fmt::format("embedded shader {}: its SPIR-V lies outside the payload", s.named_key));
+    embedded_spirv_[s.named_key] = payload_bytes_.subspan(s.offset, s.length);
+  }
   Encoder::graph_ = &graph_;
   tensors_.resize(graph_.values.size());
 
@@ -265,11 +271,22 @@ const codegen::LibraryVariant& VulkanDelegate::variant(const GpuTensor& out, std
   for (const codegen::LibraryVariant* v : dev_->library.find_all(q)) {
     if (!prefix.empty() && v->name.rfind(prefix, 0) != 0) continue;
     if (v->vk_version == "1.3" && !v13) continue;
-    return *v;
+    return embedded(*v);
   }
   fail(fmt::format("no shader variant for {} {} {} {}{}{}", q.op, dtype, q.storage, q.layout,
                    q.in_storage.empty() ? "" : fmt::format(" from {}", q.in_storage),
                    prefix.empty() ? "" : fmt::format(" named {}*", prefix)));
+}
+
+const codegen::LibraryVariant& VulkanDelegate::embedded(const codegen::LibraryVariant& v) {
+  const auto code = embedded_spirv_.find(v.name);
+  if (code == embedded_spirv_.end()) return v;
+  if (auto it = embedded_variants_.find(v.name); it != embedded_variants_.end()) return it->second;
+  codegen::LibraryVariant e = v;
+  e.spirv.resize(code->second.size() / 4);
+  std::memcpy(e.spirv.data(), code->second.data(), code->second.size());
+  if (e.spirv[0] != 0x07230203u) fail(fmt::format("embedded shader {} is not SPIR-V", v.name));
+  return embedded_variants_.emplace(v.name, std::move(e)).first->second;
 }
 
 void VulkanDelegate::dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,

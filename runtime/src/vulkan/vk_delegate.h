@@ -44,6 +44,11 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::shared_ptr<Device> dev_;
   const NamedDataMap& named_;
   std::span<const uint8_t> payload_bytes_;
+  // SPIR-V the payload embeds (VkGraph.shaders), by variant name; used in place of the
+  // library's code for that variant (same interface), in variants made by embedded().
+  std::map<std::string, std::span<const uint8_t>, std::less<>> embedded_spirv_;
+  std::map<std::string, codegen::LibraryVariant, std::less<>> embedded_variants_;
+  const codegen::LibraryVariant& embedded(const codegen::LibraryVariant& v);
   serializer::VkGraph graph_;
   std::vector<std::unique_ptr<GpuTensor>> tensors_;                                     // by value id
   std::map<std::tuple<int32_t, int, int64_t>, std::unique_ptr<GpuTensor>> constants_;  // (id, dtype, numel)

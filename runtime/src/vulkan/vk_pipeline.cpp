@@ -51,7 +51,11 @@ PipelineCache::~PipelineCache() {
 }
 
 const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
-  if (auto it = pipelines_.find(v.name); it != pipelines_.end()) return it->second;
+  // Keyed by name and code: a payload's embedded SPIR-V may differ from the library's.
+  const std::string key = fmt::format(
+      "{}#{:x}", v.name,
+      std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(v.spirv.data()), v.spirv.size() * 4)));
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   VkDevice dev = ctx_->device();
   Pipeline p;
   std::vector<VkDescriptorSetLayoutBinding> bs;
@@ -82,7 +86,7 @@ const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
   const VkResult r = vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cci, nullptr, &p.pipeline);
   vkDestroyShaderModule(dev, module, nullptr);
   check(r, "vkCreateComputePipelines");
-  return pipelines_.emplace(v.name, p).first->second;
+  return pipelines_.emplace(key, p).first->second;
 }
 
 Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
