@@ -56,6 +56,21 @@ TEST(ApiRun, FileAndOneShotRun) {
   expect_y(run(dir / "m.pte", {Tensor::of(ir::DType::Float32, {1, 4}, kX)}));
 }
 
+TEST(ApiRun, AMovedFromSessionIsNotOpen) {
+  Session s = Session::open(relu_mul_add_model());
+  ASSERT_TRUE(s);
+  Session moved = std::move(s);
+  EXPECT_TRUE(moved);
+  EXPECT_FALSE(s);  // NOLINT(bugprone-use-after-move): the documented moved-from state
+  EXPECT_TRUE(s.inputs().empty());
+  EXPECT_TRUE(s.diagnostics().empty());
+  const RunResult r = s.run({Tensor::of(ir::DType::Float32, {1, 4}, kX)});
+  EXPECT_FALSE(r);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].message, "the session is not open");
+  expect_y(moved.run({Tensor::of(ir::DType::Float32, {1, 4}, kX)}));
+}
+
 TEST(ApiRun, BadInputsAreDiagnostics) {
   Session s = Session::open(relu_mul_add_model());
   ASSERT_TRUE(s);

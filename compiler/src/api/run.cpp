@@ -43,7 +43,6 @@ struct Session::State {
   std::vector<Diagnostic> diagnostics;
   std::unique_ptr<runtime::Backend> backend;  // outlives exec (declared first)
   std::optional<runtime::Executor> exec;
-  std::vector<TensorSpec> none;
 };
 
 Session::Session(std::unique_ptr<State> s) : s_(std::move(s)) {}
@@ -76,9 +75,19 @@ Session Session::open(std::span<const uint8_t> pte, const RunOptions& options) {
 }
 
 bool Session::ok() const { return s_ && s_->exec.has_value(); }
-const std::vector<Diagnostic>& Session::diagnostics() const { return s_->diagnostics; }
-const std::vector<TensorSpec>& Session::inputs() const { return ok() ? s_->exec->inputs() : s_->none; }
-const std::vector<TensorSpec>& Session::outputs() const { return ok() ? s_->exec->outputs() : s_->none; }
+// A moved-from Session (s_ null) reads as one that failed to open, with nothing to say.
+const std::vector<Diagnostic>& Session::diagnostics() const {
+  static const std::vector<Diagnostic> none;
+  return s_ ? s_->diagnostics : none;
+}
+const std::vector<TensorSpec>& Session::inputs() const {
+  static const std::vector<TensorSpec> none;
+  return ok() ? s_->exec->inputs() : none;
+}
+const std::vector<TensorSpec>& Session::outputs() const {
+  static const std::vector<TensorSpec> none;
+  return ok() ? s_->exec->outputs() : none;
+}
 
 RunResult Session::run(const std::vector<Tensor>& inputs) {
   RunResult r;

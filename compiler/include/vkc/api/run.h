@@ -50,6 +50,7 @@ class Session {
   Session& operator=(Session&&) noexcept;
   ~Session();
 
+  /// False when open() failed, or for a moved-from Session (which run() refuses).
   bool ok() const;
   explicit operator bool() const { return ok(); }
   /// Why open() failed (one error), empty otherwise.
