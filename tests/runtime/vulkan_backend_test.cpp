@@ -319,6 +319,27 @@ TEST_F(VulkanOps, UnsupportedOperatorIsOneErrorNamingNodeAndOp) {
   }
 }
 
+// fp16 tensors hold the nearest fp16 value (ties to even), as the cpu backend's fp16 does:
+// lavapipe and NVIDIA convert rgba16f stores toward zero, which biased every fp16 layer.
+// x * 0.75 is exact in fp32 and needs 13 bits, so it rounds on the store: any other rounding
+// (and the input conversion too) shows as a mismatch; exact equality is required.
+TEST_F(VulkanOps, Fp16TensorsRoundToNearestEven) {
+  VKC_REQUIRE_VULKAN();
+  for (auto [st, ml] : {std::pair{kTex, kW}, std::pair{kTex, kC}, std::pair{kBuf, kW}}) {
+    VkProgramBuilder b;
+    const std::vector<uint32_t> dims{1, 4, 8, 8};
+    const int x = tensor(b, dims, st, ml, V::Float16), k = tensor(b, dims, st, ml, V::Float16),
+              y = tensor(b, dims, st, ml, V::Float16);
+    b.call("aten.mul.Tensor", {x, k, y});
+    b.input(x);
+    b.input(k);
+    b.output(y);
+    SCOPED_TRACE(testing::Message() << "storage " << static_cast<int>(st) << " layout " << static_cast<int>(ml));
+    HostTensor three_quarters = HostTensor::of(ir::DType::Float32, {1, 4, 8, 8}, std::vector<float>(256, 0.75f));
+    expect_same(b.build(), {random_f32({1, 4, 8, 8}, 31, -100, 100), three_quarters}, 0, 0);
+  }
+}
+
 // A payload's embedded SPIR-V is used in place of the library's code for the variant of the
 // same name: embedding sigmoid's code under relu's variant name makes relu compute sigmoid.
 TEST_F(VulkanOps, EmbeddedSpirvIsUsedBeforeTheLibrary) {
