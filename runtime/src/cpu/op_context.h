@@ -1,6 +1,5 @@
-// The arguments of one OperatorCall as a CPU kernel sees them. Accessors decode the serialized
-// layout strictly (every schema argument in order, then one output id) and name the operator
-// and node in every error.
+// The arguments of one OperatorCall as a CPU kernel sees them: CallArgs' strict decoding plus
+// the tensors of the running graph.
 #pragma once
 
 #include <optional>
@@ -8,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../call_args.h"
 #include "vkc/kernels/host_tensor.h"
 #include "vkc/serializer/vk_graph.h"
 
@@ -30,28 +30,16 @@ struct GraphState {
   const HostTensor& load(int32_t id, const std::string& where) const;
 };
 
-class OpContext {
+class OpContext : public CallArgs {
  public:
   OpContext(GraphState& state, const serializer::VkOperatorCall& call);
 
-  const std::string& op() const { return call_.name; }
-  /// Throws RuntimeError "node N (op): what".
-  [[noreturn]] void fail(const std::string& what) const;
+  const std::string& op() const { return call_->name; }
 
-  bool is_null(size_t i) const;
+  // ---- arguments: CallArgs (the output slot is not readable), and the tensors
   const HostTensor& tensor(size_t i) const;
-  const HostTensor* opt_tensor(size_t i) const;       // Null: nullptr
+  const HostTensor* opt_tensor(size_t i) const;  // Null: nullptr
   std::vector<const HostTensor*> tensor_list(size_t i) const;
-  int64_t int_arg(size_t i) const;
-  double float_arg(size_t i) const;                   // Double
-  double scalar_arg(size_t i) const;                  // Scalar: Int or Double
-  std::optional<double> opt_scalar(size_t i) const;   // Scalar?: Null, Int or Double
-  std::optional<int64_t> opt_int(size_t i) const;     // int?: Null or Int
-  bool bool_arg(size_t i) const;
-  std::string string_arg(size_t i) const;
-  std::vector<int64_t> int_list(size_t i) const;      // IntList, or a ValueList of Int/SymInt
-  std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
-  std::optional<std::vector<double>> opt_double_list(size_t i) const;
 
   /// The single output tensor.
   void set_output(HostTensor t) const;
@@ -59,11 +47,7 @@ class OpContext {
   void set_outputs(std::vector<HostTensor> ts) const;
 
  private:
-  const serializer::VkValue& arg(size_t i) const;
-  std::string where() const;
-
   GraphState& state_;
-  const serializer::VkOperatorCall& call_;
 };
 
 using OpFn = void (*)(const OpContext&);

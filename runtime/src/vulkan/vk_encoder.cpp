@@ -33,31 +33,6 @@ int whcn_dim(int64_t d, size_t rank) {
   return static_cast<int>(r - 1 - d);
 }
 
-std::string Encoder::where() const {
-  if (call_->node_id == kStagingNode) return call_->name;  // "input 0", "output 1"
-  return fmt::format("node {} ({})", call_->node_id, call_->name);
-}
-
-void Encoder::fail(const std::string& what) const { throw RuntimeError(fmt::format("{}: {}", where(), what)); }
-
-namespace {
-const char* kind_name(const VkValue& v) {
-  static const char* names[] = {"Null", "Int", "Double", "Bool", "Tensor", "IntList", "DoubleList",
-                                "BoolList", "ValueList", "String", "SymInt"};
-  return names[v.index()];
-}
-}  // namespace
-
-int32_t Encoder::id(size_t i) const {
-  if (i >= call_->args.size()) fail(fmt::format("argument {} is missing ({} args)", i, call_->args.size()));
-  const int32_t v = call_->args[i];
-  if (v < 0 || static_cast<size_t>(v) >= graph_->values.size())
-    fail(fmt::format("argument {} refers to value {}, out of range", i, v));
-  return v;
-}
-
-const VkValue& Encoder::value(size_t i) const { return graph_->values[id(i)]; }
-
 const serializer::VkTensor& Encoder::vk_tensor(int32_t v) const {
   const auto* t = v >= 0 && static_cast<size_t>(v) < graph_->values.size()
                       ? std::get_if<serializer::VkTensor>(&graph_->values[v])
@@ -66,75 +41,9 @@ const serializer::VkTensor& Encoder::vk_tensor(int32_t v) const {
   return *t;
 }
 
-bool Encoder::is_null(size_t i) const { return std::holds_alternative<serializer::VkNull>(value(i)); }
-
 bool Encoder::is_constant(size_t i) const {
   const auto* t = std::get_if<serializer::VkTensor>(&value(i));
   return t && t->constant_id >= 0;
-}
-
-int64_t Encoder::int_arg(size_t i) const {
-  if (const auto* v = std::get_if<int64_t>(&value(i))) return *v;
-  if (const auto* v = std::get_if<serializer::VkSymInt>(&value(i))) return v->value;
-  fail(fmt::format("argument {} is {}, expected an Int or SymInt", i, kind_name(value(i))));
-}
-
-double Encoder::scalar(size_t i) const {
-  if (const auto* v = std::get_if<double>(&value(i))) return *v;
-  if (const auto* v = std::get_if<int64_t>(&value(i))) return static_cast<double>(*v);
-  fail(fmt::format("argument {} is {}, expected an Int or Double scalar", i, kind_name(value(i))));
-}
-
-std::optional<double> Encoder::opt_scalar(size_t i) const {
-  if (is_null(i)) return std::nullopt;
-  return scalar(i);
-}
-
-std::optional<int64_t> Encoder::opt_int(size_t i) const {
-  if (is_null(i)) return std::nullopt;
-  return int_arg(i);
-}
-
-bool Encoder::bool_arg(size_t i) const {
-  if (const auto* v = std::get_if<bool>(&value(i))) return *v;
-  fail(fmt::format("argument {} is {}, expected a Bool", i, kind_name(value(i))));
-}
-
-std::string Encoder::string_arg(size_t i) const {
-  if (const auto* v = std::get_if<std::string>(&value(i))) return *v;
-  fail(fmt::format("argument {} is {}, expected a String", i, kind_name(value(i))));
-}
-
-std::vector<int64_t> Encoder::int_list(size_t i) const {
-  const VkValue& v = value(i);
-  if (const auto* l = std::get_if<serializer::VkIntList>(&v)) return l->items;
-  if (const auto* l = std::get_if<serializer::VkValueList>(&v)) {
-    std::vector<int64_t> out;
-    for (int32_t item : l->items) {
-      const VkValue& x = graph_->values.at(item);
-      if (const auto* n = std::get_if<int64_t>(&x)) out.push_back(*n);
-      else if (const auto* s = std::get_if<serializer::VkSymInt>(&x)) out.push_back(s->value);
-      else fail(fmt::format("argument {}: list item {} is {}, expected Int or SymInt", i, item, kind_name(x)));
-    }
-    return out;
-  }
-  fail(fmt::format("argument {} is {}, expected an IntList", i, kind_name(v)));
-}
-
-std::optional<std::vector<int64_t>> Encoder::opt_int_list(size_t i) const {
-  if (is_null(i)) return std::nullopt;
-  return int_list(i);
-}
-
-std::optional<std::vector<double>> Encoder::opt_double_list(size_t i) const {
-  if (is_null(i)) return std::nullopt;
-  if (const auto* l = std::get_if<serializer::VkDoubleList>(&value(i))) return l->items;
-  fail(fmt::format("argument {} is {}, expected a DoubleList", i, kind_name(value(i))));
-}
-
-std::vector<int32_t> Encoder::value_list(size_t i) const {
-  if (const auto* l = std::get_if<serializer::VkValueList>(&value(i))) return l->items;
-  fail(fmt::format("argument {} is {}, expected a ValueList", i, kind_name(value(i))));
 }
 
 void Encoder::require_rep(const GpuTensor& t, const GpuTensor& ref, const char* what, bool same_layout) const {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../call_args.h"
 #include "vk_pipeline.h"
 #include "vkc/ir/dtype.h"
 #include "vkc/serializer/vk_graph.h"
@@ -43,29 +44,14 @@ int whcn_dim(int64_t d, size_t rank);
 /// node_id of the pseudo-calls that stage inputs and outputs.
 constexpr uint32_t kStagingNode = UINT32_MAX;
 
-class Encoder {
+class Encoder : public CallArgs {
  public:
+  Encoder() : CallArgs(nullptr, nullptr, false) {}
   virtual ~Encoder() = default;
   const serializer::VkOperatorCall& call() const { return *call_; }
   const std::string& op() const { return call_->name; }
-  std::string where() const;
-  [[noreturn]] void fail(const std::string& what) const;
 
-  // ---- arguments (schema order; the last one is the output)
-  size_t num_args() const { return call_->args.size(); }
-  int32_t id(size_t i) const;
-  const serializer::VkValue& value(size_t i) const;
-  bool is_null(size_t i) const;
-  int64_t int_arg(size_t i) const;
-  double scalar(size_t i) const;
-  std::optional<double> opt_scalar(size_t i) const;
-  std::optional<int64_t> opt_int(size_t i) const;
-  bool bool_arg(size_t i) const;
-  std::string string_arg(size_t i) const;
-  std::vector<int64_t> int_list(size_t i) const;
-  std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
-  std::optional<std::vector<double>> opt_double_list(size_t i) const;
-  std::vector<int32_t> value_list(size_t i) const;
+  // ---- arguments (schema order, the last one is the output): CallArgs, and
   bool is_constant(size_t i) const;
   const serializer::VkTensor& vk_tensor(int32_t id) const;
 
@@ -97,9 +83,6 @@ class Encoder {
   /// Fails unless `t` has `ref`'s storage (and layout when `same_layout`).
   void require_rep(const GpuTensor& t, const GpuTensor& ref, const char* what, bool same_layout) const;
 
- protected:
-  const serializer::VkGraph* graph_ = nullptr;
-  const serializer::VkOperatorCall* call_ = nullptr;
 };
 
 using OpEncoder = void (*)(Encoder&);

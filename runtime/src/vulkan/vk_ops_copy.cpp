@@ -115,7 +115,7 @@ void constant_pad_nd(Encoder& e) {
   if (pad.size() % 2 || pad.size() / 2 > in.dims.size()) e.fail(fmt::format("{} pads for a rank-{} input", pad.size(), in.dims.size()));
   CopyRegion c;
   for (size_t k = 0; k < pad.size() / 2; ++k) c.in_offset[k] = static_cast<int32_t>(-pad[2 * k]);  // WHCN dim k
-  c.fill = static_cast<float>(e.scalar(2));
+  c.fill = static_cast<float>(e.scalar_arg(2));
   encode_copy(e, out, in, c);
 }
 

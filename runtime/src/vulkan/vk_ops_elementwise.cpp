@@ -21,7 +21,7 @@ void binary(Encoder& e) {
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", a.sizes).iv("other_sizes", b.sizes);
   p.iv("packed_dims", {out.packed_dim, a.packed_dim, b.packed_dim, 0});
-  p.f("alpha", has_alpha ? static_cast<float>(e.scalar(2)) : 1.0f);
+  p.f("alpha", has_alpha ? static_cast<float>(e.scalar_arg(2)) : 1.0f);
   e.dispatch(v, {out.resource(), a.resource(), b.resource()}, p, out.items());
 }
 
@@ -49,8 +49,8 @@ void clamp(Encoder& e) {
   unary_with(e, static_cast<float>(lo), static_cast<float>(hi));
 }
 
-void leaky_relu(Encoder& e) { unary_with(e, static_cast<float>(e.scalar(1)), 0); }
-void pow_scalar(Encoder& e) { unary_with(e, static_cast<float>(e.scalar(1)), 0); }
+void leaky_relu(Encoder& e) { unary_with(e, static_cast<float>(e.scalar_arg(1)), 0); }
+void pow_scalar(Encoder& e) { unary_with(e, static_cast<float>(e.scalar_arg(1)), 0); }
 
 void gelu(Encoder& e) {
   const std::string approx = e.string_arg(1);

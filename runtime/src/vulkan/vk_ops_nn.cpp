@@ -94,7 +94,7 @@ void linear(Encoder& e) {
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);
-  p.f("alpha", addmm ? static_cast<float>(e.scalar(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar(3)) : 1.0f);
+  p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items());
 }
 
@@ -123,7 +123,7 @@ void batch_norm(Encoder& e) {
   const VkBuffer b = e.is_null(2) ? e.filled(c, 0, dt) : e.raw(2, dt, c);
   const auto& v = e.variant(out);
   Push p(v);
-  p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar(6)));
+  p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(6)));
   e.dispatch(v, {out.resource(), in.resource(), {w, VK_NULL_HANDLE}, {b, VK_NULL_HANDLE},
                  {e.raw(3, dt, c), VK_NULL_HANDLE}, {e.raw(4, dt, c), VK_NULL_HANDLE}},
              p, out.items());
@@ -146,7 +146,7 @@ void layer_norm(Encoder& e) {
   const VkBuffer bias = e.is_null(3) ? e.filled(w, 0, dt) : e.raw(3, dt, w);
   const auto& v = e.variant(out);
   Push p(v);
-  p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar(4))).i("packed_dim", out.packed_dim);
+  p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(4))).i("packed_dim", out.packed_dim);
   ivec4 rows = out.sizes;
   rows[0] = 1;
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items(rows));

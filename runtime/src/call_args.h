@@ -1,0 +1,52 @@
+// Strict decoding of one VkGraph operator call's arguments (every schema argument in order,
+// then the output), shared by the cpu backend's OpContext and the vulkan backend's Encoder.
+// Every error is one RuntimeError naming the node and operator.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vkc/serializer/vk_graph.h"
+
+namespace vkc::runtime {
+
+/// "Null", "Int", "Tensor", ... for error messages.
+const char* value_kind(const serializer::VkValue& v);
+
+class CallArgs {
+ public:
+  /// `output_last`: the last argument is the output and not readable as an argument.
+  CallArgs(const serializer::VkGraph* graph, const serializer::VkOperatorCall* call, bool output_last)
+      : graph_(graph), call_(call), output_last_(output_last) {}
+
+  /// "node N (op)"; a pseudo-call with node_id UINT32_MAX (staging) is named by its name.
+  std::string where() const;
+  /// Throws RuntimeError "WHERE: what".
+  [[noreturn]] void fail(const std::string& what) const;
+
+  size_t num_args() const { return call_->args.size(); }
+  /// The value id of argument i (checked in range).
+  int32_t id(size_t i) const;
+  const serializer::VkValue& value(size_t i) const;
+  bool is_null(size_t i) const;
+  int64_t int_arg(size_t i) const;                   // Int or SymInt
+  double float_arg(size_t i) const;                  // Double
+  double scalar_arg(size_t i) const;                 // Scalar: Int or Double
+  std::optional<double> opt_scalar(size_t i) const;  // Scalar?: Null, Int or Double
+  std::optional<int64_t> opt_int(size_t i) const;    // int?: Null or Int
+  bool bool_arg(size_t i) const;
+  std::string string_arg(size_t i) const;
+  std::vector<int64_t> int_list(size_t i) const;  // IntList, or a ValueList of Int/SymInt
+  std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
+  std::optional<std::vector<double>> opt_double_list(size_t i) const;
+  std::vector<int32_t> value_list(size_t i) const;  // ValueList: raw value ids
+
+ protected:
+  const serializer::VkGraph* graph_ = nullptr;
+  const serializer::VkOperatorCall* call_ = nullptr;
+  bool output_last_ = false;
+};
+
+}  // namespace vkc::runtime
