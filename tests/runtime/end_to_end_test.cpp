@@ -10,6 +10,7 @@
 #include "../compiler/cli_runner.h"
 #include "../compiler/onnx_test_models.h"
 #include "test_util.h"
+#include "tiny_cnn.h"
 #include "vkc/compiler/driver.h"
 #include "vkc/runtime/compare.h"
 #include "vkc/runtime/executor.h"
@@ -20,29 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using kernels::HostTensor;
 
-const fs::path kModel = fs::path(VKC_SOURCE_DIR) / "examples/models/tiny_cnn.onnx";
-const fs::path kData = fs::path(VKC_TEST_DATA_DIR) / "tiny_cnn";
-
-HostTensor read_f32(const fs::path& p, std::vector<int64_t> shape) {
-  std::ifstream f(p, std::ios::binary);
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-  HostTensor t{ir::DType::Float32, std::move(shape), ir::TensorData::owned(std::move(bytes))};
-  EXPECT_EQ(t.data.size(), static_cast<size_t>(t.numel()) * 4) << p;
-  return t;
-}
-
-std::vector<uint8_t> compile_tiny(const serializer::CompileOptions& options) {
-  compiler::CompileConfig config;
-  config.options = options;
-  config.input_shapes["image"] = {1, 3, 32, 32};
-  std::vector<uint8_t> pte;
-  compiler::PteSink sink;
-  sink.bytes = &pte;
-  compiler::ModelSource src;
-  src.file = kModel;
-  compiler::compile(src, sink, config);
-  return pte;
-}
+const fs::path kData = kTinyCnnData;
 
 HostTensor run_cpu(const std::vector<uint8_t>& pte) {
   auto backend = runtime::make_backend("cpu");
@@ -92,12 +71,7 @@ TEST(EndToEnd, CpuFallbackKernelCallsRunBetweenDelegates) {
   compiler::CompileConfig config;
   config.options.small_texture_limits = true;
   config.cpu_fallback = true;
-  std::vector<uint8_t> pte;
-  compiler::PteSink sink;
-  sink.bytes = &pte;
-  compiler::ModelSource src;
-  src.file = m.save(dir / "wide.onnx");
-  compiler::compile(src, sink, config);
+  const std::vector<uint8_t> pte = compile_model(m.save(dir / "wide.onnx"), config);
 
   const serializer::PteFile f = serializer::read_pte_bytes(pte);
   const auto& plan = f.program.plans.at(0);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "tiny_cnn.h"
 #include "vkc/compiler/driver.h"
 #include "vulkan_test_util.h"
 
@@ -11,27 +12,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kModel = fs::path(VKC_SOURCE_DIR) / "examples/models/tiny_cnn.onnx";
-const fs::path kData = fs::path(VKC_TEST_DATA_DIR) / "tiny_cnn";
-
-HostTensor read_f32(const fs::path& p, std::vector<int64_t> shape) {
-  std::ifstream f(p, std::ios::binary);
-  std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-  return HostTensor{ir::DType::Float32, std::move(shape), ir::TensorData::owned(std::move(bytes))};
-}
-
-std::vector<uint8_t> compile_tiny(const serializer::CompileOptions& options) {
-  compiler::CompileConfig config;
-  config.options = options;
-  config.input_shapes["image"] = {1, 3, 32, 32};
-  std::vector<uint8_t> pte;
-  compiler::PteSink sink;
-  sink.bytes = &pte;
-  compiler::ModelSource src;
-  src.file = kModel;
-  compiler::compile(src, sink, config);
-  return pte;
-}
+const fs::path kData = kTinyCnnData;
 
 class VulkanEndToEnd : public VulkanTest {};
 
