@@ -44,17 +44,22 @@ TEST(EliminateDeadCode, RemovesUnusedChainsOnly) {
   EXPECT_EQ(g.num_nodes(), 1u);
 }
 
+// A 1x1 convolution of x [1, 1, 2, 2] with weight 2, no bias.
+ir::Node* conv_1x1(ir::Graph& g, ir::Value* x) {
+  return testing::runtime(g, "aten.convolution.default",
+                          {x, testing::constant(g, "w", {1, 1, 1, 1}, {2}), nullptr}, {f32({1, 1, 2, 2})},
+                          {{"stride", std::vector<int64_t>{1, 1}},
+                           {"padding", std::vector<int64_t>{0, 0}},
+                           {"dilation", std::vector<int64_t>{1, 1}},
+                           {"transposed", false},
+                           {"output_padding", std::vector<int64_t>{0, 0}},
+                           {"groups", int64_t{1}}});
+}
+
 TEST(FuseConvClamp, ReluBecomesOpenUpperBound) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({1, 1, 2, 2}));
-  ir::Node* conv = testing::runtime(g, "aten.convolution.default",
-                                    {x, testing::constant(g, "w", {1, 1, 1, 1}, {2}), nullptr}, {f32({1, 1, 2, 2})},
-                                    {{"stride", std::vector<int64_t>{1, 1}},
-                                     {"padding", std::vector<int64_t>{0, 0}},
-                                     {"dilation", std::vector<int64_t>{1, 1}},
-                                     {"transposed", false},
-                                     {"output_padding", std::vector<int64_t>{0, 0}},
-                                     {"groups", int64_t{1}}});
+  ir::Node* conv = conv_1x1(g, x);
   ir::Node* relu = testing::runtime(g, "aten.relu.default", {conv->output(0)}, {f32({1, 1, 2, 2})});
   g.outputs.push_back(relu->output(0));
   PassContext ctx;
@@ -69,14 +74,7 @@ TEST(FuseConvClamp, ReluBecomesOpenUpperBound) {
 TEST(FuseConvClamp, ClampKeepsItsBounds) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({1, 1, 2, 2}));
-  ir::Node* conv = testing::runtime(g, "aten.convolution.default",
-                                    {x, testing::constant(g, "w", {1, 1, 1, 1}, {2}), nullptr}, {f32({1, 1, 2, 2})},
-                                    {{"stride", std::vector<int64_t>{1, 1}},
-                                     {"padding", std::vector<int64_t>{0, 0}},
-                                     {"dilation", std::vector<int64_t>{1, 1}},
-                                     {"transposed", false},
-                                     {"output_padding", std::vector<int64_t>{0, 0}},
-                                     {"groups", int64_t{1}}});
+  ir::Node* conv = conv_1x1(g, x);
   ir::Node* clamp = testing::runtime(g, "aten.clamp.default", {conv->output(0)}, {f32({1, 1, 2, 2})}, {{"max", 6.0}});
   g.outputs.push_back(clamp->output(0));
   PassContext ctx;
