@@ -7,6 +7,21 @@
 #include "float_io.h"
 
 namespace vkc::kernels {
+namespace {
+
+// Mean and 1 / sqrt(biased variance + eps) of x[0, n), two passes in double.
+struct Moments {
+  double mean, rstd;
+};
+Moments moments(const float* x, int64_t n, double eps) {
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < n; ++i) sum += x[i];
+  const double mean = sum / n;
+  for (int64_t i = 0; i < n; ++i) sq += (x[i] - mean) * (x[i] - mean);
+  return {mean, 1.0 / std::sqrt(sq / n + eps)};
+}
+
+}  // namespace
 
 LayerNormResult layer_norm(const HostTensor& x, size_t normalized_dims, const HostTensor* weight,
                            const HostTensor* bias, double eps) {
@@ -23,11 +38,7 @@ LayerNormResult layer_norm(const HostTensor& x, size_t normalized_dims, const Ho
   std::vector<float> means(groups), rstds(groups);
   for (int64_t g = 0; g < groups; ++g) {
     float* row = &v[g * n];
-    double sum = 0, sq = 0;
-    for (int64_t i = 0; i < n; ++i) sum += row[i];
-    const double mean = sum / n;
-    for (int64_t i = 0; i < n; ++i) sq += (row[i] - mean) * (row[i] - mean);
-    const double rstd = 1.0 / std::sqrt(sq / n + eps);
+    const auto [mean, rstd] = moments(row, n, eps);
     for (int64_t i = 0; i < n; ++i) row[i] = static_cast<float>((row[i] - mean) * rstd * w[i] + b[i]);
     means[g] = static_cast<float>(mean);
     rstds[g] = static_cast<float>(rstd);
@@ -50,11 +61,7 @@ GroupNormResult group_norm(const HostTensor& x, const HostTensor* weight, const 
   std::vector<float> means(N * groups), rstds(N * groups);
   for (int64_t g = 0; g < N * groups; ++g) {
     float* base = &v[g * per_group];
-    double sum = 0, sq = 0;
-    for (int64_t i = 0; i < per_group; ++i) sum += base[i];
-    const double mean = sum / per_group;
-    for (int64_t i = 0; i < per_group; ++i) sq += (base[i] - mean) * (base[i] - mean);
-    const double rstd = 1.0 / std::sqrt(sq / per_group + eps);
+    const auto [mean, rstd] = moments(base, per_group, eps);
     for (int64_t i = 0; i < per_group; ++i) {
       const int64_t c = (g % groups) * (C / groups) + i / hw;
       const double w = weight ? weight->get_f(c) : 1.0, b = bias ? bias->get_f(c) : 0.0;

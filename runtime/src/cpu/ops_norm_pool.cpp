@@ -25,13 +25,19 @@ void pair_of(const OpContext& c, size_t i, int64_t out[2], const int64_t fallbac
   }
 }
 
-// aten.max_pool2d_with_indices.default(self, kernel_size, stride, padding, dilation, ceil_mode) -> (values, indices)
-void max_pool2d(const OpContext& c) {
+// kernel_size, stride (empty: the kernel) and padding, arguments 1-3 of both pools.
+kernels::PoolParams pool_window(const OpContext& c) {
   kernels::PoolParams p;
   const int64_t none[2] = {0, 0};
   pair_of(c, 1, p.kernel, none, "kernel_size");
   pair_of(c, 2, p.stride, p.kernel, "stride");
   pair_of(c, 3, p.padding, none, "padding");
+  return p;
+}
+
+// aten.max_pool2d_with_indices.default(self, kernel_size, stride, padding, dilation, ceil_mode) -> (values, indices)
+void max_pool2d(const OpContext& c) {
+  kernels::PoolParams p = pool_window(c);
   const int64_t one[2] = {1, 1};
   pair_of(c, 4, p.dilation, one, "dilation");
   p.ceil_mode = c.bool_arg(5);
@@ -41,11 +47,7 @@ void max_pool2d(const OpContext& c) {
 
 // aten.avg_pool2d.default(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override?)
 void avg_pool2d(const OpContext& c) {
-  kernels::PoolParams p;
-  const int64_t none[2] = {0, 0};
-  pair_of(c, 1, p.kernel, none, "kernel_size");
-  pair_of(c, 2, p.stride, p.kernel, "stride");
-  pair_of(c, 3, p.padding, none, "padding");
+  kernels::PoolParams p = pool_window(c);
   p.ceil_mode = c.bool_arg(4);
   c.set_output(kernels::avg_pool2d(c.tensor(0), p, c.bool_arg(5), c.opt_int(6)));
 }
