@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cfloat>
+#include <utility>
 
 #include "vk_encoder.h"
 
@@ -110,17 +111,28 @@ void matmul(Encoder& e) {
   e.dispatch(v, {out.resource(), a.resource(), b.resource()}, p, out.items());
 }
 
-void batch_norm(Encoder& e) {
+// The normalized output of a norm whose outputs are (out, mean, rstd): mean and rstd are not
+// computed, so they must be unused.
+GpuTensor& normalized_output(Encoder& e) {
   const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
   for (size_t k = 1; k < outs.size(); ++k) e.require_unused(outs[k], "a mean/rstd output");
-  GpuTensor& out = e.tensor_id(outs.at(0));
+  return e.tensor_id(outs.at(0));
+}
+
+// Arguments i (weight) and i + 1 (bias) of a norm as buffers of n elements: ones / zeros when absent.
+std::pair<VkBuffer, VkBuffer> weight_and_bias(Encoder& e, size_t i, int64_t n, ir::DType dt) {
+  return {e.is_null(i) ? e.filled(n, 1, dt) : e.raw(i, dt, n),
+          e.is_null(i + 1) ? e.filled(n, 0, dt) : e.raw(i + 1, dt, n)};
+}
+
+void batch_norm(Encoder& e) {
+  GpuTensor& out = normalized_output(e);
   GpuTensor& in = e.tensor(0);
   e.require_rep(in, out, "the input", true);
   if (in.dims.size() < 2) e.fail("the input needs a channel dim");
   const int64_t c = in.dims[1];
   const ir::DType dt = out.dtype;
-  const VkBuffer w = e.is_null(1) ? e.filled(c, 1, dt) : e.raw(1, dt, c);
-  const VkBuffer b = e.is_null(2) ? e.filled(c, 0, dt) : e.raw(2, dt, c);
+  const auto [w, b] = weight_and_bias(e, 1, c, dt);
   const auto& v = e.variant(out);
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(6)));
@@ -132,9 +144,7 @@ void batch_norm(Encoder& e) {
 // native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd), over
 // the last dim only; mean and rstd must be unused.
 void layer_norm(Encoder& e) {
-  const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
-  for (size_t k = 1; k < outs.size(); ++k) e.require_unused(outs[k], "a mean/rstd output");
-  GpuTensor& out = e.tensor_id(outs.at(0));
+  GpuTensor& out = normalized_output(e);
   GpuTensor& in = e.tensor(0);
   e.require_rep(in, out, "the input", false);
   const auto shape = e.opt_int_list(1);
@@ -142,8 +152,7 @@ void layer_norm(Encoder& e) {
     e.fail("only normalization over the last dim is supported");
   const int64_t w = in.dims.back();
   const ir::DType dt = out.dtype;
-  const VkBuffer weight = e.is_null(2) ? e.filled(w, 1, dt) : e.raw(2, dt, w);
-  const VkBuffer bias = e.is_null(3) ? e.filled(w, 0, dt) : e.raw(3, dt, w);
+  const auto [weight, bias] = weight_and_bias(e, 2, w, dt);
   const auto& v = e.variant(out);
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(4))).i("packed_dim", out.packed_dim);
