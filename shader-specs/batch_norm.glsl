@@ -7,8 +7,7 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
-layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_in;
+#include "vkc_out_in.glslh"
 layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { T t_weight[]; };
 layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
 layout(set = 0, binding = 4, std430) restrict readonly buffer MeanBuf { T t_mean[]; };
