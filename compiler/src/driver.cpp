@@ -80,6 +80,8 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     throw CompileError(fmt::format("device '{}' has no fp16 support; --force-fp16 cannot be used", config.device->name));
   if (!config.dump_ir_after.empty() && config.dump_ir_after != "all" && !passes::find_pass(config.dump_ir_after))
     throw CompileError(fmt::format("--dump-ir-after: no pass named '{}' (see --print-pipeline)", config.dump_ir_after));
+  for (const std::string& name : config.skip_passes)
+    if (std::string why = passes::check_skippable(name); !why.empty()) throw CompileError("--skip-pass: " + why);
   CompileStats stats;
   auto phase_start = std::chrono::steady_clock::now();
   auto begin_phase = [&] {
@@ -107,6 +109,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   ctx.force_fp16 = options.force_fp16.value_or(false);
   ctx.quant = std::move(quant);
   passes::PipelineHooks hooks;
+  hooks.skip = config.skip_passes;
   if (!config.dump_ir_after.empty() && config.ir_dump) {
     hooks.after_pass = [&](const passes::PassInfo& p, const ir::Graph& graph) {
       if (config.dump_ir_after == "all" || config.dump_ir_after == p.name)

@@ -45,6 +45,7 @@ struct CompileArgs {
   std::string texture_limits, dump_ir_after, device, device_file, quantize, fallback = "none", report, report_dot;
   std::vector<std::string> input_shapes;
   std::vector<std::string> quantize_exclude;  // --quantize-exclude GLOB (repeatable)
+  std::vector<std::string> skip_passes;       // --skip-pass NAME (repeatable)
   std::string quant_report;                   // --quant-report FILE.json
 };
 
@@ -89,6 +90,9 @@ int run_compile(const CompileArgs& a) {
       throw compiler::OptionError(fmt::format("--input-shape given twice for '{}'", name));
   }
   config.dump_ir_after = a.dump_ir_after;
+  for (const auto& name : a.skip_passes)
+    if (std::string why = passes::check_skippable(name); !why.empty()) throw compiler::OptionError("--skip-pass: " + why);
+  config.skip_passes = a.skip_passes;
   config.quantize = a.quantize;
   config.quantize_exclude = a.quantize_exclude;
   config.ir_dump = [](const std::string& pass, const std::string& text) {
@@ -183,6 +187,7 @@ int run(int argc, char** argv) {
   compile->add_option("--input-shape", c.input_shapes, "fix an input's dims: NAME=1x3x224x224 (repeatable)");
   compile->add_flag("--print-pipeline", c.print_pipeline, "list the passes and exit");
   compile->add_option("--dump-ir-after", c.dump_ir_after, "print the IR after PASS (or 'all') to stderr");
+  compile->add_option("--skip-pass", c.skip_passes, "do not run optional pass NAME, e.g. a fusion (repeatable)");
   compile->add_flag("--json", c.json, "print the result as JSON");
   compile->add_flag("-v,--verbose", c.verbose, "print the partition decisions to stderr");
   compile->add_flag("--progress,!--no-progress", c.progress,

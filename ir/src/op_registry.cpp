@@ -117,6 +117,13 @@ const std::vector<Entry>& entries() {
     {"et_vk.rms_norm.default(Tensor x, Tensor w, float eps) -> Tensor", "normalization", kFp, kContiguousAny, {1}},
     {"et_vk.sdpa.default(Tensor q, Tensor k, Tensor v, Tensor? attn_mask=None, float? scale=None) -> Tensor",
      "sdpa", kFp, kContiguousAny, {}},
+    // RotaryEmbedding.cpp: x [B=1, S, H, D] width-packed, xk with at most xq's heads; cos/sin [S, D/2]
+    // (pairs) or [max_S, R] read from row start_pos (halves; R % 8 == 0, R <= D). Outputs (xq_out, xk_out).
+    {"et_vk.apply_rotary_emb.default(Tensor xq, Tensor xk, Tensor freqs_cos, Tensor freqs_sin) -> (Tensor, Tensor)",
+     "rope", kFp, kContiguousAny, {}},
+    {"et_vk.apply_rotary_emb_hf.default(Tensor xq, Tensor xk, Tensor freqs_cos, Tensor freqs_sin, SymInt start_pos) "
+     "-> (Tensor, Tensor)",
+     "rope", kFp, kContiguousAny, {}},
     // GroupNorm.cpp: weight and bias constants; outputs (out, mean, rstd).
     {"aten.native_group_norm.default(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, "
      "int group, float eps) -> (Tensor, Tensor, Tensor)",

@@ -66,4 +66,71 @@ HostTensor sdpa(const HostTensor& q, const HostTensor& k, const HostTensor& v, c
   return out;
 }
 
+namespace {
+
+// x's [S, H, D] view (leading dims fold into rows of S * H), checked against cos/sin [rows >= S, cols].
+struct RotaryShape {
+  int64_t outer, seq, heads, dim, cols;
+};
+
+RotaryShape rotary_shape(const HostTensor& x, const HostTensor& cos, const HostTensor& sin, int64_t min_rows,
+                         const char* op) {
+  const size_t r = x.shape.size();
+  if (r < 3) throw KernelError(fmt::format("{}: x needs rank >= 3 ([.., S, H, D]), got rank {}", op, r));
+  if (cos.shape != sin.shape || cos.shape.size() != 2)
+    throw KernelError(fmt::format("{}: cos and sin must both be [rows, cols]", op));
+  RotaryShape s{1, x.shape[r - 3], x.shape[r - 2], x.shape[r - 1], cos.shape[1]};
+  for (size_t i = 0; i + 3 < r; ++i) s.outer *= x.shape[i];
+  if (cos.shape[0] < min_rows)
+    throw KernelError(fmt::format("{}: the cos/sin table has {} rows, {} needed", op, cos.shape[0], min_rows));
+  return s;
+}
+
+int64_t seq_len(const HostTensor& x) { return x.shape.size() >= 3 ? x.shape[x.shape.size() - 3] : 0; }
+
+}  // namespace
+
+HostTensor rotary_emb_interleaved(const HostTensor& x, const HostTensor& cos, const HostTensor& sin) {
+  const RotaryShape s = rotary_shape(x, cos, sin, seq_len(x), "apply_rotary_emb");
+  if (s.dim % 2 != 0 || s.cols * 2 != s.dim)
+    throw KernelError(fmt::format("apply_rotary_emb: head dim {} needs cos/sin of {} columns, got {}", s.dim,
+                                  s.dim / 2, s.cols));
+  HostTensor out = HostTensor::zeros(x.dtype, x.shape);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t t = 0; t < s.seq; ++t)
+      for (int64_t h = 0; h < s.heads; ++h) {
+        const int64_t base = ((o * s.seq + t) * s.heads + h) * s.dim;
+        for (int64_t i = 0; i < s.cols; ++i) {
+          const double re = x.get_f(base + 2 * i), im = x.get_f(base + 2 * i + 1);
+          const double c = cos.get_f(t * s.cols + i), sn = sin.get_f(t * s.cols + i);
+          out.set_f(base + 2 * i, re * c - im * sn);
+          out.set_f(base + 2 * i + 1, re * sn + im * c);
+        }
+      }
+  return out;
+}
+
+HostTensor rotary_emb_half(const HostTensor& x, const HostTensor& cos, const HostTensor& sin, int64_t start_pos) {
+  if (start_pos < 0) throw KernelError("apply_rotary_emb_hf: start_pos is negative");
+  const RotaryShape s = rotary_shape(x, cos, sin, start_pos + seq_len(x), "apply_rotary_emb_hf");
+  if (s.cols % 2 != 0 || s.cols > s.dim)
+    throw KernelError(fmt::format("apply_rotary_emb_hf: rotary dim {} must be even and at most the head dim {}",
+                                  s.cols, s.dim));
+  const int64_t half = s.cols / 2;
+  HostTensor out = HostTensor::zeros(x.dtype, x.shape);
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t t = 0; t < s.seq; ++t)
+      for (int64_t h = 0; h < s.heads; ++h) {
+        const int64_t base = ((o * s.seq + t) * s.heads + h) * s.dim, row = (start_pos + t) * s.cols;
+        for (int64_t i = 0; i < half; ++i) {
+          const double a = x.get_f(base + i), b = x.get_f(base + i + half);
+          const double c = cos.get_f(row + i), sn = sin.get_f(row + i);
+          out.set_f(base + i, a * c - b * sn);
+          out.set_f(base + i + half, b * c + a * sn);
+        }
+        for (int64_t j = s.cols; j < s.dim; ++j) out.set_f(base + j, x.get_f(base + j));
+      }
+  return out;
+}
+
 }  // namespace vkc::kernels

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "vkc/ir/verifier.h"
@@ -14,7 +15,8 @@ const std::vector<PassInfo>& pipeline() {
       // Inference graphs carry training leftovers; drop them before matching patterns.
       {"remove-identity", "drop Identity and inference-mode Dropout", remove_identity},
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
-      {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants},
+      {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,
+       true},
       // Exporters repeat constants and subgraphs; merging them shrinks what later passes and the file see.
       {"eliminate-common-subexpressions", "merge identical constants and identical nodes",
        eliminate_common_subexpressions},
@@ -23,17 +25,21 @@ const std::vector<PassInfo>& pipeline() {
        fuse_layer_norm},
       {"fuse-rms-norm", "fuse x / sqrt(mean(x^2) + eps) * w into et_vk.rms_norm", fuse_rms_norm},
       {"fuse-gelu", "fuse 0.5 * x * (1 + Erf(x / sqrt 2)) into Gelu", fuse_gelu},
+      // Rotary embeddings feed attention's Q and K; matched on the ONNX form with their tables.
+      {"fuse-rotary-embedding", "fuse HF rotate-half and pairwise (Meta) RoPE into et_vk.apply_rotary_emb(_hf)",
+       fuse_rotary_embedding},
       // Attention runs on whole [B, H, S, D] tensors, before its MatMuls are lowered one by one.
       {"fuse-attention", "fuse MatMul/scale/mask/Softmax/MatMul attention into et_vk.sdpa", fuse_attention},
       // Folding BatchNorm needs the ONNX Conv/Gemm form, so it runs before lowering.
       {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
       // From here on nodes are runtime operators where a lowering exists.
-      {"lower-to-vulkan", "lower ONNX operators to ExecuTorch Vulkan runtime operators", lower_to_vulkan},
+      {"lower-to-vulkan", "lower ONNX operators to ExecuTorch Vulkan runtime operators", lower_to_vulkan,
+       true},
       // Quantization matches the runtime form (aten.linear with a constant [N, K] weight, whatever ONNX
       // spelled it: Gemm, MatMul, transposed or scaled), so it runs right after lowering, before anything
       // fuses around linears. A no-op without --quantize.
       {"quantize-weights", "quantize linear/embedding weights under --quantize (ET-VK's quantized ops)",
-       quantize_weights},
+       quantize_weights, true},
       // Activation fusion works on the runtime form.
       {"fuse-conv-clamp", "merge convolution + relu/clamp into et_vk.conv_with_clamp", fuse_conv_clamp},
       // Last: whatever the rewrites left unused.
@@ -48,8 +54,16 @@ const PassInfo* find_pass(std::string_view name) {
   return nullptr;
 }
 
+std::string check_skippable(std::string_view name) {
+  const PassInfo* p = find_pass(name);
+  if (!p) return fmt::format("no pass named '{}' (see --print-pipeline)", name);
+  if (p->required) return fmt::format("pass '{}' cannot be skipped: the compile needs it", name);
+  return {};
+}
+
 void run_pipeline(ir::Graph& g, PassContext& ctx, const PipelineHooks& hooks) {
   for (const PassInfo& p : pipeline()) {
+    if (std::find(hooks.skip.begin(), hooks.skip.end(), p.name) != hooks.skip.end()) continue;
     const auto start = std::chrono::steady_clock::now();
     try {
       p.run(g, ctx);

@@ -48,6 +48,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.options = *options.payload_options();
   config.input_shapes = options.input_shapes;
   config.dump_ir_after = options.dump_ir_after;
+  config.skip_passes = options.skip_passes;
   config.ir_dump = [&r](const std::string& pass, const std::string& text) { r.ir_dumps.emplace_back(pass, text); };
   if (options.device_profile) config.device = partitioner::builtin_device_profile(*options.device_profile);
   config.cpu_fallback = options.cpu_fallback;

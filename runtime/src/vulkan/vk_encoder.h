@@ -91,6 +91,7 @@ const std::unordered_map<std::string, OpEncoder>& vulkan_ops();
 void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t);
+void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

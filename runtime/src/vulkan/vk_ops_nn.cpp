@@ -209,6 +209,7 @@ const std::unordered_map<std::string, OpEncoder>& vulkan_ops() {
     add_copy_ops(t);
     add_elementwise_ops(t);
     add_nn_ops(t);
+    add_llm_ops(t);
     return t;
   }();
   return table;

@@ -40,6 +40,9 @@ struct CompileOptions {
   // ---- Debugging.
   /// --dump-ir-after PASS|all: the IR text after that pass is returned in CompileResult::ir_dumps.
   std::string dump_ir_after;
+  /// --skip-pass NAME (repeatable): optional passes (fusions, clean-ups) not to run, e.g. to compare
+  /// a fused program with the unfused one. Unknown or required passes are error diagnostics.
+  std::vector<std::string> skip_passes;
 
   // ---- Partitioning.
   /// --device NAME: a built-in device profile (partitioner/profiles/NAME.yaml) whose limits and

@@ -40,6 +40,8 @@ struct CompileConfig {
   /// Print the graph after this pass ("all" for every pass) through `ir_dump`.
   std::string dump_ir_after;
   std::function<void(const std::string& pass, const std::string& text)> ir_dump;
+  /// --skip-pass NAME: optional passes (fusions, clean-ups) not to run.
+  std::vector<std::string> skip_passes;
   /// The GPU to partition for (limits and features); none: ET-VK's defaults.
   std::optional<partitioner::DeviceProfile> device;
   /// Nodes no delegate can take run as ExecuTorch portable-kernel calls instead of failing the compile.

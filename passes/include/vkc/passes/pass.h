@@ -37,6 +37,7 @@ struct PassInfo {
   std::string_view name;     // kebab-case, as --dump-ir-after takes it
   std::string_view summary;  // one line, as --print-pipeline shows it
   PassFn run;
+  bool required = false;     // the compile needs it: --skip-pass refuses it
 };
 
 }  // namespace vkc::passes

@@ -22,6 +22,8 @@ void eliminate_common_subexpressions(ir::Graph& g, PassContext& ctx);
 void fuse_layer_norm(ir::Graph& g, PassContext& ctx);
 /// Fuses the decomposed RMSNorm (x / sqrt(mean(x^2) + eps) * w) into et_vk.rms_norm.
 void fuse_rms_norm(ir::Graph& g, PassContext& ctx);
+/// Fuses HF rotate-half and pairwise (Meta) rotary embeddings into et_vk.apply_rotary_emb(_hf).
+void fuse_rotary_embedding(ir::Graph& g, PassContext& ctx);
 /// Fuses MatMul -> scale -> (mask) -> Softmax -> MatMul attention into et_vk.sdpa.
 void fuse_attention(ir::Graph& g, PassContext& ctx);
 /// Fuses the erf-form GELU decomposition into one Gelu.

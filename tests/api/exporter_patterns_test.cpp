@@ -1,0 +1,337 @@
+// Transformer blocks written the way PyTorch's exporters write them (legacy torch.onnx and dynamo),
+// built with the ONNX protobuf API: every node is delegated, the fusions fire, and the fused
+// program computes what the unfused ONNX graph computes (both run on the cpu backend; the unfused
+// one with --skip-pass on every fusion and --fallback cpu for what no delegate takes).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "api_test_support.h"
+#include "vkc/runtime/vulkan.h"
+
+namespace vkc::test {
+namespace {
+
+constexpr int32_t kI64 = onnx::TensorProto_DataType_INT64;
+constexpr int64_t kS = 8, kE = 32, kH = 2, kD = 16;
+// Not fuse-gelu: a lone Erf has no runtime operator to fall back to (the gelu fusion has its own tests).
+const std::vector<std::string> kFusions = {"fuse-layer-norm", "fuse-rms-norm", "fuse-rotary-embedding", "fuse-attention"};
+
+struct Block {
+  ModelBuilder b{8, 17};
+  std::mt19937 rng{7};
+  int counter = 0;
+
+  std::string name(const std::string& base) { return base + "_" + std::to_string(counter++); }
+  std::string weight(std::vector<int64_t> dims, float std_dev = 0.2f) {
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    std::normal_distribution<float> dist(0.f, std_dev);
+    std::vector<float> v(n);
+    for (float& x : v) x = dist(rng);
+    const std::string id = name("w");
+    b.raw_floats(id, dims, v);
+    return id;
+  }
+  std::string floats(std::vector<int64_t> dims, const std::vector<float>& v) {
+    const std::string id = name("c");
+    b.raw_floats(id, dims, v);
+    return id;
+  }
+  std::string ints(const std::vector<int64_t>& v, bool scalar = false) {
+    const std::string id = name("i");
+    auto* t = b.initializer(id, kI64, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(v.size())});
+    for (int64_t x : v) t->add_int64_data(x);
+    return id;
+  }
+  std::string op(const std::string& type, const std::vector<std::string>& ins) {
+    const std::string out = name(type);
+    b.node(type, ins, {out}, out);
+    return out;
+  }
+  onnx::NodeProto* last() { return b.graph()->mutable_node(b.graph()->node_size() - 1); }
+  std::string op_axis(const std::string& type, const std::vector<std::string>& ins, int64_t axis) {
+    std::string out = op(type, ins);
+    attr_int(last(), "axis", axis);
+    return out;
+  }
+  std::string transpose(const std::string& x, const std::vector<int64_t>& perm) {
+    std::string out = op("Transpose", {x});
+    attr_ints(last(), "perm", perm);
+    return out;
+  }
+  std::string reshape(const std::string& x, const std::vector<int64_t>& shape) { return op("Reshape", {x, ints(shape)}); }
+  std::string slice_last(const std::string& x, int64_t start, int64_t end) {
+    return op("Slice", {x, ints({start}), ints({end}), ints({-1})});
+  }
+  std::string linear(const std::string& x, int64_t in, int64_t out) { return op("MatMul", {x, weight({in, out})}); }
+
+  // x / sqrt(mean(x^2) + eps) * w, as Pow -> ReduceMean -> Add -> Sqrt -> Reciprocal -> Mul -> Mul.
+  std::string rms_norm(const std::string& x) {
+    std::string mean = op("ReduceMean", {op("Pow", {x, floats({}, {2.f})})});
+    attr_ints(last(), "axes", {-1});
+    std::string inv = op("Reciprocal", {op("Sqrt", {op("Add", {mean, floats({}, {1e-6f})})})});
+    return op("Mul", {op("Mul", {x, inv}), weight({kE}, 1.f)});
+  }
+  // (x - mean) / sqrt(var + eps) * w + b, as ReduceMean -> Sub -> Pow -> ReduceMean -> Add -> Sqrt -> Div.
+  std::string layer_norm(const std::string& x) {
+    std::string mean = op("ReduceMean", {x});
+    attr_ints(last(), "axes", {-1});
+    std::string d = op("Sub", {x, mean});
+    std::string var = op("ReduceMean", {op("Pow", {d, floats({}, {2.f})})});
+    attr_ints(last(), "axes", {-1});
+    std::string norm = op("Div", {d, op("Sqrt", {op("Add", {var, floats({}, {1e-5f})})})});
+    return op("Add", {op("Mul", {norm, weight({kE}, 1.f)}), weight({kE})});
+  }
+  // 0.5 * x * (1 + Erf(x / sqrt 2))
+  std::string gelu(const std::string& x) {
+    std::string erf = op("Erf", {op("Div", {x, floats({}, {1.4142135f})})});
+    return op("Mul", {op("Mul", {x, floats({}, {0.5f})}), op("Add", {erf, floats({}, {1.f})})});
+  }
+  // HF rotate_half: x * cos + Concat(-x[.., D/2:], x[.., :D/2]) * sin
+  std::string rope_halves(const std::string& x, const std::string& cos, const std::string& sin) {
+    std::string rot = op_axis("Concat", {op("Neg", {slice_last(x, kD / 2, INT64_MAX)}), slice_last(x, 0, kD / 2)}, -1);
+    return op("Add", {op("Mul", {x, cos}), op("Mul", {rot, sin})});
+  }
+  // Meta: pairs of x [1, S, H, D] as complex numbers; unbind by Split+Squeeze or by Gather.
+  std::string rope_pairs(const std::string& x, const std::string& cos, const std::string& sin, bool gather) {
+    std::string x5 = reshape(x, {1, kS, kH, kD / 2, 2});
+    std::string re, im;
+    if (gather) {
+      re = op_axis("Gather", {x5, ints({0}, true)}, -1);
+      im = op_axis("Gather", {x5, ints({1}, true)}, -1);
+    } else {
+      const std::string a = name("split_a"), c = name("split_b");
+      b.node("Split", {x5}, {a, c}, name("split"));
+      attr_int(last(), "axis", -1);
+      re = op("Squeeze", {a, ints({-1})});
+      im = op("Squeeze", {c, ints({-1})});
+    }
+    std::string out_re = op("Sub", {op("Mul", {re, cos}), op("Mul", {im, sin})});
+    std::string out_im = op("Add", {op("Mul", {re, sin}), op("Mul", {im, cos})});
+    std::string stacked =
+        op_axis("Concat", {op("Unsqueeze", {out_re, ints({-1})}), op("Unsqueeze", {out_im, ints({-1})})}, -1);
+    return reshape(stacked, {1, kS, kH, kD});
+  }
+  // [1, S, E] -> [1, H, S, D]
+  std::string heads(const std::string& x) { return transpose(reshape(x, {1, kS, kH, kD}), {0, 2, 1, 3}); }
+  // [1, H, S, D] -> [1, S, E] -> output projection
+  std::string merge(const std::string& x) { return linear(reshape(transpose(x, {0, 2, 1, 3}), {1, kS, kE}), kE, kE); }
+
+  std::vector<uint8_t> bytes() {
+    std::string s;
+    EXPECT_TRUE(b.model.SerializeToString(&s));
+    return {s.begin(), s.end()};
+  }
+};
+
+// Llama as torch.onnx (legacy) exports HF transformers: RMSNorm, rotate-half RoPE with cos/sin computed
+// from position_ids at run time, attention scaled by Div after the QK MatMul with an additive mask.
+std::vector<uint8_t> hf_llama_legacy() {
+  Block m;
+  m.b.input("x", kF32, {1, kS, kE});
+  m.b.input("position_ids", kI64, {1, kS});
+  m.b.output("y", kF32, {1, kS, kE});
+  std::string h = m.rms_norm("x");
+  std::string q = m.heads(m.linear(h, kE, kE)), k = m.heads(m.linear(h, kE, kE)), v = m.heads(m.linear(h, kE, kE));
+  // inv_freq [1, D/2, 1] @ positions [1, 1, S] -> [1, D/2, S] -> [1, S, D/2]; emb = Concat(f, f); cos/sin [1, 1, S, D]
+  std::vector<float> inv(kD / 2);
+  for (int64_t i = 0; i < kD / 2; ++i) inv[i] = std::pow(10000.f, -2.f * float(i) / float(kD));
+  std::string pos = m.op("Cast", {m.op("Unsqueeze", {"position_ids", m.ints({1})})});
+  attr_int(m.last(), "to", kF32);
+  std::string freqs = m.transpose(m.op("MatMul", {m.floats({1, kD / 2, 1}, inv), pos}), {0, 2, 1});
+  std::string emb = m.op_axis("Concat", {freqs, freqs}, -1);
+  std::string cos = m.op("Unsqueeze", {m.op("Cos", {emb}), m.ints({1})});
+  std::string sin = m.op("Unsqueeze", {m.op("Sin", {emb}), m.ints({1})});
+  q = m.rope_halves(q, cos, sin);
+  k = m.rope_halves(k, cos, sin);
+  std::vector<float> mask(kS * kS);
+  for (int64_t i = 0; i < kS; ++i)
+    for (int64_t j = 0; j < kS; ++j) mask[i * kS + j] = j > i ? -1e4f : 0.f;
+  std::string scores = m.op("Div", {m.op("MatMul", {q, m.transpose(k, {0, 1, 3, 2})}), m.floats({}, {4.f})});
+  std::string probs = m.op_axis("Softmax", {m.op("Add", {scores, m.floats({1, 1, kS, kS}, mask)})}, -1);
+  m.b.node("Add", {"x", m.merge(m.op("MatMul", {probs, v}))}, {"y"}, "residual");
+  return m.bytes();
+}
+
+// A dynamo-style block: decomposed LayerNorm, Meta pairwise RoPE on [1, S, H, D] with constant
+// tables (q unbinds with Split+Squeeze, k with Gather), the softmax scale split over Q and K^T,
+// and an erf GELU on the output.
+std::vector<uint8_t> meta_dynamo() {
+  Block m;
+  m.b.input("x", kF32, {1, kS, kE});
+  m.b.output("y", kF32, {1, kS, kE});
+  std::string h = m.layer_norm("x");
+  std::string q = m.reshape(m.linear(h, kE, kE), {1, kS, kH, kD});
+  std::string k = m.reshape(m.linear(h, kE, kE), {1, kS, kH, kD});
+  std::string v = m.heads(m.linear(h, kE, kE));
+  std::vector<float> c(kS * kD / 2), s(kS * kD / 2);
+  for (int64_t t = 0; t < kS; ++t)
+    for (int64_t i = 0; i < kD / 2; ++i) {
+      const float a = float(t) * std::pow(10000.f, -2.f * float(i) / float(kD));
+      c[t * kD / 2 + i] = std::cos(a);
+      s[t * kD / 2 + i] = std::sin(a);
+    }
+  std::string cos = m.reshape(m.floats({kS, kD / 2}, c), {1, kS, 1, kD / 2});
+  std::string sin = m.reshape(m.floats({kS, kD / 2}, s), {1, kS, 1, kD / 2});
+  q = m.transpose(m.rope_pairs(q, cos, sin, false), {0, 2, 1, 3});
+  k = m.transpose(m.rope_pairs(k, cos, sin, true), {0, 2, 1, 3});
+  const float root = std::sqrt(1.f / std::sqrt(float(kD)));
+  std::string scores = m.op("MatMul", {m.op("Mul", {q, m.floats({}, {root})}),
+                                      m.op("Mul", {m.transpose(k, {0, 1, 3, 2}), m.floats({}, {root})})});
+  std::string out = m.merge(m.op("MatMul", {m.op_axis("Softmax", {scores}, -1), v}));
+  m.b.node("Identity", {m.gelu(out)}, {"y"}, "out");
+  return m.bytes();
+}
+
+std::vector<Tensor> inputs_for(const Session& s) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d(0.f, 1.f);
+  std::vector<Tensor> ins;
+  for (const auto& spec : s.inputs()) {
+    int64_t n = 1;
+    for (int64_t x : spec.shape) n *= x;
+    if (spec.dtype == ir::DType::Float32) {
+      std::vector<float> v(n);
+      for (float& x : v) x = d(rng);
+      ins.push_back(Tensor::of(spec.dtype, spec.shape, v));
+    } else {  // position ids 0..S-1
+      std::vector<int64_t> v(n);
+      for (int64_t i = 0; i < n; ++i) v[i] = i;
+      ins.push_back(Tensor::of(spec.dtype, spec.shape, v));
+    }
+  }
+  return ins;
+}
+
+std::vector<Tensor> run_cpu(const std::vector<uint8_t>& pte) {
+  Session s = Session::open(pte);
+  EXPECT_TRUE(s) << describe(s.diagnostics());
+  if (!s) return {};
+  RunResult r = s.run(inputs_for(s));
+  EXPECT_TRUE(r) << describe(r.diagnostics);
+  return r.outputs;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  EXPECT_EQ(a.shape, b.shape);
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::abs(a.get_f(i) - b.get_f(i)));
+  return m;
+}
+
+void expect_fused_equals_unfused(const std::vector<uint8_t>& model, const std::vector<std::string>& families) {
+  const CompileResult fused = compile(model, fs::path(), CompileOptions{});
+  ASSERT_TRUE(fused) << fused.error();
+  EXPECT_EQ(fused.partition.rejected, 0u);
+  EXPECT_EQ(fused.summary.delegates, 1u);
+  const InspectResult report = inspect(fused.pte);
+  ASSERT_TRUE(report);
+  ASSERT_EQ(report.report.delegates.size(), 1u);
+  for (const std::string& f : families) EXPECT_TRUE(report.report.delegates[0].families.count(f)) << f;
+
+  CompileOptions plain;
+  plain.skip_passes = kFusions;
+  plain.cpu_fallback = true;
+  const CompileResult unfused = compile(model, fs::path(), plain);
+  ASSERT_TRUE(unfused) << unfused.error();
+  EXPECT_GT(unfused.summary.runtime_nodes, fused.summary.runtime_nodes);
+
+  const auto a = run_cpu(fused.pte), b = run_cpu(unfused.pte);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  double scale = 0;
+  for (int64_t i = 0; i < b[0].numel(); ++i) scale = std::max(scale, std::abs(b[0].get_f(i)));
+  EXPECT_GT(scale, 0.1);  // the block computes something
+  EXPECT_LT(max_abs_diff(a[0], b[0]), 1e-4 * scale);
+}
+
+TEST(ExporterPatterns, HfLlamaLegacyBlockIsFusedAndExact) {
+  const auto model = hf_llama_legacy();
+  expect_fused_equals_unfused(model, {"rope", "sdpa", "normalization"});
+  CompileOptions o;
+  o.dump_ir_after = "fuse-attention";
+  const CompileResult r = compile(model, fs::path(), o);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r.ir_dumps.size(), 1u);
+  const std::string& ir = r.ir_dumps[0].second;
+  // q and k share one rotary call, read before the head transposes; attention and RMSNorm are fused.
+  EXPECT_EQ(ir.find("apply_rotary_emb_hf"), ir.rfind("apply_rotary_emb_hf"));
+  EXPECT_NE(ir.find("apply_rotary_emb_hf"), std::string::npos);
+  EXPECT_NE(ir.find("et_vk.sdpa"), std::string::npos);
+  EXPECT_NE(ir.find("et_vk.rms_norm"), std::string::npos);
+  EXPECT_EQ(ir.find("Softmax"), std::string::npos);
+  EXPECT_EQ(ir.find("Neg"), std::string::npos);
+}
+
+TEST(ExporterPatterns, MetaDynamoBlockIsFusedAndExact) {
+  const auto model = meta_dynamo();
+  expect_fused_equals_unfused(model, {"rope", "sdpa", "normalization", "activation"});
+  CompileOptions o;
+  o.dump_ir_after = "fuse-attention";
+  const CompileResult r = compile(model, fs::path(), o);
+  ASSERT_TRUE(r);
+  const std::string& ir = r.ir_dumps.at(0).second;
+  EXPECT_NE(ir.find("et_vk.apply_rotary_emb.default"), std::string::npos);
+  EXPECT_EQ(ir.find("Split"), std::string::npos);
+  EXPECT_EQ(ir.find("Gather"), std::string::npos);
+  EXPECT_EQ(ir.find("Erf"), std::string::npos);
+}
+
+TEST(ExporterPatterns, SkipPassRefusesUnknownAndRequiredPasses) {
+  const auto model = meta_dynamo();
+  for (const char* bad : {"fuse-everything", "lower-to-vulkan"}) {
+    CompileOptions o;
+    o.skip_passes = {bad};
+    const CompileResult r = compile(model, fs::path(), o);
+    EXPECT_FALSE(r);
+    EXPECT_NE(r.error().find(bad), std::string::npos) << r.error();
+  }
+}
+
+// Rotary embedding alone (x -> y), on the vulkan backend against the cpu backend.
+std::vector<uint8_t> rope_only(bool halves, bool heads_first) {
+  Block m;
+  const std::vector<int64_t> shape = heads_first ? std::vector<int64_t>{1, kH, kS, kD} : std::vector<int64_t>{1, kS, kH, kD};
+  m.b.input("x", kF32, {shape[0], shape[1], shape[2], shape[3]});
+  m.b.output("y", kF32, {shape[0], shape[1], shape[2], shape[3]});
+  const int64_t cols = halves ? kD : kD / 2;
+  std::vector<float> c(kS * cols), s(kS * cols);
+  for (int64_t t = 0; t < kS; ++t)
+    for (int64_t i = 0; i < cols; ++i) {
+      const float a = float(t + 1) * std::pow(10000.f, -2.f * float(i % (kD / 2)) / float(kD));
+      c[t * cols + i] = std::cos(a);
+      s[t * cols + i] = std::sin(a);
+    }
+  const std::vector<int64_t> table = heads_first ? std::vector<int64_t>{1, 1, kS, cols} : std::vector<int64_t>{1, kS, 1, cols};
+  std::string cos = m.floats(table, c), sin = m.floats(table, s);
+  std::string y = halves ? m.rope_halves("x", cos, sin) : m.rope_pairs("x", cos, sin, true);
+  m.b.node("Identity", {y}, {"y"}, "out");
+  return m.bytes();
+}
+
+TEST(ExporterPatterns, RotaryOpsOnVulkanMatchCpu) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  for (bool halves : {true, false})
+    for (bool heads_first : {false, true}) {
+      if (!halves && heads_first) continue;  // the pairs pattern reshapes [1, S, H, D]
+      const CompileResult r = compile(rope_only(halves, heads_first), fs::path(), CompileOptions{});
+      ASSERT_TRUE(r) << r.error();
+      const InspectResult report = inspect(r.pte);
+      ASSERT_TRUE(report);
+      EXPECT_EQ(report.report.delegates.at(0).families.count("rope"), 1u);
+      const auto cpu = run_cpu(r.pte);
+      RunOptions vk;
+      vk.backend = "vulkan";
+      Session s = Session::open(r.pte, vk);
+      ASSERT_TRUE(s) << describe(s.diagnostics());
+      const RunResult gpu = s.run(inputs_for(s));
+      ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
+      ASSERT_EQ(cpu.size(), 1u);
+      EXPECT_LT(max_abs_diff(gpu.outputs.at(0), cpu[0]), 1e-5) << halves << heads_first;
+    }
+}
+
+}  // namespace
+}  // namespace vkc::test
