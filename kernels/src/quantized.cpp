@@ -47,6 +47,45 @@ HostTensor q4_matmul(const HostTensor& x, const HostTensor& w, const HostTensor&
 
 }  // namespace
 
+HostTensor dequantize_linear(const HostTensor& x, const HostTensor& scale, const HostTensor* zero_point, int64_t axis,
+                             int64_t block_size) {
+  if (zero_point && zero_point->shape != scale.shape)
+    throw KernelError("DequantizeLinear: zero point and scale differ in shape");
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  HostTensor out = HostTensor::zeros(ir::DType::Float32, x.shape);
+  const int64_t n = x.numel();
+  if (scale.numel() == 1) {
+    const double s = scale.get_f(0), z = zero_point ? static_cast<double>(zero_point->get_i(0)) : 0.0;
+    for (int64_t i = 0; i < n; ++i) out.set_f(i, (static_cast<double>(x.get_i(i)) - z) * s);
+    return out;
+  }
+  axis = normalize_axis(axis, rank);
+  const std::vector<int64_t> strides = strides_of(x.shape);
+  const bool blocked = static_cast<int64_t>(scale.shape.size()) == rank && rank > 1;
+  if (!blocked && (scale.shape.size() != 1 || scale.shape[0] != x.shape[axis]))
+    throw KernelError(fmt::format("DequantizeLinear: scale of {} elements for axis {} of size {}", scale.numel(), axis,
+                                  x.shape[axis]));
+  if (blocked && block_size <= 0) throw KernelError("DequantizeLinear: a blocked scale needs block_size");
+  const std::vector<int64_t> scale_strides = strides_of(scale.shape);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t si = 0;
+    if (!blocked) {
+      si = (i / strides[axis]) % x.shape[axis];
+    } else {
+      for (int64_t d = 0, rest = i; d < rank; ++d) {
+        int64_t c = rest / strides[d];
+        rest %= strides[d];
+        if (d == axis) c /= block_size;
+        if (c >= scale.shape[d]) throw KernelError("DequantizeLinear: blocked scale is too small");
+        si += c * scale_strides[d];
+      }
+    }
+    const double z = zero_point ? static_cast<double>(zero_point->get_i(si)) : 0.0;
+    out.set_f(i, (static_cast<double>(x.get_i(i)) - z) * scale.get_f(si));
+  }
+  return out;
+}
+
 HostTensor int8pack_mm(const HostTensor& x, const HostTensor& w, const HostTensor& scales) {
   const int64_t K = x.shape.back();
   if (w.shape.size() != 2 || w.shape[1] != K || scales.numel() != w.shape[0])

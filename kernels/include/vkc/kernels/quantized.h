@@ -10,6 +10,12 @@
 
 namespace vkc::kernels {
 
+/// ONNX DequantizeLinear: (x - zero_point) * scale as f32, x any integer dtype. scale (and zero_point, same
+/// shape, optional) is a scalar (per tensor), 1-D along `axis` (per axis), or of x's rank with x's dims
+/// divided by `block_size` along `axis` (blocked, opset 21).
+HostTensor dequantize_linear(const HostTensor& x, const HostTensor& scale, const HostTensor* zero_point, int64_t axis,
+                             int64_t block_size);
+
 /// aten._weight_int8pack_mm: x[..., K] x (w[N, K] int8 * scales[N])^T.
 HostTensor int8pack_mm(const HostTensor& x, const HostTensor& w, const HostTensor& scales);
 /// et_vk.linear_q4gsw: x[..., K] x dequant(w)^T + bias; w packed [N, pad8(K) / 2], scales [G, >= N].

@@ -16,6 +16,8 @@ void fold_constants(ir::Graph& g, PassContext& ctx);
 /// the inputs (and constant shape arguments) are now static. Returns whether anything changed.
 /// fold-constants runs it between folding rounds.
 bool propagate_shapes(ir::Graph& g);
+/// Lowers QDQ (QuantizeLinear/DequantizeLinear) pairs and quantized constants (src/lower_qdq.cpp).
+void lower_qdq(ir::Graph& g, PassContext& ctx);
 /// Merges identical constants and identical nodes.
 void eliminate_common_subexpressions(ir::Graph& g, PassContext& ctx);
 /// Fuses the decomposed LayerNorm exporters write into one LayerNormalization.

@@ -1,0 +1,241 @@
+// Pre-quantized QDQ models (QuantizeLinear/DequantizeLinear as onnxruntime's quantize_static writes
+// them) compile fully delegated and compute what the integer reference computes: activations
+// quantized to uint8, int32 accumulation, int8 weights per channel, int32 biases. The expected values
+// are computed here in integer arithmetic, independently of vkc's kernels.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "api_test_support.h"
+#include "vkc/runtime/vulkan.h"
+
+namespace vkc::test {
+namespace {
+
+constexpr int32_t kU8 = onnx::TensorProto_DataType_UINT8;
+constexpr int32_t kI8 = onnx::TensorProto_DataType_INT8;
+constexpr int32_t kI32 = onnx::TensorProto_DataType_INT32;
+
+int64_t quantize(double x, double s, int64_t z, int64_t lo, int64_t hi) {
+  return std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(x) / static_cast<float>(s))) + z,
+                             lo, hi);
+}
+
+struct QdqBuilder {
+  ModelBuilder b{8, 13};
+  std::mt19937 rng{11};
+  int counter = 0;
+  std::string fresh(const std::string& base) { return base + std::to_string(counter++); }
+
+  std::string scalar(float v) {
+    const std::string id = fresh("s");
+    b.raw_floats(id, {}, {v});
+    return id;
+  }
+  std::string zero_point(int32_t type, int64_t v) {
+    const std::string id = fresh("z");
+    auto* t = b.initializer(id, type, {});
+    t->add_int32_data(static_cast<int32_t>(v));
+    return id;
+  }
+  // x -> QuantizeLinear(s, z uint8) -> DequantizeLinear
+  std::string qdq(const std::string& x, float s, int64_t z) {
+    const std::string sc = scalar(s), zp = zero_point(kU8, z), q = fresh("q"), d = fresh("dq");
+    b.node("QuantizeLinear", {x, sc, zp}, {q}, q);
+    b.node("DequantizeLinear", {q, sc, zp}, {d}, d);
+    return d;
+  }
+  // A constant int tensor and its DequantizeLinear with per-axis scales (zero points `zps` when given).
+  std::string dq_const(int32_t type, const std::vector<int64_t>& dims, const std::vector<int32_t>& q,
+                       const std::vector<float>& scales, int64_t axis, const std::vector<int32_t>& zps = {}) {
+    const std::string w = fresh("wq"), s = fresh("ws"), d = fresh("wdq");
+    auto* t = b.initializer(w, type, dims);
+    for (int32_t v : q) t->add_int32_data(v);
+    b.raw_floats(s, {int64_t(scales.size())}, scales);
+    std::vector<std::string> ins = {w, s};
+    if (!zps.empty()) {
+      const std::string z = fresh("wz");
+      auto* zt = b.initializer(z, type, {int64_t(zps.size())});
+      for (int32_t v : zps) zt->add_int32_data(v);
+      ins.push_back(z);
+    }
+    attr_int(b.node("DequantizeLinear", ins, {d}, d), "axis", axis);
+    return d;
+  }
+  std::vector<int32_t> random_q(size_t n, int lo, int hi) {
+    std::uniform_int_distribution<int> d(lo, hi);
+    std::vector<int32_t> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+  }
+  std::vector<uint8_t> bytes() {
+    std::string s;
+    EXPECT_TRUE(b.model.SerializeToString(&s));
+    return {s.begin(), s.end()};
+  }
+};
+
+std::vector<float> random_input(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<float> run(const std::vector<uint8_t>& pte, const std::vector<float>& x, const std::vector<int64_t>& shape,
+                       const char* backend = "cpu") {
+  RunOptions o;
+  o.backend = backend;
+  const RunResult r = vkc::run(pte, {Tensor::of(ir::DType::Float32, shape, x)}, o);
+  EXPECT_TRUE(r) << describe(r.diagnostics);
+  if (!r) return {};
+  std::vector<float> out(r.outputs.at(0).numel());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<float>(r.outputs[0].get_f(static_cast<int64_t>(i)));
+  return out;
+}
+
+// x [2, 16] -QDQ u8-> MatMul(int8 W1 [16, 8] per column) -QDQ u8-> Gemm(int8 W2 [4, 8] transB, per row,
+// int32 bias) -> y [2, 4]
+struct LinearModel {
+  static constexpr int64_t M = 2, K = 16, H = 8, N = 4;
+  const float sx = 0.03f, sh = 0.05f;
+  const int64_t zx = 128, zh = 120;
+  std::vector<int32_t> w1, w2, bias;
+  std::vector<float> s1, s2;
+  std::vector<uint8_t> bytes;
+
+  explicit LinearModel(std::vector<int32_t> w1_zero_points = {}) {
+    QdqBuilder m;
+    m.b.input("x", kF32, {M, K});
+    m.b.output("y", kF32, {M, N});
+    w1 = m.random_q(K * H, -127, 127);
+    w2 = m.random_q(N * H, -127, 127);
+    bias = m.random_q(N, -2000, 2000);
+    for (int64_t i = 0; i < H; ++i) s1.push_back(0.002f + 0.0005f * float(i));
+    for (int64_t i = 0; i < N; ++i) s2.push_back(0.004f + 0.001f * float(i));
+    std::vector<float> sb;
+    for (float s : s2) sb.push_back(sh * s);
+    const std::string x = m.qdq("x", sx, zx);
+    const std::string h = m.b.node("MatMul", {x, m.dq_const(kI8, {K, H}, w1, s1, 1, w1_zero_points)}, {"h"}, "mm")
+                              ->output(0);
+    const std::string hq = m.qdq(h, sh, zh);
+    auto* gemm = m.b.node("Gemm", {hq, m.dq_const(kI8, {N, H}, w2, s2, 0), m.dq_const(kI32, {N}, bias, sb, 0)},
+                          {"y"}, "gemm");
+    attr_int(gemm, "transB", 1);
+    zp1 = std::move(w1_zero_points);
+    bytes = m.bytes();
+  }
+  std::vector<int32_t> zp1;
+
+  // The integer reference: onnxruntime's QLinear semantics.
+  std::vector<float> expected(const std::vector<float>& xin) const {
+    std::vector<float> y(M * N);
+    for (int64_t r = 0; r < M; ++r) {
+      std::vector<int64_t> hq(H);
+      for (int64_t c = 0; c < H; ++c) {
+        int64_t acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += (quantize(xin[r * K + k], sx, zx, 0, 255) - zx) * (w1[k * H + c] - (zp1.empty() ? 0 : zp1[c]));
+        hq[c] = quantize(static_cast<float>(acc) * (sx * s1[c]), sh, zh, 0, 255);
+      }
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t acc = 0;
+        for (int64_t c = 0; c < H; ++c) acc += (hq[c] - zh) * w2[n * H + c];
+        y[r * N + n] = static_cast<float>(acc + bias[n]) * (sh * s2[n]);
+      }
+    }
+    return y;
+  }
+};
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, double(std::abs(a[i] - b[i])));
+  return m;
+}
+
+TEST(Qdq, Int8LinearsKeepTheirWeightsAndMatchTheIntegerReference) {
+  const LinearModel model;
+  const CompileResult r = compile(model.bytes, fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const InspectResult report = inspect(r.pte);
+  ASSERT_TRUE(report);
+  const auto& d = report.report.delegates.at(0);
+  EXPECT_EQ(d.ops.count("aten._weight_int8pack_mm.default") ? d.ops.at("aten._weight_int8pack_mm.default") : 0, 2u);
+  EXPECT_EQ(d.ops.count("aten.linear.default"), 0u);
+  EXPECT_EQ(d.ops.count("aten.round.default") ? d.ops.at("aten.round.default") : 0, 2u);  // the two activation QDQs
+  // The weights stay int8 (16*8 + 4*8 bytes), not f32.
+  EXPECT_LT(d.constant_bytes, (LinearModel::K * LinearModel::H + LinearModel::N * LinearModel::H) * 4u);
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    const auto x = random_input(LinearModel::M * LinearModel::K, seed);
+    const auto want = model.expected(x);
+    EXPECT_LT(max_diff(run(r.pte, x, {LinearModel::M, LinearModel::K}), want), 1e-5) << seed;
+  }
+}
+
+TEST(Qdq, ZeroPointedWeightsAreDequantizedExactly) {
+  // The int8 linear has no zero points: such weights become f32 constants, still exact.
+  const LinearModel model({1, -2, 3, 0, 5, -6, 7, 8});
+  const CompileResult r = compile(model.bytes, fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  const InspectResult report = inspect(r.pte);
+  const auto& d = report.report.delegates.at(0);
+  EXPECT_EQ(d.ops.count("aten.linear.default"), 1u);
+  EXPECT_EQ(d.ops.at("aten._weight_int8pack_mm.default"), 1u);
+  const auto x = random_input(LinearModel::M * LinearModel::K, 9);
+  EXPECT_LT(max_diff(run(r.pte, x, {LinearModel::M, LinearModel::K}), model.expected(x)), 1e-5);
+}
+
+// x [1, 2, 5, 5] -QDQ u8-> Conv(int8 W [3, 2, 3, 3] per output channel, int32 bias, pads 1) -> y [1, 3, 5, 5]
+TEST(Qdq, ConvWeightsAreDequantizedAndActivationsFakeQuantizedOnBothBackends) {
+  QdqBuilder m;
+  const float sx = 0.02f;
+  const int64_t zx = 100;
+  m.b.input("x", kF32, {1, 2, 5, 5});
+  m.b.output("y", kF32, {1, 3, 5, 5});
+  const auto w = m.random_q(3 * 2 * 9, -127, 127), bias = m.random_q(3, -500, 500);
+  const std::vector<float> sw = {0.01f, 0.02f, 0.015f};
+  std::vector<float> sb;
+  for (float s : sw) sb.push_back(sx * s);
+  auto* conv = m.b.node("Conv", {m.qdq("x", sx, zx), m.dq_const(kI8, {3, 2, 3, 3}, w, sw, 0), m.dq_const(kI32, {3}, bias, sb, 0)},
+                        {"y"}, "conv");
+  attr_ints(conv, "pads", {1, 1, 1, 1});
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const auto x = random_input(50, 5);
+  std::vector<float> want(75);
+  for (int64_t o = 0; o < 3; ++o)
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        int64_t acc = bias[o];
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t di = 0; di < 3; ++di)
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t y = i + di - 1, xcol = j + dj - 1;
+              if (y < 0 || y >= 5 || xcol < 0 || xcol >= 5) continue;
+              acc += (quantize(x[c * 25 + y * 5 + xcol], sx, zx, 0, 255) - zx) * w[((o * 2 + c) * 3 + di) * 3 + dj];
+            }
+        want[o * 25 + i * 5 + j] = static_cast<float>(acc) * (sx * sw[o]);
+      }
+  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}), want), 1e-5);
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5);
+}
+
+TEST(Qdq, AQuantizedGraphOutputIsReportedNotMiscompiled) {
+  QdqBuilder m;
+  m.b.input("x", kF32, {1, 4});
+  m.b.output("q", kU8, {1, 4});
+  m.b.node("QuantizeLinear", {"x", m.scalar(0.1f), m.zero_point(kU8, 3)}, {"q"}, "quant_out");
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  EXPECT_FALSE(r);
+  EXPECT_NE(r.error().find("QuantizeLinear"), std::string::npos) << r.error();
+}
+
+}  // namespace
+}  // namespace vkc::test
