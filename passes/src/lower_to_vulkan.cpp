@@ -115,7 +115,7 @@ const std::vector<Lowering>& all_lowerings() {
        "float"},
       {"ReduceMean", lower_reduce,
        "aten.mean.dim",
-       "the runtime's reductions (partitioner checks dims and keepdim)"},
+       "several axes: a chain of one-axis reductions (partitioner checks dims and keepdim)"},
       {"ReduceSum", lower_reduce,
        "aten.sum.dim_IntList",
        "as ReduceMean"},

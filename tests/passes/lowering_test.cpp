@@ -483,6 +483,24 @@ TEST(Lowering, ReductionsCarryAxesAndKeepdim) {
   EXPECT_EQ(std::get<bool>(s.at("keepdim")), false);
 }
 
+TEST(Lowering, ReductionsOverSeveralAxesBecomeAChainOfOneAxisReductions) {
+  // All axes without keepdims (e.g. the global max of a spectrogram): amax per axis, then a view.
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 3, 4}));
+  t.node = testing::onnx(t.g, "ReduceMax", {x}, f32({}), {{"keepdims", int64_t{0}}});
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.view_copy.default");
+  std::vector<int64_t> dims;
+  ir::Value* v = t.node->input(0);
+  for (ir::Node* r = v->producer(); r; r = r->input(0)->producer()) {
+    EXPECT_EQ(r->op_type(), "aten.amax.default");
+    EXPECT_EQ(std::get<bool>(*r->attr("keepdim")), true);
+    dims.push_back(std::get<Ints>(*r->attr("dim")).at(0));
+  }
+  EXPECT_EQ(dims, (Ints{3, 2, 1, 0}));  // walked back from the last
+  EXPECT_EQ(v->shape().sizes(), (Ints{1, 1, 1, 1}));
+}
+
 TEST(Lowering, TransposeSliceSplitPad) {
   Lowered tr;
   tr.node = testing::onnx(tr.g, "Transpose", {testing::input(tr.g, "x", f32({1, 2, 3}))}, f32({3, 2, 1}));

@@ -6,7 +6,7 @@
 
 namespace vkc::passes::lowering {
 
-Result lower_reduce(ir::Graph&, ir::Node* n) {
+Result lower_reduce(ir::Graph& g, ir::Node* n) {
   static const std::map<std::string, std::string, std::less<>> kOps = {{"ReduceMean", "aten.mean.dim"},
                                                                        {"ReduceSum", "aten.sum.dim_IntList"},
                                                                        {"ReduceMax", "aten.amax.default"},
@@ -27,7 +27,32 @@ Result lower_reduce(ir::Graph&, ir::Node* n) {
   }
   for (int64_t& a : axes) a = a < 0 ? a + rank : a;
   if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
-  to_runtime(n, kOps.at(n->op_type()), {n->input(0)}, {{"dim", axes}, {"keepdim", n->attr_int("keepdims", 1) != 0}});
+  const bool keepdim = n->attr_int("keepdims", 1) != 0;
+  const std::string& op = kOps.at(n->op_type());
+  if (axes.size() > 1 && has_static_shape(n->input(0)) && has_static_shape(n->output(0))) {
+    // The runtime reduces one dim (any texture, keepdim) or two of a few layouts: several axes
+    // become a chain of one-axis reductions (exact for max/min/sum; mean of equal-sized means).
+    ir::Value* cur = n->input(0);
+    auto shape = cur->shape().sizes();
+    for (size_t i = 0; i + 1 < axes.size(); ++i) {
+      shape[axes[i]] = 1;
+      ir::Node* r = g.add_node(ir::kVulkanDomain, op, {cur}, {{cur->dtype(), ir::Shape::of(shape)}},
+                               g.unique_name(n->name() + "_axis" + std::to_string(axes[i])), n);
+      r->attrs() = {{"dim", std::vector<int64_t>{axes[i]}}, {"keepdim", true}};
+      cur = r->output(0);
+    }
+    shape[axes.back()] = 1;
+    if (keepdim) {
+      to_runtime(n, op, {cur}, {{"dim", std::vector<int64_t>{axes.back()}}, {"keepdim", true}});
+      return std::nullopt;
+    }
+    ir::Node* last = g.add_node(ir::kVulkanDomain, op, {cur}, {{cur->dtype(), ir::Shape::of(shape)}},
+                                g.unique_name(n->name() + "_axis" + std::to_string(axes.back())), n);
+    last->attrs() = {{"dim", std::vector<int64_t>{axes.back()}}, {"keepdim", true}};
+    to_runtime(n, "aten.view_copy.default", {last->output(0)}, {{"size", n->output(0)->shape().sizes()}});
+    return std::nullopt;
+  }
+  to_runtime(n, op, {n->input(0)}, {{"dim", axes}, {"keepdim", keepdim}});
   return std::nullopt;
 }
 
