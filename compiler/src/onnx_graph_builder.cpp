@@ -96,7 +96,7 @@ class GraphBuilder {
     std::vector<std::vector<ir::Value*>> outputs(proto_.node_size());
     for (int i = 0; i < proto_.node_size(); ++i) outputs[i] = define_outputs(i);
     for (int i = 0; i < proto_.node_size(); ++i)
-      if (!is_constant_node(proto_.node(i))) add_node(i, std::move(outputs[i]));
+      if (!is_constant_node(proto_.node(i))) add_node(proto_.node(i), names_[i], std::move(outputs[i]), nullptr);
     for (const auto& output : proto_.output()) {
       ir::Value* v = graph_.find_value(output.name());
       if (!v)
@@ -117,6 +117,18 @@ class GraphBuilder {
   }
 
   std::string label(int i) const { return describe_node(names_[i], proto_.node(i)); }
+
+  /// Names a branch of an If defines, renamed into the graph (inner scopes first, then the graph).
+  struct Scope {
+    const Scope* outer = nullptr;
+    std::unordered_map<std::string, ir::Value*> values;
+  };
+
+  ir::Value* lookup(const std::string& name, const Scope* scope) const {
+    for (const Scope* s = scope; s; s = s->outer)
+      if (auto it = s->values.find(name); it != s->values.end()) return it->second;
+    return graph_.find_value(name);
+  }
 
   ir::TensorType declared_type(const std::string& name) const {
     auto it = types_.find(name);
@@ -146,24 +158,92 @@ class GraphBuilder {
     return outputs;
   }
 
-  void add_node(int i, std::vector<ir::Value*> outputs) {
-    const auto& node = proto_.node(i);
+  void add_node(const onnx::NodeProto& node, const std::string& name, std::vector<ir::Value*> outputs,
+                const Scope* scope) {
+    const std::string where = describe_node(name, node);
     std::vector<ir::Value*> inputs;
-    for (const std::string& name : node.input()) {
-      ir::Value* v = name.empty() ? nullptr : graph_.find_value(name);
-      if (!name.empty() && !v)
+    for (const std::string& in : node.input()) {
+      ir::Value* v = in.empty() ? nullptr : lookup(in, scope);
+      if (!in.empty() && !v)
         throw ImportError(
-            fmt::format("{}: input '{}' is not defined by any node, initializer or graph input", label(i), name));
+            fmt::format("{}: input '{}' is not defined by any node, initializer or graph input", where, in));
       inputs.push_back(v);
     }
     // An omitted output between produced ones still holds its position: give it an unused value.
     for (auto& out : outputs)
-      if (!out) out = graph_.add_value(names_[i] + "_unused", {});
+      if (!out) out = graph_.add_value(graph_.unique_name(name + "_unused"), {});
     const std::string domain = normalize_domain(node.domain());
-    ir::Node* n =
-        graph_.add_node_with_outputs(domain, node.op_type(), std::move(inputs), std::move(outputs), names_[i]);
+    if (domain == ir::kOnnxDomain && node.op_type() == "If") return inline_if(node, name, inputs, outputs, scope);
+    ir::Node* n = graph_.add_node_with_outputs(domain, node.op_type(), std::move(inputs), std::move(outputs), name);
     n->set_opset(graph_.opsets.at(domain));
-    for (const auto& a : node.attribute()) n->set_attr(a.name(), to_ir_attribute(a, label(i), reader_));
+    for (const auto& a : node.attribute()) n->set_attr(a.name(), to_ir_attribute(a, where, reader_));
+  }
+
+  /// If, by predication: both branches are inlined (their values renamed under the If's name) and
+  /// each output becomes Where(cond, then_output, else_output). Branches are pure, so computing the
+  /// untaken one too changes no result; a constant condition folds later.
+  void inline_if(const onnx::NodeProto& node, const std::string& name, const std::vector<ir::Value*>& inputs,
+                 const std::vector<ir::Value*>& outputs, const Scope* scope) {
+    const std::string where = describe_node(name, node);
+    std::vector<ir::Value*> branch_outputs[2];
+    for (const auto& a : node.attribute()) {
+      const int k = a.name() == "then_branch" ? 0 : a.name() == "else_branch" ? 1 : -1;
+      if (k < 0 || !a.has_g()) throw ImportError(fmt::format("{}: unexpected attribute '{}'", where, a.name()));
+      branch_outputs[k] = inline_branch(a.g(), name + "/" + a.name(), scope);
+    }
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (j >= branch_outputs[0].size() || j >= branch_outputs[1].size())
+        throw ImportError(fmt::format("{}: a branch has fewer outputs than the If", where));
+      ir::Value* a = branch_outputs[0][j];
+      ir::Value* b = branch_outputs[1][j];
+      if (a->type().known() && b->type().known() && a->type() != b->type())
+        throw ImportError(fmt::format("{}: output {} is {} in then_branch and {} in else_branch (If with branches "
+                                      "of different types is not supported)",
+                                      where, j, a->type().str(), b->type().str()));
+      ir::Node* n = graph_.add_node_with_outputs(ir::kOnnxDomain, "Where", {inputs.at(0), a, b}, {outputs[j]},
+                                                 graph_.unique_name(name + "/select"));
+      n->set_opset(graph_.opsets.at(std::string(ir::kOnnxDomain)));
+    }
+  }
+
+  /// Adds a branch's initializers, constants and nodes; returns its outputs.
+  std::vector<ir::Value*> inline_branch(const onnx::GraphProto& g, const std::string& prefix, const Scope* outer) {
+    Scope s{outer, {}};
+    std::unordered_map<std::string, const onnx::TypeProto*> types;
+    for (const auto* infos : {&g.value_info(), &g.output()})
+      for (const auto& info : *infos) types[info.name()] = &info.type();
+    auto fresh = [&](const std::string& n, std::optional<ir::TensorAttr> data = {}) {
+      if (s.values.count(n)) throw ImportError(fmt::format("{}: value '{}' is defined twice", prefix, n));
+      const std::string unique = graph_.unique_name(prefix + "/" + n);
+      auto it = types.find(n);
+      ir::Value* v = data ? graph_.add_constant(unique, std::move(data->type), std::move(data->data))
+                          : graph_.add_value(unique, it == types.end() ? ir::TensorType{}
+                                                                       : tensor_type_from_onnx(*it->second));
+      return s.values[n] = v;
+    };
+    for (const auto& init : g.initializer())
+      fresh(init.name(), reader_.read(init, fmt::format("{} initializer '{}'", prefix, init.name())));
+    std::vector<std::vector<ir::Value*>> outs(g.node_size());
+    for (int i = 0; i < g.node_size(); ++i) {
+      const auto& node = g.node(i);
+      const std::string label = describe_node(prefix, node);
+      if (is_constant_node(node)) {
+        fresh(node.output(0), constant_value(node, label, reader_));
+        continue;
+      }
+      for (const std::string& o : node.output()) outs[i].push_back(o.empty() ? nullptr : fresh(o));
+    }
+    for (int i = 0; i < g.node_size(); ++i)
+      if (!is_constant_node(g.node(i)))
+        add_node(g.node(i), g.node(i).name().empty() ? fmt::format("{}#{}", prefix, i) : prefix + "/" + g.node(i).name(),
+                 std::move(outs[i]), &s);
+    std::vector<ir::Value*> result;
+    for (const auto& o : g.output()) {
+      ir::Value* v = lookup(o.name(), &s);
+      if (!v) throw ImportError(fmt::format("{}: output '{}' is not defined", prefix, o.name()));
+      result.push_back(v);
+    }
+    return result;
   }
 
   const onnx::GraphProto& proto_;

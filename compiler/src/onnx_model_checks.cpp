@@ -64,10 +64,21 @@ void check_supported_nodes(const onnx::GraphProto& graph, const std::vector<std:
     if (!opsets.count(domain))
       throw ImportError(
           fmt::format("{}: the model has no opset import for domain '{}'", describe_node(names[i], node), domain));
+    const bool is_if = domain == ir::kOnnxDomain && node.op_type() == "If";
     for (const auto& attr : node.attribute()) {
-      if (attr.type() == onnx::AttributeProto_AttributeType_GRAPH ||
-          attr.type() == onnx::AttributeProto_AttributeType_GRAPHS || attr.has_g() || attr.graphs_size() > 0)
-        throw ImportError(fmt::format("{}: subgraph attributes are not supported", describe_node(names[i], node)));
+      const bool graph = attr.type() == onnx::AttributeProto_AttributeType_GRAPH ||
+                         attr.type() == onnx::AttributeProto_AttributeType_GRAPHS || attr.has_g() ||
+                         attr.graphs_size() > 0;
+      if (graph && !is_if)
+        throw ImportError(fmt::format("{}: subgraph attributes are not supported (only If's branches are)",
+                                      describe_node(names[i], node)));
+      if (graph && attr.has_g()) {  // If's branches: their nodes obey the same rules
+        std::vector<std::string> inner;
+        for (int j = 0; j < attr.g().node_size(); ++j)
+          inner.push_back(attr.g().node(j).name().empty() ? fmt::format("{}/{}#{}", names[i], attr.name(), j)
+                                                           : attr.g().node(j).name());
+        check_supported_nodes(attr.g(), inner, opsets);
+      }
     }
   }
 }

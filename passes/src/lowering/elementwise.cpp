@@ -47,22 +47,46 @@ Result lower_hard_sigmoid(ir::Graph& g, ir::Node* n) {
   return std::nullopt;
 }
 
-Result lower_clip(ir::Graph&, ir::Node* n) {
+// Constant bounds become clamp's; a computed one (e.g. a spectrogram floored at its max - 80 dB)
+// becomes max(x, lo) = x + relu(lo - x) (the runtime has no maximum) and minimum(x, hi).
+Result lower_clip(ir::Graph& g, ir::Node* n) {
   ir::AttributeMap attrs;
+  ir::Value* bounds[2] = {nullptr, nullptr};  // computed min, max
+  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
   if (n->opset() < 11) {  // bounds are attributes before opset 11
     if (n->has_attr("min")) attrs["min"] = n->attr_float("min", 0);
     if (n->has_attr("max")) attrs["max"] = n->attr_float("max", 0);
   } else {
     for (auto [index, name] : {std::pair<size_t, const char*>{1, "min"}, {2, "max"}}) {
-      const ir::Value* bound = n->input(index);
+      ir::Value* bound = n->num_inputs() > index ? n->input(index) : nullptr;
       if (!bound) continue;
-      auto v = constant_scalar(bound);
-      if (!v) return std::string(name) + " bound is not a constant scalar";
-      attrs[name] = *v;
+      if (auto v = constant_scalar(bound)) {
+        attrs[name] = *v;
+      } else if (bound->type().known() && bound->shape().is_static() && bound->shape().numel() == 1 &&
+                 ir::is_float(bound->dtype())) {
+        bounds[index - 1] = bound;
+      } else {
+        return std::string(name) + " bound is not a scalar";
+      }
     }
   }
-  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
-  to_runtime(n, "aten.clamp.default", {n->input(0)}, std::move(attrs));
+  ir::Value* x = n->input(0);
+  if (bounds[0]) {
+    ir::Value* up = emit(g, n, "aten.relu.default", {emit(g, n, "aten.sub.Tensor", {bounds[0], x})});
+    if (!bounds[1] && attrs.empty()) {
+      to_runtime(n, "aten.add.Tensor", {x, up}, {});
+      return std::nullopt;
+    }
+    x = emit(g, n, "aten.add.Tensor", {x, up});
+  }
+  if (bounds[1]) {
+    if (attrs.empty()) {
+      to_runtime(n, "aten.minimum.default", {x, bounds[1]}, {});
+      return std::nullopt;
+    }
+    x = emit(g, n, "aten.minimum.default", {x, bounds[1]});
+  }
+  to_runtime(n, "aten.clamp.default", {x}, std::move(attrs));
   return std::nullopt;
 }
 

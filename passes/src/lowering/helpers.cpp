@@ -61,4 +61,11 @@ std::optional<std::vector<int64_t>> symmetric_padding(const ir::Node* n, const i
   return begin;
 }
 
+ir::Value* emit(ir::Graph& g, const ir::Node* n, const char* op, std::vector<ir::Value*> ins, ir::AttributeMap attrs) {
+  ir::Node* m = g.add_node(ir::kVulkanDomain, op, std::move(ins), {n->output(0)->type()},
+                           g.unique_name(n->name() + "_" + op), n);
+  m->attrs() = std::move(attrs);
+  return m->output(0);
+}
+
 }  // namespace vkc::passes::lowering

@@ -76,6 +76,9 @@ Result lower_softmax(ir::Graph&, ir::Node*);
 // ---- shared helpers (helpers.cpp)
 /// Makes `n` the runtime operator `op` with `inputs` and `attrs`; checks the schema.
 void to_runtime(ir::Node* n, std::string_view op, std::vector<ir::Value*> inputs, ir::AttributeMap attrs);
+/// A runtime node in front of `n`, of n's output type, returning its output.
+ir::Value* emit(ir::Graph& g, const ir::Node* n, const char* op, std::vector<ir::Value*> ins,
+                ir::AttributeMap attrs = {});
 /// Whether `v` has a known dtype and a static shape.
 inline bool has_static_shape(const ir::Value* v) { return v && v->type().known() && v->shape().is_static(); }
 /// Static rank of a value, or nullopt.

@@ -10,14 +10,6 @@
 namespace vkc::passes::lowering {
 namespace {
 
-// A runtime node in front of `n`, of n's output type, returning its output.
-ir::Value* emit(ir::Graph& g, const ir::Node* n, const char* op, std::vector<ir::Value*> ins, ir::AttributeMap attrs = {}) {
-  ir::Node* m = g.add_node(ir::kVulkanDomain, op, std::move(ins), {n->output(0)->type()},
-                           g.unique_name(n->name() + "_" + op), n);
-  m->attrs() = std::move(attrs);
-  return m->output(0);
-}
-
 }  // namespace
 
 Result lower_math_unary(ir::Graph& g, ir::Node* n) {
