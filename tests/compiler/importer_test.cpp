@@ -266,13 +266,13 @@ TEST(OnnxImporter, RejectsUnsupportedDomainsAndSubgraphs) {
   ModelBuilder s;
   s.input("C", onnx::TensorProto_DataType_BOOL, {});
   s.output("Y", kF32, {2});
-  auto* node = s.node("If", {"C"}, {"Y"}, "branch");
-  auto* then_branch = node->add_attribute();
-  then_branch->set_name("then_branch");
-  then_branch->set_type(onnx::AttributeProto_AttributeType_GRAPH);
-  then_branch->mutable_g()->set_name("then");
-  EXPECT_THAT(import_error(s.save(dir / "if.onnx")),
-              HasSubstr("node 'branch' (If): subgraph attributes are not supported"));
+  auto* node = s.node("Loop", {"", "C"}, {"Y"}, "branch");
+  auto* body = node->add_attribute();
+  body->set_name("body");
+  body->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  body->mutable_g()->set_name("body");
+  EXPECT_THAT(import_error(s.save(dir / "loop.onnx")),
+              HasSubstr("node 'branch' (Loop): subgraph attributes are not supported (only If's branches are)"));
 }
 
 TEST(OnnxImporter, AcceptsMicrosoftDomainAndListsKnownOpsets) {

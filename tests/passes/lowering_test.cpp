@@ -148,12 +148,25 @@ TEST(Lowering, ClipBoundsFromInputsOrOldAttributes) {
   EXPECT_EQ(std::get<double>(old.at("min")), -1.0);
   EXPECT_FALSE(old.node->has_attr("max"));
 
+  // A computed lower bound: max(x, lo) = x + relu(lo - x) (the runtime has no maximum).
   Lowered dynamic;
-  dynamic.node = testing::onnx(dynamic.g, "Clip", {testing::input(dynamic.g, "x", f32({4})),
-                                                   testing::input(dynamic.g, "lo", f32({}))},
-                               f32({4}), {}, 13);
+  ir::Value* dx = testing::input(dynamic.g, "x", f32({4}));
+  ir::Value* lo = testing::input(dynamic.g, "lo", f32({}));
+  dynamic.node = testing::onnx(dynamic.g, "Clip", {dx, lo}, f32({4}), {}, 13);
   dynamic.lower();
-  EXPECT_NE(dynamic.reason().find("min bound is not a constant"), std::string::npos);
+  EXPECT_EQ(dynamic.node->op_type(), "aten.add.Tensor");
+  EXPECT_EQ(dynamic.node->input(0), dx);
+  const ir::Node* relu = dynamic.node->input(1)->producer();
+  ASSERT_EQ(relu->op_type(), "aten.relu.default");
+  EXPECT_EQ(relu->input(0)->producer()->op_type(), "aten.sub.Tensor");
+  EXPECT_EQ(relu->input(0)->producer()->inputs(), (std::vector<ir::Value*>{lo, dx}));
+
+  Lowered tensor_bound;  // a bound of more than one element is not Clip's
+  tensor_bound.node = testing::onnx(tensor_bound.g, "Clip", {testing::input(tensor_bound.g, "x", f32({4})),
+                                                             testing::input(tensor_bound.g, "lo", f32({4}))},
+                                    f32({4}), {}, 13);
+  tensor_bound.lower();
+  EXPECT_NE(tensor_bound.reason().find("min bound is not a scalar"), std::string::npos);
 }
 
 TEST(Lowering, GemmFoldsTransposeAlphaAndBetaIntoLinearConstants) {
