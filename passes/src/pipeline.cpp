@@ -17,6 +17,10 @@ const std::vector<PassInfo>& pipeline() {
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
       {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,
        true},
+      // onnxruntime's dynamic quantization: fake-quantized activations times DequantizeLinear'd
+      // weights, which lower-qdq handles next.
+      {"lower-dynamic-quant", "lower DynamicQuantizeLinear + MatMulInteger/ConvInteger chains to float ops",
+       lower_dynamic_quant},
       // Pre-quantized (QDQ) graphs: int8 weights of MatMul/Gemm to ET-VK's int8 linear, other
       // quantized constants to f32, activation Q->DQ pairs to the float ops computing them.
       {"lower-qdq", "lower QuantizeLinear/DequantizeLinear: int8 linear weights, f32 constants, fake-quant ops",

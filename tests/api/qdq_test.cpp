@@ -227,6 +227,107 @@ TEST(Qdq, ConvWeightsAreDequantizedAndActivationsFakeQuantizedOnBothBackends) {
   EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5);
 }
 
+// onnxruntime's quantize_dynamic: DynamicQuantizeLinear -> MatMulInteger / ConvInteger -> Cast -> Mul(xs * ws).
+struct DynamicModel {
+  std::vector<int32_t> w;
+  std::vector<float> ws;
+  int64_t wzp = 0;
+  std::vector<uint8_t> bytes;
+
+  // conv: x [1, 2, 5, 5], uint8 W [3, 2, 3, 3] with zero point 5, one scale. Else x [2, 16], int8 W [16, 8]
+  // symmetric with per-column scales.
+  explicit DynamicModel(bool conv) {
+    QdqBuilder m;
+    m.b.input("x", kF32, conv ? std::vector<DimSpec>{1, 2, 5, 5} : std::vector<DimSpec>{2, 16});
+    m.b.output("y", kF32, conv ? std::vector<DimSpec>{1, 3, 5, 5} : std::vector<DimSpec>{2, 8});
+    m.b.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xzp"}, "dql");
+    std::string wname = m.fresh("w"), zname = m.fresh("wz"), sname = m.fresh("ws");
+    if (conv) {
+      w = m.random_q(3 * 2 * 9, 0, 255);
+      ws = {0.02f};
+      wzp = 5;
+      auto* t = m.b.initializer(wname, kU8, {3, 2, 3, 3});
+      for (int32_t v : w) t->add_int32_data(v);
+      m.b.initializer(zname, kU8, {})->add_int32_data(5);
+      m.b.raw_floats(sname, {}, ws);
+      attr_ints(m.b.node("ConvInteger", {"xq", wname, "xzp", zname}, {"yi"}, "convi"), "pads", {1, 1, 1, 1});
+    } else {
+      w = m.random_q(16 * 8, -127, 127);
+      for (int i = 0; i < 8; ++i) ws.push_back(0.003f + 0.001f * float(i));
+      auto* t = m.b.initializer(wname, kI8, {16, 8});
+      for (int32_t v : w) t->add_int32_data(v);
+      auto* z = m.b.initializer(zname, kI8, {8});
+      for (int i = 0; i < 8; ++i) z->add_int32_data(0);
+      m.b.raw_floats(sname, {8}, ws);
+      m.b.node("MatMulInteger", {"xq", wname, "xzp", zname}, {"yi"}, "mmi");
+    }
+    attr_int(m.b.node("Cast", {"yi"}, {"yf"}, "cast"), "to", kF32);
+    m.b.node("Mul", {"xs", sname}, {"scale"}, "scales_mul");
+    m.b.node("Mul", {"yf", "scale"}, {"y"}, "out");
+    bytes = m.bytes();
+  }
+
+  // DynamicQuantizeLinear as the ONNX spec defines it, then integer products.
+  static std::pair<std::vector<int64_t>, std::pair<float, int64_t>> quantize_input(const std::vector<float>& x) {
+    float lo = 0.f, hi = 0.f;
+    for (float v : x) lo = std::min(lo, v), hi = std::max(hi, v);
+    const float scale = (hi - lo) / 255.f;
+    const int64_t zp = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
+    std::vector<int64_t> q;
+    for (float v : x) q.push_back(quantize(v, scale, zp, 0, 255));
+    return {q, {scale, zp}};
+  }
+};
+
+TEST(Qdq, DynamicQuantizedMatMulIntegerMatchesTheIntegerReference) {
+  const DynamicModel model(false);
+  const CompileResult r = compile(model.bytes, fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const InspectResult report = inspect(r.pte);
+  EXPECT_EQ(report.report.delegates.at(0).ops.count("aten._weight_int8pack_mm.default"), 1u);  // int8 kept
+  const auto x = random_input(32, 21);
+  const auto [q, params] = DynamicModel::quantize_input(x);
+  std::vector<float> want(16);
+  double scale = 0;
+  for (int64_t r2 = 0; r2 < 2; ++r2)
+    for (int64_t n = 0; n < 8; ++n) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < 16; ++k) acc += (q[r2 * 16 + k] - params.second) * model.w[k * 8 + n];
+      want[r2 * 8 + n] = static_cast<float>(acc) * (params.first * model.ws[n]);
+      scale = std::max(scale, double(std::abs(want[r2 * 8 + n])));
+    }
+  EXPECT_LT(max_diff(run(r.pte, x, {2, 16}), want), 1e-5 * scale);
+}
+
+TEST(Qdq, DynamicQuantizedConvIntegerMatchesTheIntegerReference) {
+  const DynamicModel model(true);
+  const CompileResult r = compile(model.bytes, fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const auto x = random_input(50, 22);
+  const auto [q, params] = DynamicModel::quantize_input(x);
+  std::vector<float> want(75);
+  double scale = 0;
+  for (int64_t o = 0; o < 3; ++o)
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        int64_t acc = 0;
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t di = 0; di < 3; ++di)
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t y = i + di - 1, xc = j + dj - 1;
+              if (y < 0 || y >= 5 || xc < 0 || xc >= 5) continue;
+              acc += (q[c * 25 + y * 5 + xc] - params.second) * (model.w[((o * 2 + c) * 3 + di) * 3 + dj] - model.wzp);
+            }
+        want[o * 25 + i * 5 + j] = static_cast<float>(acc) * (params.first * model.ws[0]);
+        scale = std::max(scale, double(std::abs(want[o * 25 + i * 5 + j])));
+      }
+  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}), want), 1e-5 * scale);
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5 * scale);
+}
+
 TEST(Qdq, AQuantizedGraphOutputIsReportedNotMiscompiled) {
   QdqBuilder m;
   m.b.input("x", kF32, {1, 4});
