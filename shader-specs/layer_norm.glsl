@@ -1,6 +1,7 @@
 #version 450
 // Layer norm over W (the last dim): out = (x - mean) * inversesqrt(var + eps) * weight[w] + bias[w],
 // mean and the biased variance over each row of W elements (two passes, then the write).
+// RMS 1 (RMSNorm): mean is taken as 0, so var is mean(x^2).
 // weight and bias are constants of W elements (the runtime binds ones / zeros when absent).
 // Each invocation owns whole rows, as in softmax.glsl:
 // - buffer: one row;
@@ -30,7 +31,7 @@ void main() {
   const int start = whcn_to_index(index_to_whcn(i, rows), p.sizes);
   float mean = 0.0;
   for (int k = 0; k < len; ++k) mean += float(t_in[start + k]);
-  mean /= float(len);
+  mean = RMS != 0 ? 0.0 : mean / float(len);
   float var = 0.0;
   for (int k = 0; k < len; ++k) {
     const float d = float(t_in[start + k]) - mean;
@@ -47,7 +48,7 @@ void main() {
   if (p.packed_dim != 0) {
     vec4 mean = vec4(0.0);
     for (int k = 0; k < len; ++k) mean += vec4(imageLoad(t_in, whcn_to_texel(base + k * along, p.sizes, p.packed_dim).xyz));
-    mean /= float(len);
+    mean = RMS != 0 ? vec4(0.0) : mean / float(len);
     vec4 var = vec4(0.0);
     for (int k = 0; k < len; ++k) {
       const vec4 d = vec4(imageLoad(t_in, whcn_to_texel(base + k * along, p.sizes, p.packed_dim).xyz)) - mean;
@@ -66,7 +67,7 @@ void main() {
       const vec4 x = vec4(imageLoad(t_in, whcn_to_texel(base + 4 * t * along, p.sizes, p.packed_dim).xyz));
       for (int l = 0; l < 4 && 4 * t + l < len; ++l) mean += x[l];
     }
-    mean /= float(len);
+    mean = RMS != 0 ? 0.0 : mean / float(len);
     float var = 0.0;
     for (int t = 0; t < texels; ++t) {
       const vec4 x = vec4(imageLoad(t_in, whcn_to_texel(base + 4 * t * along, p.sizes, p.packed_dim).xyz));

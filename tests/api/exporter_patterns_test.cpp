@@ -290,6 +290,24 @@ TEST(ExporterPatterns, SkipPassRefusesUnknownAndRequiredPasses) {
   }
 }
 
+TEST(ExporterPatterns, BlocksOnVulkanMatchCpu) {
+  // rms_norm, layer_norm, rotary (both forms), sdpa with and without a mask, casts, linears, gelu.
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  for (const auto& model : {hf_llama_legacy(), meta_dynamo()}) {
+    const CompileResult r = compile(model, fs::path(), CompileOptions{});
+    ASSERT_TRUE(r) << r.error();
+    const auto cpu = run_cpu(r.pte);
+    RunOptions vk;
+    vk.backend = "vulkan";
+    Session s = Session::open(r.pte, vk);
+    ASSERT_TRUE(s) << describe(s.diagnostics());
+    const RunResult gpu = s.run(inputs_for(s));
+    ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
+    ASSERT_EQ(cpu.size(), 1u);
+    EXPECT_LT(max_abs_diff(gpu.outputs.at(0), cpu[0]), 1e-4);
+  }
+}
+
 // Rotary embedding alone (x -> y), on the vulkan backend against the cpu backend.
 std::vector<uint8_t> rope_only(bool halves, bool heads_first) {
   Block m;

@@ -9,9 +9,16 @@
 #include "vkc/compiler/driver.h"
 #include "vkc/runtime/backend.h"
 #include "vkc/runtime/executor.h"
+#include "vkc/runtime/vulkan.h"
 
 namespace vkc::test {
 namespace {
+
+std::vector<kernels::HostTensor> run_on(const fs::path& pte, const kernels::HostTensor& ids, const char* name) {
+  auto backend = runtime::make_backend(name);
+  auto exec = runtime::Executor::load(pte, *backend);
+  return exec.run({ids});
+}
 
 std::vector<kernels::HostTensor> run_on_cpu(const fs::path& pte, const kernels::HostTensor& ids) {
   auto backend = runtime::make_backend("cpu");
@@ -51,6 +58,28 @@ TEST(QuantizedPrograms, StayCloseToTheFp32ProgramOnTheCpuBackend) {
     EXPECT_GT(db, floor) << recipe;
     EXPECT_LT(db, 100.0) << recipe << ": the output did not change, was anything quantized?";
     std::printf("%-22s logits SQNR %.1f dB\n", recipe.c_str(), db);
+  }
+}
+
+TEST(QuantizedPrograms, WeightOnlyRecipesOnVulkanMatchCpu) {
+  // The embedding and the int8 / int4 linears (linear_quantized.glsl) on the GPU.
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  TempDir dir;
+  const LlamaTestModel model = LlamaTestModel::write(dir.path());
+  const auto ids = kernels::HostTensor::of(ir::DType::Int64, {LlamaTestModel::kSeq},
+                                           std::vector<int64_t>{5, 0, 255, 17, 64, 128, 9, 31});
+  for (const char* recipe : {"int8-weight-only", "int4-weight-only:32"}) {
+    compiler::CompileConfig c;
+    c.quantize = recipe;
+    const fs::path pte = dir / (std::string(recipe) + ".pte");
+    compiler::compile_file(model.path, pte, c);
+    const auto cpu = run_on(pte, ids, "cpu"), gpu = run_on(pte, ids, "vulkan");
+    ASSERT_EQ(cpu.size(), gpu.size());
+    for (size_t o = 0; o < cpu.size(); ++o) {
+      double diff = 0;
+      for (int64_t i = 0; i < cpu[o].numel(); ++i) diff = std::max(diff, std::abs(cpu[o].get_f(i) - gpu[o].get_f(i)));
+      EXPECT_LT(diff, 1e-5) << recipe << " output " << o;
+    }
   }
 }
 

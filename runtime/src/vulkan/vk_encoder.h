@@ -92,6 +92,7 @@ void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t);
+void add_quant_ops(std::unordered_map<std::string, OpEncoder>& t);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

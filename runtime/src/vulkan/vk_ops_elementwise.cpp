@@ -25,6 +25,15 @@ void binary(Encoder& e) {
   e.dispatch(v, {out.resource(), a.resource(), b.resource()}, p, out.items());
 }
 
+// The `range` push constant of one-item-per-element/texel shaders: (numel, 0, 0, 0) for buffers,
+// (extents.xyz, 0) for textures.
+ivec4 item_range(const GpuTensor& out) {
+  if (!out.texture) return {static_cast<int32_t>(out.items()), 0, 0, 0};
+  ivec4 range = out.sizes;
+  range[out.packed_dim] = (range[out.packed_dim] + 3) / 4;
+  return {range[0], range[1], range[2] * range[3], 0};
+}
+
 void unary_with(Encoder& e, float a, float b, std::string_view name = {}) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0, &out);
@@ -32,13 +41,21 @@ void unary_with(Encoder& e, float a, float b, std::string_view name = {}) {
   if (in.sizes != out.sizes) e.fail("input and output sizes differ");
   const auto& v = e.variant(out, {}, name);
   Push p(v);
-  ivec4 range{static_cast<int32_t>(out.items()), 0, 0, 0};
-  if (out.texture) {
-    range = out.sizes;
-    range[out.packed_dim] = (range[out.packed_dim] + 3) / 4;
-    range = {range[0], range[1], range[2] * range[3], 0};
-  }
-  p.iv("range", range).f("a", a).f("b", b);
+  p.iv("range", item_range(out)).f("a", a).f("b", b);
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+// _to_copy: a cast between f32, f16 and i32 (to_copy.glsl's variant for the input dtype).
+void to_copy(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0);
+  if (in.texture != out.texture || in.packed_dim != out.packed_dim)
+    e.fail(fmt::format("the input is {} {} but the output is {} {}", in.storage(), in.layout(), out.storage(),
+                       out.layout()));
+  if (in.sizes != out.sizes) e.fail("input and output sizes differ");
+  const auto& v = e.variant(out, {}, fmt::format("to_copy_from_{}", in.dtype_name()));
+  Push p(v);
+  p.iv("range", item_range(out));
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
@@ -117,6 +134,7 @@ void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten.pow.Tensor_Scalar"] = pow_scalar;
   t["aten.gelu.default"] = gelu;
   t["aten._softmax.default"] = softmax;
+  t["aten._to_copy.default"] = to_copy;
   t["aten._log_softmax.default"] = softmax;
   for (const char* op : {"aten.mean.dim", "aten.sum.dim_IntList", "aten.amax.default", "aten.amin.default"})
     t[op] = reduce;

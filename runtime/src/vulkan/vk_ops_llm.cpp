@@ -1,5 +1,8 @@
-// Transformer-block operators on the GPU: et_vk.apply_rotary_emb(_hf) (rotary.glsl).
+// Transformer-block operators on the GPU: et_vk.apply_rotary_emb(_hf) (rotary.glsl), et_vk.rms_norm
+// (layer_norm.glsl's RMS variant), et_vk.sdpa (sdpa.glsl), aten.embedding (embedding.glsl).
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "vk_encoder.h"
 
@@ -36,9 +39,69 @@ void rotary(Encoder& e) {
   }
 }
 
+// rms_norm(x, w, eps): over the last dim.
+void rms_norm(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  e.require_rep(in, out, "the input", true);
+  const int64_t w = in.dims.empty() ? 1 : in.dims.back();
+  const VkBuffer weight = e.raw(1, out.dtype, w);
+  const VkBuffer zeros = e.filled(w, 0, out.dtype);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(2))).i("packed_dim", out.packed_dim);
+  ivec4 rows = out.sizes;
+  rows[0] = 1;
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {zeros, VK_NULL_HANDLE}}, p, out.items(rows));
+}
+
+// sdpa(q, k, v, attn_mask?, scale?) on [B, H, S, D] tensors.
+void sdpa(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& q = e.tensor(0, &out);
+  GpuTensor& k = e.tensor(1, &out);
+  GpuTensor& v = e.tensor(2, &out);
+  for (const auto& [t, what] : {std::pair<GpuTensor*, const char*>{&q, "q"}, {&k, "k"}, {&v, "v"}}) {
+    e.require_rep(*t, out, what, true);
+    if (t->dims.size() > 4) e.fail(fmt::format("{} has rank {} (at most 4)", what, t->dims.size()));
+  }
+  if (out.texture && out.packed_dim != 0) e.fail("textures must be width-packed");
+  if (q.sizes[0] != k.sizes[0] || k.sizes[1] != v.sizes[1] || out.sizes[0] != v.sizes[0])
+    e.fail("q, k and v sizes do not agree");
+  const bool has_mask = !e.is_null(3);
+  GpuTensor& mask = has_mask ? e.tensor(3, &out) : q;
+  if (has_mask) e.require_rep(mask, out, "the mask", true);
+  const double scale = e.is_null(4) ? 1.0 / std::sqrt(static_cast<double>(q.dims.back())) : e.float_arg(4);
+  const auto& var = e.variant(out);
+  Push p(var);
+  p.iv("out_sizes", out.sizes).iv("q_sizes", q.sizes).iv("k_sizes", k.sizes).iv("v_sizes", v.sizes);
+  p.iv("mask_sizes", mask.sizes).i("has_mask", has_mask ? 1 : 0).f("scale", static_cast<float>(scale));
+  e.dispatch(var, {out.resource(), q.resource(), k.resource(), v.resource(), mask.resource()}, p, out.items());
+}
+
+// embedding(weight [V, D] constant, indices, ...): padding_idx only matters for training.
+void embedding(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& idx = e.tensor(1);
+  if (idx.texture != out.texture) e.fail("the indices and the output must share a storage");
+  if (idx.dtype != ir::DType::Int32) e.fail(fmt::format("indices are {}, int32 expected", idx.dtype_name()));
+  const GpuTensor& table = e.constant(0, out.dtype);
+  if (table.dims.size() != 2 || out.dims.empty() || table.dims[1] != out.dims.back())
+    e.fail("the table must be [V, D] with D the output's last dim");
+  if (out.dims.size() > 4 || idx.dims.size() > 3) e.fail("the output has rank > 4");
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("idx_sizes", idx.sizes).i("out_packed_dim", out.packed_dim);
+  p.i("idx_packed_dim", idx.packed_dim).i("rows", static_cast<int32_t>(table.dims[0]));
+  e.dispatch(v, {out.resource(), idx.resource(), {table.buffer.buffer, VK_NULL_HANDLE}}, p, out.items());
+}
+
 }  // namespace
 
 void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t) {
+  t["et_vk.rms_norm.default"] = rms_norm;
+  t["et_vk.sdpa.default"] = sdpa;
+  t["aten.embedding.default"] = embedding;
   t["et_vk.apply_rotary_emb.default"] = rotary;
   t["et_vk.apply_rotary_emb_hf.default"] = rotary;
 }

@@ -210,6 +210,7 @@ const std::unordered_map<std::string, OpEncoder>& vulkan_ops() {
     add_elementwise_ops(t);
     add_nn_ops(t);
     add_llm_ops(t);
+    add_quant_ops(t);
     return t;
   }();
   return table;
