@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api_test_support.h"
+#include "vkc/runtime/vulkan.h"
 
 namespace vkc::test {
 namespace {
@@ -69,6 +70,61 @@ TEST(ControlFlow, IfRunsTheTakenBranchForEitherCondition) {
     ASSERT_TRUE(out) << describe(out.diagnostics);
     for (int64_t i = 0; i < 4; ++i)
       EXPECT_FLOAT_EQ(out.outputs.at(0).get_f(i), c ? x[i] + 1.f : x[i] * 2.f) << c << " " << i;
+  }
+}
+
+// Comparisons, logic and Where: bool tensors (i32 0/1 on the GPU) as inputs, intermediates and outputs.
+std::vector<uint8_t> logic_model() {
+  ModelBuilder b(8, 13);
+  b.input("x", kF32, {2, 3});
+  b.input("y", kF32, {1, 3});  // broadcast
+  b.input("flag", kBool, {2, 3});
+  b.output("picked", kF32, {2, 3});
+  b.output("mixed", kBool, {2, 3});
+  b.node("Less", {"x", "y"}, {"lt"}, "lt");
+  b.node("Equal", {"x", "y"}, {"eq"}, "eq");
+  b.node("GreaterOrEqual", {"x", "y"}, {"ge"}, "ge");
+  b.node("Not", {"eq"}, {"ne"}, "not");
+  b.node("And", {"ge", "ne"}, {"gt"}, "and");
+  b.node("Or", {"lt", "flag"}, {"mixed"}, "or");
+  b.node("Where", {"gt", "x", "y"}, {"picked"}, "where");
+  std::string s;
+  EXPECT_TRUE(b.model.SerializeToString(&s));
+  return {s.begin(), s.end()};
+}
+
+TEST(ControlFlow, ComparisonsLogicWhereAndIfOnVulkanMatchCpu) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  const CompileResult logic = compile(logic_model(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(logic) << logic.error();
+  EXPECT_EQ(logic.partition.rejected, 0u);
+  const std::vector<Tensor> ins = {Tensor::of(ir::DType::Float32, {2, 3}, std::vector<float>{1, 2, 3, 4, -5, 6}),
+                                   Tensor::of(ir::DType::Float32, {1, 3}, std::vector<float>{2, 2, 2}),
+                                   Tensor::of(ir::DType::Bool, {2, 3}, std::vector<uint8_t>{0, 0, 1, 0, 0, 0})};
+  RunOptions vk;
+  vk.backend = "vulkan";
+  const RunResult cpu = vkc::run(logic.pte, ins), gpu = vkc::run(logic.pte, ins, vk);
+  ASSERT_TRUE(cpu) << describe(cpu.diagnostics);
+  ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
+  // max(x, y) where x > y; (x < y) or flag
+  const std::vector<float> picked = {2, 2, 3, 4, 2, 6};
+  const std::vector<int> mixed = {1, 0, 1, 0, 1, 0};
+  for (int64_t i = 0; i < 6; ++i) {
+    EXPECT_FLOAT_EQ(gpu.outputs.at(0).get_f(i), picked[i]) << i;
+    EXPECT_EQ(gpu.outputs.at(1).dtype, ir::DType::Bool);
+    EXPECT_EQ(gpu.outputs.at(1).get_i(i), mixed[i]) << i;
+    EXPECT_EQ(cpu.outputs.at(1).get_i(i), mixed[i]) << i;
+  }
+  CompileOptions o;
+  o.cpu_fallback = true;
+  const CompileResult branch = compile(if_model(), fs::path(), o);
+  ASSERT_TRUE(branch) << branch.error();
+  for (uint8_t c : {1, 0}) {
+    const RunResult r = vkc::run(branch.pte, {Tensor::of(ir::DType::Bool, {}, std::vector<uint8_t>{c}),
+                                              Tensor::of(ir::DType::Float32, {1, 4}, std::vector<float>{1, 2, 3, 4})},
+                                 vk);
+    ASSERT_TRUE(r) << describe(r.diagnostics);
+    EXPECT_FLOAT_EQ(r.outputs.at(0).get_f(3), c ? 5.f : 8.f);
   }
 }
 

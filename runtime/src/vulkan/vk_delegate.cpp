@@ -150,6 +150,17 @@ std::unique_ptr<GpuTensor> VulkanDelegate::staging(const GpuTensor& like, Contex
   return g;
 }
 
+namespace {
+
+// What a computed tensor of `t` holds on the GPU: bool and 8-bit tensors are i32 (0/1 for bools;
+// shaders have no 8-bit image formats and most devices lack 8-bit arithmetic).
+ir::DType storage_dtype(serializer::VkDataType t) {
+  const ir::DType d = cpu::gpu_dtype(t);
+  return d == ir::DType::Bool || d == ir::DType::Int8 || d == ir::DType::UInt8 ? ir::DType::Int32 : d;
+}
+
+}  // namespace
+
 GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
   const VkTensor& t = vk_tensor(id);
   if (t.constant_id >= 0) fail(fmt::format("value {} is a constant where a computed tensor is expected", id));
@@ -163,7 +174,7 @@ GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
   if (st == StorageType::Texture2D) fail(fmt::format("value {}: texture2d storage is not supported", id));
   if (static_cast<int>(ml) > 2) fail(fmt::format("value {}: layout {} is not supported", id, serializer::to_string(ml)));
   // Buffers are contiguous (W fastest) whatever their layout tag (docs/shader-specs.md).
-  tensors_[id] = make_tensor(t, cpu::gpu_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml));
+  tensors_[id] = make_tensor(t, storage_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml));
   return *tensors_[id];
 }
 

@@ -118,16 +118,74 @@ void reduce(Encoder& e) {
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items(sizes) * std::max<int64_t>(1, v.local_size[0]));
 }
 
+// Operands of an op whose inputs share a dtype other than the output's: a constant one is
+// materialized like the computed one.
+std::pair<GpuTensor*, GpuTensor*> same_dtype_operands(Encoder& e, size_t i, size_t j) {
+  if (e.is_constant(i) && e.is_constant(j)) e.fail("both operands are constants");
+  if (e.is_constant(i)) {
+    GpuTensor& b = e.tensor(j);
+    return {&e.tensor(i, &b), &b};
+  }
+  GpuTensor& a = e.tensor(i);
+  return {&a, &e.tensor(j, &a)};
+}
+
+void require_storage(Encoder& e, const GpuTensor& t, const GpuTensor& out, const char* what) {
+  if (t.texture != out.texture)
+    e.fail(fmt::format("{} is {} but the output is {}; no kernel mixes them", what, t.storage(), out.storage()));
+}
+
+// eq/lt/le/gt/ge.Tensor: a bool (i32 on the GPU) from two inputs of one dtype (compare.glsl).
+void compare(Encoder& e) {
+  GpuTensor& out = e.out();
+  auto [a, b] = same_dtype_operands(e, 0, 1);
+  require_storage(e, *a, out, "self");
+  require_storage(e, *b, out, "other");
+  if (a->dtype != b->dtype) e.fail(fmt::format("operands are {} and {}", a->dtype_name(), b->dtype_name()));
+  const std::string name = e.op().substr(5, 2);  // "aten.eq.Tensor" -> "eq"
+  const auto& v = e.variant(out, {}, fmt::format("{}_from_{}", name, a->dtype_name()));
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", a->sizes).iv("other_sizes", b->sizes);
+  p.iv("packed_dims", {out.packed_dim, a->packed_dim, b->packed_dim, 0});
+  e.dispatch(v, {out.resource(), a->resource(), b->resource()}, p, out.items());
+}
+
+// where.self(condition, self, other): the condition is a bool tensor (i32 on the GPU).
+void where(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor cond_like;  // a constant condition is materialized as i32 in the output's representation
+  cond_like.dtype = ir::DType::Int32;
+  cond_like.texture = out.texture;
+  cond_like.packed_dim = out.packed_dim;
+  GpuTensor& c = e.tensor(0, &cond_like);
+  GpuTensor& a = e.tensor(1, &out);
+  GpuTensor& b = e.tensor(2, &out);
+  if (c.dtype != ir::DType::Int32) e.fail(fmt::format("the condition is {} on the GPU, i32 expected", c.dtype_name()));
+  require_storage(e, c, out, "the condition");
+  e.require_rep(a, out, "self", false);
+  e.require_rep(b, out, "other", false);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("cond_sizes", c.sizes).iv("self_sizes", a.sizes).iv("other_sizes", b.sizes);
+  p.iv("packed_dims", {out.packed_dim, c.packed_dim, a.packed_dim, b.packed_dim});
+  e.dispatch(v, {out.resource(), c.resource(), a.resource(), b.resource()}, p, out.items());
+}
+
 }  // namespace
 
 void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t) {
   for (const char* op : {"aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor",
-                         "aten.minimum.default", "aten.pow.Tensor_Tensor"})
+                         "aten.minimum.default", "aten.pow.Tensor_Tensor", "aten.logical_and.default",
+                         "aten.logical_or.default"})
     t[op] = binary;
+  for (const char* op : {"aten.eq.Tensor", "aten.lt.Tensor", "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor"})
+    t[op] = compare;
+  t["aten.where.self"] = where;
   for (const char* op : {"aten.relu.default", "aten.sigmoid.default", "aten.hardswish.default",
                          "aten.hardsigmoid.default", "aten.tanh.default", "aten.abs.default", "aten.neg.default",
                          "aten.sqrt.default", "aten.rsqrt.default", "aten.exp.default", "aten.log10.default",
-                         "aten.sin.default", "aten.cos.default", "aten.round.default"})
+                         "aten.sin.default", "aten.cos.default", "aten.round.default",
+                         "aten.bitwise_not.default"})
     t[op] = unary;
   t["aten.clamp.default"] = clamp;
   t["aten.leaky_relu.default"] = leaky_relu;
