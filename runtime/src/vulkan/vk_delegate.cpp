@@ -254,6 +254,13 @@ VkBuffer VulkanDelegate::filled(int64_t n, double v, ir::DType dtype) {
   return scratch_.back()->buffer.buffer;
 }
 
+GpuTensor& VulkanDelegate::scratch(std::vector<int64_t> dims, const GpuTensor& like) {
+  VkTensor t;
+  t.dims.assign(dims.begin(), dims.end());
+  scratch_.push_back(make_tensor(t, like.dtype, like.texture, like.packed_dim));
+  return *scratch_.back();
+}
+
 void VulkanDelegate::require_unused(int32_t v, const char* what) {
   for (uint32_t o : graph_.output_ids)
     if (static_cast<int32_t>(o) == v) fail(fmt::format("{} (value {}) is a delegate output; it is not computed", what, v));

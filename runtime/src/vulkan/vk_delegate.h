@@ -31,6 +31,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   VkBuffer raw(size_t i, ir::DType dtype, int64_t numel) override;
   GpuTensor& constant(size_t i, ir::DType dtype) override;
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
+  GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   void require_unused(int32_t id, const char* what) override;
   const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,
                                          std::string_view name_prefix, std::string_view op_override) override;

@@ -68,6 +68,9 @@ class Encoder : public CallArgs {
   virtual GpuTensor& constant(size_t i, ir::DType dtype) = 0;
   /// A buffer of `n` copies of `v` in `dtype` (absent weights, biases).
   virtual VkBuffer filled(int64_t n, double v, ir::DType dtype) = 0;
+  /// A device tensor of this delegate's lifetime for intermediate results (e.g. a 1-D convolution
+  /// run as a 2-D one); `like` gives dtype, storage and packing.
+  virtual GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) = 0;
   /// Fails when value `id` is read by another operator or is a graph output (ops that do not
   /// write some of their outputs).
   virtual void require_unused(int32_t id, const char* what) = 0;
@@ -101,5 +104,7 @@ struct CopyRegion {
   float fill = 0;
 };
 void encode_copy(Encoder& e, GpuTensor& out, GpuTensor& in, const CopyRegion& r);
+/// `in`'s elements, in row-major order, into `out` of the same element count (view.glsl).
+void encode_view(Encoder& e, GpuTensor& out, GpuTensor& in);
 
 }  // namespace vkc::runtime::vk

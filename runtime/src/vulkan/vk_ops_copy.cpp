@@ -123,13 +123,17 @@ void view_copy(Encoder& e) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0, &out);
   e.require_rep(in, out, "the input", false);
-  const auto& v = e.variant(out);
+  encode_view(e, out, in);
+}
+
+}  // namespace
+
+void encode_view(Encoder& e, GpuTensor& out, GpuTensor& in) {
+  const auto& v = e.variant(out, {}, {}, "aten.view_copy.default");
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
-
-}  // namespace
 
 void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["et_vk.prepack.default"] = prepack;

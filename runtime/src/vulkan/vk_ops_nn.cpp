@@ -24,16 +24,31 @@ void require_rank4(Encoder& e, const GpuTensor& t, const char* what) {
   if (t.dims.size() != 4) e.fail(fmt::format("{} has rank {}; only 2-D (rank-4) tensors are supported", what, t.dims.size()));
 }
 
+// 2-D convolution (conv2d.glsl); a 1-D one ([N, C, L], weight [O, C/g, K]) runs as a 2-D one of
+// height 1 between views into scratch tensors.
 void convolution(Encoder& e) {
-  GpuTensor& out = e.out();
-  GpuTensor& in = e.tensor(0);
+  GpuTensor& out3 = e.out();
+  GpuTensor& in3 = e.tensor(0);
+  const bool one_d = in3.dims.size() == 3;
+  if (one_d && out3.dims.size() != 3) e.fail("a 1-D convolution's output must have rank 3");
+  GpuTensor& in = one_d ? e.scratch({in3.dims[0], in3.dims[1], 1, in3.dims[2]}, in3) : in3;
+  GpuTensor& out = one_d ? e.scratch({out3.dims[0], out3.dims[1], 1, out3.dims[2]}, out3) : out3;
   require_rank4(e, in, "the input");
   e.require_rep(in, out, "the input", true);
-  const serializer::VkTensor& w = e.vk_tensor(e.id(1));
-  if (w.dims.size() != 4) e.fail("the weight must be [C_out, C_in/groups, K_h, K_w]");
+  if (one_d) encode_view(e, in, in3);
+  std::vector<int64_t> wdims(e.vk_tensor(e.id(1)).dims.begin(), e.vk_tensor(e.id(1)).dims.end());
+  if (one_d && wdims.size() == 3) wdims.insert(wdims.begin() + 2, 1);
+  if (wdims.size() != 4) e.fail("the weight must be [C_out, C_in/groups, K_h, K_w] (or [C_out, C_in/groups, K])");
   const bool transposed = e.bool_arg(6);
   const int32_t groups = static_cast<int32_t>(e.int_arg(8));
-  const auto stride = pair(e, 3, {1, 1}), pad = pair(e, 4, {0, 0}), dil = pair(e, 5, {1, 1});
+  auto one_d_pair = [&](size_t i, int32_t dflt) {
+    const std::vector<int64_t> l = e.int_list(i);
+    if (l.size() > 1) e.fail(fmt::format("argument {} has {} values, expected 1", i, l.size()));
+    return std::array<int32_t, 2>{i == 4 ? 0 : 1, l.empty() ? dflt : static_cast<int32_t>(l[0])};
+  };
+  const auto stride = one_d ? one_d_pair(3, 1) : pair(e, 3, {1, 1});
+  const auto pad = one_d ? one_d_pair(4, 0) : pair(e, 4, {0, 0});
+  const auto dil = one_d ? one_d_pair(5, 1) : pair(e, 5, {1, 1});
   const bool clamped = e.op() == "et_vk.conv_with_clamp.default";
   const float lo = clamped ? static_cast<float>(e.opt_scalar(9).value_or(-FLT_MAX)) : -FLT_MAX;
   const float hi = clamped ? static_cast<float>(e.opt_scalar(10).value_or(FLT_MAX)) : FLT_MAX;
@@ -44,10 +59,11 @@ void convolution(Encoder& e) {
   const auto& v = e.variant(out, {}, transposed ? "conv_transpose2d" : "conv2d");
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes);
-  p.iv("kernel_stride", {static_cast<int32_t>(w.dims[3]), static_cast<int32_t>(w.dims[2]), stride[1], stride[0]});
+  p.iv("kernel_stride", {static_cast<int32_t>(wdims[3]), static_cast<int32_t>(wdims[2]), stride[1], stride[0]});
   p.iv("pad_dilation", {pad[1], pad[0], dil[1], dil[0]});
   p.i("groups", groups).i("has_bias", has_bias ? 1 : 0).f("out_min", lo).f("out_max", hi);
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items());
+  if (one_d) encode_view(e, out3, out);
 }
 
 void max_pool2d(Encoder& e) {
