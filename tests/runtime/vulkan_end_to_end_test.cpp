@@ -1,5 +1,7 @@
 // examples/models/tiny_cnn.onnx compiled and run on the vulkan backend: against onnxruntime's
 // outputs and bit-close to the cpu backend, in fp32 and fp16, planned and unplanned.
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -40,6 +42,32 @@ TEST_F(VulkanEndToEnd, TinyCnnInFp16AndWithoutMemoryPlanning) {
   unplanned.skip_memory_planning = true;
   const std::vector<uint8_t> plain = compile_tiny(unplanned);
   expect_same(serializer::read_pte_bytes(plain), {x}, 1e-5, 1e-7);
+}
+
+TEST_F(VulkanEndToEnd, PlannedTensorsShareMemoryAndComputeTheSame) {
+  // Tensors with one mem_obj_id are bound to one allocation: less memory, the same bits as the
+  // unplanned program (VKC_VULKAN_MEMORY=1 makes the delegate report what it allocated).
+  VKC_REQUIRE_VULKAN();
+  const HostTensor x = read_f32(kData / "input_0.bin", {1, 3, 32, 32});
+  serializer::CompileOptions unplanned;
+  unplanned.skip_memory_planning = true;
+  ::setenv("VKC_VULKAN_MEMORY", "1", 1);
+  auto load = [&](const serializer::CompileOptions& o, std::string& report) {
+    ::testing::internal::CaptureStderr();
+    runtime::Executor e = runtime::Executor::from_pte(serializer::read_pte_bytes(compile_tiny(o)), *vulkan());
+    report = ::testing::internal::GetCapturedStderr();
+    return values(e.run({x}).at(0));
+  };
+  std::string planned_report, plain_report;
+  const auto planned = load({}, planned_report), plain = load(unplanned, plain_report);
+  ::unsetenv("VKC_VULKAN_MEMORY");
+  EXPECT_EQ(planned, plain);
+  unsigned long long shared = 0, used = 0, alone = 0;
+  ASSERT_EQ(std::sscanf(planned_report.c_str(), "vulkan delegate: %llu memory object(s) shared; tensors use %llu bytes (%llu",
+                        &shared, &used, &alone), 3) << planned_report;
+  EXPECT_GT(shared, 0u);
+  EXPECT_LT(used, alone);
+  EXPECT_NE(plain_report.find("vulkan delegate: 0 memory object(s) shared"), std::string::npos) << plain_report;
 }
 
 }  // namespace

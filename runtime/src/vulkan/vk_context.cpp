@@ -197,7 +197,7 @@ VkDeviceMemory Context::allocate(VkMemoryRequirements req, VkMemoryPropertyFlags
   return m;
 }
 
-Buffer Context::make_buffer(VkDeviceSize bytes, Mem mem) const {
+Buffer Context::make_unbound_buffer(VkDeviceSize bytes) const {
   Buffer b;
   b.ctx = this;
   b.size = std::max<VkDeviceSize>(bytes, 16);
@@ -211,8 +211,12 @@ Buffer Context::make_buffer(VkDeviceSize bytes, Mem mem) const {
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(vkCreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device_, b.buffer, &req);
+  return b;
+}
+
+Buffer Context::make_buffer(VkDeviceSize bytes, Mem mem) const {
+  Buffer b = make_unbound_buffer(bytes);
+  const VkMemoryRequirements req = requirements(b);
   const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   b.memory = mem == Mem::Readback ? allocate(req, hv | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, hv)
              : mem == Mem::Upload ? allocate(req, hv | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, hv)
@@ -222,7 +226,7 @@ Buffer Context::make_buffer(VkDeviceSize bytes, Mem mem) const {
   return b;
 }
 
-Image Context::make_image(VkFormat format, std::array<uint32_t, 3> extents) const {
+Image Context::make_unbound_image(VkFormat format, std::array<uint32_t, 3> extents) const {
   Image im;
   im.ctx = this;
   im.format = format;
@@ -244,17 +248,59 @@ Image Context::make_image(VkFormat format, std::array<uint32_t, 3> extents) cons
     throw RuntimeError(fmt::format("vulkan: texture extents ({},{},{}) exceed the device's maxImageDimension3D {}",
                                    extents[0], extents[1], extents[2], lim.maxImageDimension3D));
   check(vkCreateImage(device_, &ici, nullptr, &im.image), "vkCreateImage");
-  VkMemoryRequirements req;
-  vkGetImageMemoryRequirements(device_, im.image, &req);
-  im.memory = allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
-  check(vkBindImageMemory(device_, im.image, im.memory, 0), "vkBindImageMemory");
+  return im;
+}
+
+namespace {
+
+VkImageView make_view(VkDevice device, const Image& im) {
   auto vci = make_info<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
   vci.image = im.image;
   vci.viewType = VK_IMAGE_VIEW_TYPE_3D;
-  vci.format = format;
+  vci.format = im.format;
   vci.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  check(vkCreateImageView(device_, &vci, nullptr, &im.view), "vkCreateImageView");
+  VkImageView view = VK_NULL_HANDLE;
+  check(vkCreateImageView(device, &vci, nullptr, &view), "vkCreateImageView");
+  return view;
+}
+
+}  // namespace
+
+Image Context::make_image(VkFormat format, std::array<uint32_t, 3> extents) const {
+  Image im = make_unbound_image(format, extents);
+  im.memory = allocate(requirements(im), VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  check(vkBindImageMemory(device_, im.image, im.memory, 0), "vkBindImageMemory");
+  im.view = make_view(device_, im);
   return im;
+}
+
+VkMemoryRequirements Context::requirements(const Buffer& b) const {
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_, b.buffer, &req);
+  return req;
+}
+
+VkMemoryRequirements Context::requirements(const Image& im) const {
+  VkMemoryRequirements req;
+  vkGetImageMemoryRequirements(device_, im.image, &req);
+  return req;
+}
+
+SharedMemory Context::allocate_shared(VkMemoryRequirements req) const {
+  SharedMemory m;
+  m.ctx = this;
+  m.size = req.size;
+  m.memory = allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+  return m;
+}
+
+void Context::bind(Buffer& b, const SharedMemory& m) const {
+  check(vkBindBufferMemory(device_, b.buffer, m.memory, 0), "vkBindBufferMemory");
+}
+
+void Context::bind(Image& im, const SharedMemory& m) const {
+  check(vkBindImageMemory(device_, im.image, m.memory, 0), "vkBindImageMemory");
+  im.view = make_view(device_, im);
 }
 
 VkCommandBuffer Context::begin_commands() const {
@@ -295,6 +341,13 @@ Buffer::~Buffer() {
   if (!ctx) return;
   if (buffer) vkDestroyBuffer(ctx->device(), buffer, nullptr);
   if (memory) vkFreeMemory(ctx->device(), memory, nullptr);
+}
+SharedMemory& SharedMemory::operator=(SharedMemory&& o) noexcept {
+  std::swap(ctx, o.ctx), std::swap(memory, o.memory), std::swap(size, o.size);
+  return *this;
+}
+SharedMemory::~SharedMemory() {
+  if (ctx && memory) vkFreeMemory(ctx->device(), memory, nullptr);
 }
 Image& Image::operator=(Image&& o) noexcept {
   std::swap(ctx, o.ctx), std::swap(image, o.image), std::swap(view, o.view), std::swap(memory, o.memory);

@@ -52,6 +52,17 @@ struct Image {
   ~Image();
 };
 
+/// Device memory several resources are bound to (a VkGraph memory object): they alias it.
+struct SharedMemory {
+  const Context* ctx = nullptr;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+  SharedMemory() = default;
+  SharedMemory(SharedMemory&& o) noexcept { *this = std::move(o); }
+  SharedMemory& operator=(SharedMemory&& o) noexcept;
+  ~SharedMemory();
+};
+
 class Context {
  public:
   /// Picks a discrete GPU when there is one, else the first device with a compute queue.
@@ -74,6 +85,15 @@ class Context {
   /// (Upload prefers device-local too, Readback host-cached).
   Buffer make_buffer(VkDeviceSize bytes, Mem mem) const;
   Image make_image(VkFormat format, std::array<uint32_t, 3> extents) const;
+  /// The same without memory, to be bound to a SharedMemory: create, query, allocate, bind.
+  Buffer make_unbound_buffer(VkDeviceSize bytes) const;
+  Image make_unbound_image(VkFormat format, std::array<uint32_t, 3> extents) const;
+  VkMemoryRequirements requirements(const Buffer& b) const;
+  VkMemoryRequirements requirements(const Image& im) const;
+  /// Device-local memory for `req` (the largest size and alignment, the common type bits).
+  SharedMemory allocate_shared(VkMemoryRequirements req) const;
+  void bind(Buffer& b, const SharedMemory& m) const;
+  void bind(Image& im, const SharedMemory& m) const;  // also creates the view
 
   VkCommandBuffer begin_commands() const;
   /// Ends, submits and waits for `cb`, then frees it.

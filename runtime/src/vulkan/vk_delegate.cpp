@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -43,6 +45,9 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
   }
   Encoder::graph_ = &graph_;
   tensors_.resize(graph_.values.size());
+  serializer::VkOperatorCall planning_call{kStagingNode, "memory objects", {}};
+  call_ = &planning_call;
+  bind_memory_objects();
 
   // Inputs: host staging buffer -> tensor (copy.glsl), first in the recorded command buffer.
   serializer::VkOperatorCall staging_call{kStagingNode, "staging", {}};
@@ -82,6 +87,9 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
   };
   add_images(tensors_), add_images(materialized_), add_images(scratch_);
   Recording(dev_->ctx, *dev_->pipelines, prepack_, images).run();
+  if (const char* env = std::getenv("VKC_VULKAN_MEMORY"); env && std::string_view(env) == "1")
+    fmt::print(stderr, "vulkan delegate: {} memory object(s) shared; tensors use {} bytes ({} without sharing)\n",
+               shared_.size(), device_bytes_, unshared_bytes_);
   recording_ = std::make_unique<Recording>(dev_->ctx, *dev_->pipelines, run_, std::vector<VkImage>{});
 }
 
@@ -114,7 +122,8 @@ void VulkanDelegate::execute(std::span<HostTensor* const> args) {
   }
 }
 
-std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DType dtype, bool texture, int packed) {
+std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DType dtype, bool texture, int packed,
+                                                       bool bound) {
   auto g = std::make_unique<GpuTensor>();
   g->dtype = dtype;
   g->dims = dims_of(t);
@@ -132,12 +141,55 @@ std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DT
     ivec4 e = g->sizes;
     e[packed] = (e[packed] + 3) / 4;
     const uint32_t z = static_cast<uint32_t>(e[2] * e[3]);  // batches stacked along z
-    g->image = dev_->ctx->make_image(f, {static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]), z});
+    const std::array<uint32_t, 3> extents{static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]), z};
+    g->image = bound ? dev_->ctx->make_image(f, extents) : dev_->ctx->make_unbound_image(f, extents);
   } else {
-    const int64_t n = HostTensor{dtype, g->dims, {}}.numel();
-    g->buffer = dev_->ctx->make_buffer(static_cast<VkDeviceSize>(n) * ir::dtype_size(dtype), Context::Mem::Device);
+    const auto bytes = static_cast<VkDeviceSize>(HostTensor{dtype, g->dims, {}}.numel()) * ir::dtype_size(dtype);
+    g->buffer = bound ? dev_->ctx->make_buffer(bytes, Context::Mem::Device) : dev_->ctx->make_unbound_buffer(bytes);
   }
+  const VkMemoryRequirements req =
+      texture ? dev_->ctx->requirements(g->image) : dev_->ctx->requirements(g->buffer);
+  unshared_bytes_ += req.size;
+  if (bound) device_bytes_ += req.size;
   return g;
+}
+
+// Tensors that share a memory object (mem_obj_id, from the compiler's memory planning) are bound
+// to one allocation of the largest size among them: their lifetimes do not overlap, and every
+// dispatch is followed by a barrier. A lone member, or members with no common memory type, get
+// their own memory in tensor_id().
+void VulkanDelegate::bind_memory_objects() {
+  std::map<int32_t, std::vector<int32_t>> objects;
+  for (size_t id = 0; id < graph_.values.size(); ++id)
+    if (const auto* t = std::get_if<VkTensor>(&graph_.values[id]); t && t->constant_id < 0 && t->mem_obj_id >= 0 &&
+        t->dims.size() <= 4 && std::find(t->dims.begin(), t->dims.end(), 0u) == t->dims.end())
+      objects[t->mem_obj_id].push_back(static_cast<int32_t>(id));  // others fail (named) when an op uses them
+  for (const auto& [obj, ids] : objects) {
+    if (ids.size() < 2) continue;
+    std::vector<std::unique_ptr<GpuTensor>> made;
+    VkMemoryRequirements req{0, 1, ~0u};
+    for (int32_t id : ids) {
+      const Representation r = representation(id);
+      made.push_back(make_tensor(vk_tensor(id), r.dtype, r.texture, r.packed, false));
+      const VkMemoryRequirements one =
+          r.texture ? dev_->ctx->requirements(made.back()->image) : dev_->ctx->requirements(made.back()->buffer);
+      req.size = std::max(req.size, one.size);
+      req.alignment = std::max(req.alignment, one.alignment);
+      req.memoryTypeBits &= one.memoryTypeBits;
+    }
+    if (req.memoryTypeBits == 0) {
+      for (auto& g : made) unshared_bytes_ -= g->texture ? dev_->ctx->requirements(g->image).size
+                                                         : dev_->ctx->requirements(g->buffer).size;
+      continue;
+    }
+    shared_.push_back(dev_->ctx->allocate_shared(req));
+    device_bytes_ += req.size;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (made[k]->texture) dev_->ctx->bind(made[k]->image, shared_.back());
+      else dev_->ctx->bind(made[k]->buffer, shared_.back());
+      tensors_[ids[k]] = std::move(made[k]);
+    }
+  }
 }
 
 std::unique_ptr<GpuTensor> VulkanDelegate::staging(const GpuTensor& like, Context::Mem mem) {
@@ -165,6 +217,13 @@ GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
   const VkTensor& t = vk_tensor(id);
   if (t.constant_id >= 0) fail(fmt::format("value {} is a constant where a computed tensor is expected", id));
   if (tensors_[id]) return *tensors_[id];
+  const Representation r = representation(id);
+  tensors_[id] = make_tensor(t, r.dtype, r.texture, r.packed);
+  return *tensors_[id];
+}
+
+VulkanDelegate::Representation VulkanDelegate::representation(int32_t id) {
+  const VkTensor& t = vk_tensor(id);
   using serializer::MemoryLayout;
   using serializer::StorageType;
   StorageType st = t.storage != StorageType::Default ? t.storage : graph_.storage_type_override;
@@ -174,8 +233,7 @@ GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
   if (st == StorageType::Texture2D) fail(fmt::format("value {}: texture2d storage is not supported", id));
   if (static_cast<int>(ml) > 2) fail(fmt::format("value {}: layout {} is not supported", id, serializer::to_string(ml)));
   // Buffers are contiguous (W fastest) whatever their layout tag (docs/shader-specs.md).
-  tensors_[id] = make_tensor(t, storage_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml));
-  return *tensors_[id];
+  return {storage_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml)};
 }
 
 GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t numel) {

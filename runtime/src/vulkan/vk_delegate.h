@@ -38,7 +38,16 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   void dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
                 int64_t items) override;
 
-  std::unique_ptr<GpuTensor> make_tensor(const serializer::VkTensor& t, ir::DType dtype, bool texture, int packed);
+  std::unique_ptr<GpuTensor> make_tensor(const serializer::VkTensor& t, ir::DType dtype, bool texture, int packed,
+                                         bool bound = true);
+  /// What value `id` is on the GPU: its dtype there, storage and packed dim (tags and overrides resolved).
+  struct Representation {
+    ir::DType dtype;
+    bool texture;
+    int packed;
+  };
+  Representation representation(int32_t id);
+  void bind_memory_objects();
   GpuTensor& constant_buffer(int32_t id, ir::DType dtype, int64_t numel);
   std::unique_ptr<GpuTensor> staging(const GpuTensor& like, Context::Mem mem);
 
@@ -51,6 +60,9 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::map<std::string, codegen::LibraryVariant, std::less<>> embedded_variants_;
   const codegen::LibraryVariant& embedded(const codegen::LibraryVariant& v);
   serializer::VkGraph graph_;
+  // Memory of the shared memory objects; declared before the tensors bound to it, so it outlives them.
+  std::vector<SharedMemory> shared_;
+  VkDeviceSize device_bytes_ = 0, unshared_bytes_ = 0;  // tensor memory allocated / without sharing
   std::vector<std::unique_ptr<GpuTensor>> tensors_;                                     // by value id
   std::map<std::tuple<int32_t, int, int64_t>, std::unique_ptr<GpuTensor>> constants_;  // (id, dtype, numel)
   std::map<std::tuple<int32_t, bool, int, int>, std::unique_ptr<GpuTensor>> materialized_;
