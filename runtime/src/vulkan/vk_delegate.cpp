@@ -127,10 +127,19 @@ std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DT
   auto g = std::make_unique<GpuTensor>();
   g->dtype = dtype;
   g->dims = dims_of(t);
-  if (g->dims.size() > 4) fail(fmt::format("rank-{} tensors are not supported (at most 4)", g->dims.size()));
+  if (g->dims.size() > (texture ? 4u : 8u))
+    fail(fmt::format("rank-{} {} tensors are not supported (at most {})", g->dims.size(), texture ? "texture" : "buffer",
+                     texture ? 4 : 8));
   for (int64_t d : g->dims)
     if (d <= 0) fail(fmt::format("tensor [{}] has a zero-size dim", fmt::join(g->dims, ",")));
-  g->sizes = whcn(g->dims);
+  // Rank 5-8 (buffers only): the leading dims fold into N, so element counts and contiguous
+  // indexing hold for shaders that see WHCN sizes; shape ops use copy_nd.glsl.
+  std::vector<int64_t> folded = g->dims;
+  while (folded.size() > 4) {
+    folded[1] *= folded[0];
+    folded.erase(folded.begin());
+  }
+  g->sizes = whcn(folded);
   g->texture = texture;
   g->packed_dim = texture ? packed : 0;
   if (dtype == ir::DType::Float16 && !dev_->ctx->fp16())

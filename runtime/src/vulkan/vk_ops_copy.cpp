@@ -7,6 +7,46 @@
 namespace vkc::runtime::vk {
 namespace {
 
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+// A copy of rank <= 8 between contiguous buffers (copy_nd.glsl): element c of `region` goes from
+// in[in_offset + c . in_strides] to out[out_offset + c . out_strides].
+void encode_copy_nd(Encoder& e, GpuTensor& out, GpuTensor& in, const std::vector<int64_t>& region,
+                    const std::vector<int64_t>& in_strides, const std::vector<int64_t>& out_strides, int64_t in_offset,
+                    int64_t out_offset) {
+  if (out.texture || in.texture) e.fail("tensors of rank above 4 must be buffers");
+  if (in.dtype != out.dtype) e.fail(fmt::format("copy from {} to {} is not supported", in.dtype_name(), out.dtype_name()));
+  if (region.size() > 8) e.fail(fmt::format("rank {} is above 8", region.size()));
+  ivec4 v[6] = {};
+  int64_t count = 1;
+  for (size_t d = 0; d < region.size(); ++d) {
+    v[d / 4][d % 4] = static_cast<int32_t>(region[d]);
+    v[2 + d / 4][d % 4] = static_cast<int32_t>(in_strides[d]);
+    v[4 + d / 4][d % 4] = static_cast<int32_t>(out_strides[d]);
+    count *= region[d];
+  }
+  const auto& var = e.variant(out, {}, "copy_nd", "aten.clone.default");
+  Push p(var);
+  p.iv("dims_lo", v[0]).iv("dims_hi", v[1]).iv("in_strides_lo", v[2]).iv("in_strides_hi", v[3]);
+  p.iv("out_strides_lo", v[4]).iv("out_strides_hi", v[5]);
+  p.iv("misc", {static_cast<int32_t>(region.size()), static_cast<int32_t>(in_offset), static_cast<int32_t>(out_offset),
+                static_cast<int32_t>(count)});
+  e.dispatch(var, {out.resource(), in.resource()}, p, count);
+}
+
+bool high_rank(const GpuTensor& a, const GpuTensor& b) { return a.dims.size() > 4 || b.dims.size() > 4; }
+
+// A whole contiguous copy (view or clone) of rank > 4.
+void copy_linear(Encoder& e, GpuTensor& out, GpuTensor& in) {
+  int64_t n = 1;
+  for (int64_t d : out.dims) n *= d;
+  encode_copy_nd(e, out, in, {n}, {1}, {1}, 0, 0);
+}
+
 void prepack(Encoder& e) {
   GpuTensor& out = e.out();
   // Runs once at load: the constant's contiguous buffer -> out's representation.
@@ -15,7 +55,9 @@ void prepack(Encoder& e) {
 
 void clone(Encoder& e) {
   GpuTensor& out = e.out();
-  encode_copy(e, out, e.tensor(0, &out), {});
+  GpuTensor& in = e.tensor(0, &out);
+  if (high_rank(out, in)) return copy_linear(e, out, in);
+  encode_copy(e, out, in, {});
 }
 
 void permute_copy(Encoder& e) {
@@ -24,6 +66,12 @@ void permute_copy(Encoder& e) {
   const std::vector<int64_t> perm = e.int_list(1);
   const size_t r = in.dims.size();
   if (perm.size() != r) e.fail(fmt::format("{} permutation entries for a rank-{} input", perm.size(), r));
+  if (high_rank(out, in)) {
+    const std::vector<int64_t> in_strides = contiguous_strides(in.dims);
+    std::vector<int64_t> from(r);
+    for (size_t i = 0; i < r; ++i) from[i] = in_strides.at(perm[i] < 0 ? perm[i] + static_cast<int64_t>(r) : perm[i]);
+    return encode_copy_nd(e, out, in, out.dims, from, contiguous_strides(out.dims), 0, 0);
+  }
   CopyRegion c;
   // Input WHCN dim d (NCHW j = r-1-d) sits at output NCHW dim i with perm[i] == j.
   for (size_t d = 0; d < r; ++d) {
@@ -48,6 +96,12 @@ void slice_copy(Encoder& e) {
   if (start < 0) start += size;
   start = std::clamp<int64_t>(start, 0, size);
   if (step <= 0) e.fail(fmt::format("step {} is not supported (must be positive)", step));
+  if (high_rank(out, in)) {
+    std::vector<int64_t> from = contiguous_strides(in.dims);
+    const int64_t offset = start * from[dim];
+    from[dim] *= step;
+    return encode_copy_nd(e, out, in, out.dims, from, contiguous_strides(out.dims), offset, 0);
+  }
   CopyRegion c;
   const int wd = whcn_dim(dim, r);
   c.in_offset[wd] = static_cast<int32_t>(start);
@@ -63,6 +117,12 @@ void select_copy(Encoder& e) {
   if (dim < 0) dim += static_cast<int64_t>(r);
   if (dim < 0 || dim >= static_cast<int64_t>(r)) e.fail(fmt::format("dim {} is out of range", dim));
   if (index < 0) index += in.dims[dim];
+  if (high_rank(out, in)) {
+    std::vector<int64_t> from = contiguous_strides(in.dims);
+    const int64_t offset = index * from[dim];
+    from.erase(from.begin() + dim);
+    return encode_copy_nd(e, out, in, out.dims, from, contiguous_strides(out.dims), offset, 0);
+  }
   const int ws = whcn_dim(dim, r);
   CopyRegion c;
   for (int d = 0; d < 4; ++d) c.perm[d] = d < ws ? d : d > ws ? d - 1 : 3;
@@ -123,6 +183,7 @@ void view_copy(Encoder& e) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0, &out);
   e.require_rep(in, out, "the input", false);
+  if (high_rank(out, in)) return copy_linear(e, out, in);
   encode_view(e, out, in);
 }
 
