@@ -64,6 +64,22 @@ RepSet reduce_reps(const Node& n) {
   return {};
 }
 
+// argmax/argmin over one dim: as reduce_reps for that dim (no dim: flattened, buffers only).
+RepSet arg_reduce_reps(const Node& n) {
+  const Value* x = n.input(0);
+  if (!x || !x->type().known()) return {};
+  const int64_t rank = static_cast<int64_t>(x->shape().rank());
+  const Attribute* a = n.attr("dim");
+  if (!a || !std::holds_alternative<int64_t>(*a)) return RepSet::of(Storage::Buffer, Layout::WidthPacked);
+  int64_t dim = std::get<int64_t>(*a);
+  if (dim < 0) dim += rank;
+  bool keepdim = false;
+  if (const Attribute* k = n.attr("keepdim"); k && std::holds_alternative<bool>(*k)) keepdim = std::get<bool>(*k);
+  const RepSet width_buffer = RepSet::of(Storage::Buffer, Layout::WidthPacked);
+  if (dim == rank - 1) return keepdim ? RepSet::any_texture3d() | width_buffer : width_buffer;
+  return keepdim ? RepSet::any_texture3d() | width_buffer : width_buffer;
+}
+
 // clang-format off
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
@@ -154,6 +170,11 @@ const std::vector<Entry>& entries() {
      reduce_reps},
     {"aten.amin.default(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, true,
      reduce_reps},
+    // ArgReduce.cpp: int indices (int64, run as int32 with downcast_64_bit); representations as the reductions.
+    {"aten.argmax.default(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, false,
+     arg_reduce_reps},
+    {"aten.argmin.default(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, false,
+     arg_reduce_reps},
     {"aten._softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax", kFp, kAnyStorage, {}},
     // View.cpp, Cat.cpp, Permute.cpp
     {"aten.view_copy.default(Tensor self, SymInt[] size) -> Tensor", "shape", kFpIntBool, kAnyStorage, {}, true},

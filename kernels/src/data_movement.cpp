@@ -204,4 +204,28 @@ HostTensor reduce(ReduceOp op, const HostTensor& x, std::vector<int64_t> axes, b
   return out;
 }
 
+HostTensor arg_reduce(bool max, const HostTensor& x, int64_t axis, bool keepdims) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  axis = normalize_axis(axis, rank);
+  std::vector<int64_t> out_shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis || keepdims) out_shape.push_back(d == axis ? 1 : x.shape[d]);
+  HostTensor out = HostTensor::zeros(ir::DType::Int64, out_shape);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  const int64_t n = x.shape[axis];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t best = 0;
+      double bv = x.get_f(o * n * inner + i);
+      for (int64_t k = 1; k < n && !std::isnan(bv); ++k) {
+        const double v = x.get_f((o * n + k) * inner + i);
+        if (std::isnan(v) || (max ? v > bv : v < bv)) best = k, bv = v;
+      }
+      out.set_i(o * inner + i, best);
+    }
+  return out;
+}
+
 }  // namespace vkc::kernels

@@ -140,7 +140,9 @@ Result lower_average_pool(ir::Graph&, ir::Node* n) {
 
 Result lower_global_average_pool(ir::Graph&, ir::Node* n) {
   if (static_rank(n->input(0)) != 4u) return std::string("only rank-4 input is supported");
-  to_runtime(n, "aten.mean.dim", {n->input(0)}, {{"dim", std::vector<int64_t>{-1, -2}}, {"keepdim", true}});
+  const bool max = n->op_type() == "GlobalMaxPool";
+  to_runtime(n, max ? "aten.amax.default" : "aten.mean.dim", {n->input(0)},
+             {{"dim", std::vector<int64_t>{-1, -2}}, {"keepdim", true}});
   return std::nullopt;
 }
 

@@ -73,10 +73,47 @@ Result lower_tile(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
-// DepthToSpace in CRD mode is torch's pixel_shuffle; DCR mode orders channels differently.
-Result lower_depth_to_space(ir::Graph&, ir::Node* n) {
-  if (n->attr_string("mode", "DCR") != "CRD") return std::string("only mode CRD (pixel_shuffle) is supported");
-  to_runtime(n, "aten.pixel_shuffle.default", {n->input(0)}, {{"upscale_factor", n->attr_int("blocksize", 1)}});
+namespace {
+
+// x -> view(shape6) -> permute(perm) -> view(n's output shape), the last one becoming n.
+void view_permute_view(ir::Graph& g, ir::Node* n, const std::vector<int64_t>& shape6, const std::vector<int64_t>& perm) {
+  ir::Value* x = n->input(0);
+  ir::Node* v = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {x}, {{x->dtype(), ir::Shape::of(shape6)}},
+                           g.unique_name(n->name() + "_blocks"), n);
+  v->attrs() = {{"size", shape6}};
+  std::vector<int64_t> permuted;
+  for (int64_t p : perm) permuted.push_back(shape6[p]);
+  ir::Node* p = g.add_node(ir::kVulkanDomain, "aten.permute_copy.default", {v->output(0)},
+                           {{x->dtype(), ir::Shape::of(permuted)}}, g.unique_name(n->name() + "_move"), n);
+  p->attrs() = {{"dims", perm}};
+  to_runtime(n, "aten.view_copy.default", {p->output(0)}, {{"size", n->output(0)->shape().sizes()}});
+}
+
+}  // namespace
+
+// DepthToSpace in CRD mode is torch's pixel_shuffle; DCR mode (the default) orders channels
+// (block row, block column, channel): a view to rank 6, a permute and a view.
+Result lower_depth_to_space(ir::Graph& g, ir::Node* n) {
+  const int64_t b = n->attr_int("blocksize", 1);
+  if (n->attr_string("mode", "DCR") == "CRD") {
+    to_runtime(n, "aten.pixel_shuffle.default", {n->input(0)}, {{"upscale_factor", b}});
+    return std::nullopt;
+  }
+  if (!has_static_shape(n->input(0)) || n->input(0)->shape().rank() != 4 || !has_static_shape(n->output(0)))
+    return std::string("DCR mode needs a static rank-4 input");
+  const auto d = n->input(0)->shape().sizes();
+  view_permute_view(g, n, {d[0], b, b, d[1] / (b * b), d[2], d[3]}, {0, 3, 4, 1, 5, 2});
+  return std::nullopt;
+}
+
+// SpaceToDepth: [N, C, H, W] -> [N, C * b * b, H / b, W / b] with channels (block row, block column, C).
+Result lower_space_to_depth(ir::Graph& g, ir::Node* n) {
+  const int64_t b = n->attr_int("blocksize", 1);
+  if (!has_static_shape(n->input(0)) || n->input(0)->shape().rank() != 4 || !has_static_shape(n->output(0)))
+    return std::string("needs a static rank-4 input");
+  const auto d = n->input(0)->shape().sizes();
+  if (b <= 0 || d[2] % b != 0 || d[3] % b != 0) return std::string("H and W must be multiples of the block size");
+  view_permute_view(g, n, {d[0], d[1], d[2] / b, b, d[3] / b, b}, {0, 3, 5, 1, 2, 4});
   return std::nullopt;
 }
 

@@ -51,9 +51,12 @@ Result lower_math_unary(ir::Graph&, ir::Node*);
 Result lower_pow(ir::Graph&, ir::Node*);
 Result lower_min_max(ir::Graph&, ir::Node*);
 Result lower_leaky_relu(ir::Graph&, ir::Node*);
+Result lower_elu(ir::Graph&, ir::Node*);
+Result lower_prelu(ir::Graph&, ir::Node*);
 Result lower_gelu(ir::Graph&, ir::Node*);
 // reduce.cpp
 Result lower_reduce(ir::Graph&, ir::Node*);
+Result lower_arg_reduce(ir::Graph&, ir::Node*);
 // data_movement.cpp
 Result lower_transpose(ir::Graph&, ir::Node*);
 Result lower_slice(ir::Graph&, ir::Node*);
@@ -67,6 +70,7 @@ Result lower_gather(ir::Graph&, ir::Node*);
 Result lower_expand(ir::Graph&, ir::Node*);
 Result lower_tile(ir::Graph&, ir::Node*);
 Result lower_depth_to_space(ir::Graph&, ir::Node*);
+Result lower_space_to_depth(ir::Graph&, ir::Node*);
 Result lower_sum(ir::Graph&, ir::Node*);
 // shape.cpp
 Result lower_reshape(ir::Graph&, ir::Node*);

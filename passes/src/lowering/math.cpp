@@ -68,6 +68,43 @@ Result lower_min_max(ir::Graph& g, ir::Node* n) {
   return std::nullopt;
 }
 
+// The runtime has neither elu nor prelu: elu(x) = relu(x) + alpha * (exp(min(x, 0)) - 1) and
+// prelu(x) = relu(x) + slope * min(x, 0) (slope broadcasting as ONNX says).
+Result lower_elu(ir::Graph& g, ir::Node* n) {
+  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
+  ir::Value* x = n->input(0);
+  ir::Value* neg = emit(g, n, "aten.clamp.default", {x}, {{"max", 0.0}});
+  ir::Value* e = emit(g, n, "aten.exp.default", {neg});
+  ir::Value* em1 = emit(g, n, "aten.sub.Tensor", {e, add_f32_constant(g, g.unique_name(n->name() + "_one"), {}, {1.0f})},
+                        {{"alpha", 1.0}});
+  const float alpha = static_cast<float>(n->attr_float("alpha", 1.0));
+  ir::Value* scaled =
+      emit(g, n, "aten.mul.Tensor", {em1, add_f32_constant(g, g.unique_name(n->name() + "_alpha"), {}, {alpha})});
+  to_runtime(n, "aten.add.Tensor", {emit(g, n, "aten.relu.default", {x}), scaled}, {{"alpha", 1.0}});
+  return std::nullopt;
+}
+
+Result lower_prelu(ir::Graph& g, ir::Node* n) {
+  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
+  ir::Value* x = n->input(0);
+  ir::Value* slope = n->input(1);
+  // A 1-D slope of C values is per channel (dim 1) where numpy broadcasting would not line it up
+  // (opset 6 and exporters of its time): give it trailing unit dims.
+  if (slope->is_constant() && slope->shape().rank() == 1 && has_static_shape(x) && x->shape().rank() >= 3) {
+    const auto xs = x->shape().sizes();
+    const int64_t c = slope->shape().sizes()[0];
+    if (c == xs[1] && c != 1 && (n->opset() < 7 || xs.back() != c)) {
+      std::vector<int64_t> shape(xs.size() - 1, 1);
+      shape[0] = c;
+      slope = g.add_constant(g.unique_name(slope->name() + "_per_channel"), {slope->dtype(), ir::Shape::of(shape)},
+                             slope->data());
+    }
+  }
+  ir::Value* neg = emit(g, n, "aten.mul.Tensor", {emit(g, n, "aten.clamp.default", {x}, {{"max", 0.0}}), slope});
+  to_runtime(n, "aten.add.Tensor", {emit(g, n, "aten.relu.default", {x}), neg}, {{"alpha", 1.0}});
+  return std::nullopt;
+}
+
 Result lower_leaky_relu(ir::Graph&, ir::Node* n) {
   if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
   to_runtime(n, "aten.leaky_relu.default", {n->input(0)}, {{"negative_slope", n->attr_float("alpha", 0.01)}});

@@ -56,4 +56,13 @@ Result lower_reduce(ir::Graph& g, ir::Node* n) {
   return std::nullopt;
 }
 
+// ArgMax / ArgMin(axis, keepdims): the first index of the extreme value (select_last_index 0).
+Result lower_arg_reduce(ir::Graph&, ir::Node* n) {
+  if (n->attr_int("select_last_index", 0) != 0) return std::string("select_last_index=1 is not supported");
+  if (!ir::is_float(n->input(0)->dtype())) return std::string("only floating-point inputs are supported");
+  to_runtime(n, n->op_type() == "ArgMax" ? "aten.argmax.default" : "aten.argmin.default", {n->input(0)},
+             {{"dim", n->attr_int("axis", 0)}, {"keepdim", n->attr_int("keepdims", 1) != 0}});
+  return std::nullopt;
+}
+
 }  // namespace vkc::passes::lowering

@@ -100,6 +100,18 @@ void reduce(const OpContext& c) {
   c.set_output(kernels::reduce(Op, c.tensor(0), dims, c.bool_arg(2)));
 }
 
+// argmax / argmin(self, dim?, keepdim): dim None flattens.
+template <bool Max>
+void arg_reduce(const OpContext& c) {
+  const HostTensor& x = c.tensor(0);
+  if (c.is_null(1)) {
+    const HostTensor flat{x.dtype, {x.numel()}, x.data};
+    c.set_output(kernels::arg_reduce(Max, flat, 0, false));
+    return;
+  }
+  c.set_output(kernels::arg_reduce(Max, x, c.int_arg(1), c.bool_arg(2)));
+}
+
 // upsample_nearest2d.vec(input, output_size?, scale_factors?)
 void upsample_nearest(const OpContext& c) {
   const HostTensor& x = c.tensor(0);
@@ -128,6 +140,8 @@ void add_norm_pool_ops(OpTable& t) {
   t["aten.sum.dim_IntList"] = reduce<ReduceOp::Sum, true>;
   t["aten.amax.default"] = reduce<ReduceOp::Max, false>;
   t["aten.amin.default"] = reduce<ReduceOp::Min, false>;
+  t["aten.argmax.default"] = arg_reduce<true>;
+  t["aten.argmin.default"] = arg_reduce<false>;
   t["aten.upsample_nearest2d.vec"] = upsample_nearest;
   t["aten.upsample_bilinear2d.vec"] = upsample_bilinear;
 }

@@ -187,6 +187,34 @@ void view_copy(Encoder& e) {
   encode_view(e, out, in);
 }
 
+// pixel_shuffle(self [N, C r^2, H, W], upscale_factor r) -> [N, C, H r, W r] (gather_copy.glsl).
+void pixel_shuffle(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  e.require_rep(in, out, "the input", false);
+  if (in.dims.size() != 4 || out.dims.size() != 4) e.fail("pixel_shuffle needs rank-4 tensors");
+  const auto r = static_cast<int32_t>(e.int_arg(1));
+  if (r <= 0 || in.sizes[2] != out.sizes[2] * r * r) e.fail(fmt::format("upscale factor {} does not fit the channels", r));
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
+  p.i("factor", r);
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+// repeat(self, repeats): tiles self (rank <= 4, output rank <= 4) (gather_copy.glsl).
+void repeat(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  e.require_rep(in, out, "the input", false);
+  if (out.dims.size() > 4) e.fail("the output has rank > 4");
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
+  p.i("factor", 1);
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
 }  // namespace
 
 void encode_view(Encoder& e, GpuTensor& out, GpuTensor& in) {
@@ -207,6 +235,8 @@ void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten.split_with_sizes_copy.default"] = split_with_sizes_copy;
   t["aten.constant_pad_nd.default"] = constant_pad_nd;
   t["aten.view_copy.default"] = view_copy;
+  t["aten.pixel_shuffle.default"] = pixel_shuffle;
+  t["aten.repeat.default"] = repeat;
 }
 
 }  // namespace vkc::runtime::vk

@@ -171,6 +171,32 @@ void where(Encoder& e) {
   e.dispatch(v, {out.resource(), c.resource(), a.resource(), b.resource()}, p, out.items());
 }
 
+// argmax / argmin(self, dim?, keepdim) (arg_reduce.glsl): no dim reduces the flattened tensor.
+void arg_reduce(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0);
+  require_storage(e, in, out, "the input");
+  ivec4 in_sizes = in.sizes;
+  int dim = 0;
+  if (e.is_null(1)) {
+    if (in.texture) e.fail("a reduction over all dims needs buffers");
+    in_sizes = {static_cast<int32_t>(in.items()), 1, 1, 1};
+  } else {
+    dim = whcn_dim(e.int_arg(1), in.dims.size());
+    if (dim < 0 || dim >= static_cast<int>(std::max<size_t>(in.dims.size(), 1))) e.fail("dim is out of range");
+    if (out.texture && out.dims.size() != in.dims.size()) e.fail("a texture output needs keepdim");
+  }
+  ivec4 kept = in_sizes;
+  kept[dim] = 1;
+  const std::string name = e.op() == "aten.argmax.default" ? "argmax" : "argmin";
+  const auto& v = e.variant(out, {}, fmt::format("{}_from_{}", name, in.dtype_name()));
+  Push p(v);
+  p.iv("kept_sizes", kept).iv("in_sizes", in_sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0}).i("dim", dim);
+  int64_t items = 1;
+  for (int d = 0; d < 4; ++d) items *= kept[d];
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.texture ? out.items() : items);
+}
+
 }  // namespace
 
 void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t) {
@@ -181,6 +207,8 @@ void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t) {
   for (const char* op : {"aten.eq.Tensor", "aten.lt.Tensor", "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor"})
     t[op] = compare;
   t["aten.where.self"] = where;
+  t["aten.argmax.default"] = arg_reduce;
+  t["aten.argmin.default"] = arg_reduce;
   for (const char* op : {"aten.relu.default", "aten.sigmoid.default", "aten.hardswish.default",
                          "aten.hardsigmoid.default", "aten.tanh.default", "aten.abs.default", "aten.neg.default",
                          "aten.sqrt.default", "aten.rsqrt.default", "aten.exp.default", "aten.log10.default",

@@ -1,0 +1,70 @@
+#version 450
+// out[w] = the first k along `dim` where in[w with dim = k] is the maximum (MAX 1) or minimum.
+// Buffers: the output's linear index is its keepdim-shaped index (dropping a size-1 dim keeps the
+// order). Textures: the output has the keepdim shape.
+#include "vkc_in_types.glslh"
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#if defined(STORAGE_buffer)
+layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
+layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { IN_T t_in[]; };
+#else
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
+layout(set = 0, binding = 1, IN_FORMAT) uniform restrict readonly IN_IMAGE_T t_in;
+#endif
+
+layout(push_constant) uniform Params {
+  ivec4 kept_sizes;
+  ivec4 in_sizes;
+  ivec4 packed_dims;  // out, in
+  int dim;
+} p;
+
+float load(ivec4 w) {
+#if defined(STORAGE_buffer)
+  return float(t_in[whcn_to_index(w, p.in_sizes)]);
+#else
+  const ivec4 t = whcn_to_texel(w, p.in_sizes, p.packed_dims.y);
+  return float(imageLoad(t_in, t.xyz)[t.w]);
+#endif
+}
+
+int best_index(ivec4 w) {
+  int best = 0;
+  w[p.dim] = 0;
+  float bv = load(w);
+  for (int k = 1; k < p.in_sizes[p.dim] && !isnan(bv); ++k) {
+    w[p.dim] = k;
+    const float v = load(w);
+#if MAX
+    if (isnan(v) || v > bv) {
+#else
+    if (isnan(v) || v < bv) {
+#endif
+      best = k;
+      bv = v;
+    }
+  }
+  return best;
+}
+
+void main() {
+  const int i = global_index();
+#if defined(STORAGE_buffer)
+  if (i >= numel(p.kept_sizes)) return;
+  t_out[i] = T(best_index(index_to_whcn(i, p.kept_sizes)));
+#else
+  const ivec3 extents = texture_extents(p.kept_sizes, p.packed_dims.x);
+  if (i >= extents.x * extents.y * extents.z) return;
+  const ivec3 pos = index_to_pos(i, extents);
+  const ivec4 base = texel_to_whcn(pos, p.kept_sizes, p.packed_dims.x);
+  ivec4 r = ivec4(0);
+  for (int lane = 0; lane < 4; ++lane) {
+    const ivec4 w = base + lane * dim_unit(p.packed_dims.x);
+    if (in_bounds(w, p.kept_sizes)) r[lane] = best_index(w);
+  }
+  imageStore(t_out, pos, r);
+#endif
+}

@@ -1,0 +1,44 @@
+#version 450
+// out (WHCN w) = in (SOURCE, an ivec4 expression in w, r = the factor and the push constants).
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#include "vkc_out_in.glslh"
+
+layout(push_constant) uniform Params {
+  ivec4 out_sizes;
+  ivec4 in_sizes;
+  ivec4 packed_dims;  // out, in
+  int factor;
+} p;
+
+SCALAR_T source(ivec4 w) {
+  const int r = p.factor;
+  const ivec4 s = SOURCE;
+#if defined(STORAGE_buffer)
+  return SCALAR_T(t_in[whcn_to_index(s, p.in_sizes)]);
+#else
+  const ivec4 t = whcn_to_texel(s, p.in_sizes, p.packed_dims.y);
+  return SCALAR_T(imageLoad(t_in, t.xyz)[t.w]);
+#endif
+}
+
+void main() {
+  const int i = global_index();
+#if defined(STORAGE_buffer)
+  if (i >= numel(p.out_sizes)) return;
+  t_out[i] = T(source(index_to_whcn(i, p.out_sizes)));
+#else
+  const ivec3 extents = texture_extents(p.out_sizes, p.packed_dims.x);
+  if (i >= extents.x * extents.y * extents.z) return;
+  const ivec3 pos = index_to_pos(i, extents);
+  const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.packed_dims.x);
+  VEC4_T y = VEC4_T(0);
+  for (int lane = 0; lane < 4; ++lane) {
+    const ivec4 w = base + lane * dim_unit(p.packed_dims.x);
+    if (in_bounds(w, p.out_sizes)) y[lane] = source(w);
+  }
+  imageStore(t_out, pos, y);
+#endif
+}
