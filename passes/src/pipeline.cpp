@@ -48,6 +48,9 @@ const std::vector<PassInfo>& pipeline() {
       // fuses around linears. A no-op without --quantize.
       {"quantize-weights", "quantize linear/embedding weights under --quantize (ET-VK's quantized ops)",
        quantize_weights, true},
+      // MatMul-form weights still read through a permute (the fp32 linears) become [N, K] constants.
+      {"fold-weight-transposes", "transpose the MatMul-form [K, N] weights of fp32 linears into constants",
+       fold_weight_transposes, true},
       // Activation fusion works on the runtime form.
       {"fuse-conv-clamp", "merge convolution + relu/clamp into et_vk.conv_with_clamp", fuse_conv_clamp},
       // Last: whatever the rewrites left unused.

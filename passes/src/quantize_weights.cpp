@@ -31,7 +31,8 @@ enum class JobKind { Q4Linear, DQ8Q4Linear, Q8Linear, Q4Embedding };
 
 struct Job {
   ir::Node* node = nullptr;
-  ir::Value* weight = nullptr;
+  ir::Value* weight = nullptr;  // the constant; [cols, rows] when transposed
+  bool transposed = false;
   JobKind kind = JobKind::Q4Linear;
   int64_t rows = 0, cols = 0, group = 0;
   size_t report = 0;  // index into PassContext::quant_report
@@ -52,6 +53,19 @@ std::optional<std::string> excluded_by(const QuantConfig& c, const ir::Node& n, 
 bool is_f32_matrix(const ir::Value* w) {
   return w && w->is_constant() && w->dtype() == ir::DType::Float32 && w->shape().is_static() &&
          w->shape().rank() == 2;
+}
+
+// A linear's weight: the constant itself, or the [K, N] constant a permute (1, 0) presents as
+// [N, K] (MatMul's form, see lowering/linear.cpp); `transposed` says which.
+ir::Value* weight_constant(ir::Value* w, bool& transposed) {
+  transposed = false;
+  const ir::Node* p = w ? w->producer() : nullptr;
+  if (p && p->is(ir::kVulkanDomain, "aten.permute_copy.default") && is_f32_matrix(p->input(0)) &&
+      p->attr_ints("dims") == std::vector<int64_t>{1, 0}) {
+    transposed = true;
+    return p->input(0);
+  }
+  return w;
 }
 
 // Why a linear stays in floating point under the recipe; nullopt when it is quantized.
@@ -88,10 +102,11 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       const Job& j = jobs[order[i]];
       const float* w = j.weight->data().as<float>().data();
+      const quant::RowReader rows(w, j.rows, j.cols, j.transposed);
       if (j.kind == JobKind::Q8Linear)
-        out[order[i]].q8 = quant::quantize_int8_per_channel(w, j.rows, j.cols);
+        out[order[i]].q8 = quant::quantize_int8_per_channel(rows, j.rows, j.cols);
       else
-        out[order[i]].q4 = quant::quantize_int4_grouped(w, j.rows, j.cols, j.group);
+        out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group);
       quant::release_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float));
     }
   };
@@ -203,7 +218,8 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
     const bool linear = n->is(ir::kVulkanDomain, "aten.linear.default") && r.scheme != QuantScheme::None;
     const bool embedding = n->is(ir::kVulkanDomain, "aten.embedding.default") && r.embedding;
     if (!linear && !embedding) continue;
-    ir::Value* w = n->input(linear ? 1 : 0);
+    bool transposed = false;
+    ir::Value* w = linear ? weight_constant(n->input(1), transposed) : n->input(0);
     QuantLayerReport rep;
     rep.node = n->name();
     rep.weight = w ? w->name() : "";
@@ -212,12 +228,12 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
     if (!is_f32_matrix(w)) {
       why = "weight is not a constant fp32 matrix";
     } else {
-      rep.rows = w->shape().sizes()[0];
-      rep.cols = w->shape().sizes()[1];
+      rep.rows = w->shape().sizes()[transposed ? 1 : 0];
+      rep.cols = w->shape().sizes()[transposed ? 0 : 1];
       rep.bytes_before = rep.bytes_after = w->data().size();
       why = excluded_by(ctx.quant, *n, *w);
     }
-    Job j{n, w, JobKind::Q4Embedding, rep.rows, rep.cols, r.embedding_group_size, ctx.quant_report.size()};
+    Job j{n, w, transposed, JobKind::Q4Embedding, rep.rows, rep.cols, r.embedding_group_size, ctx.quant_report.size()};
     if (!why && linear) {
       why = linear_misfit(r, *n, rep.rows, rep.cols);
       j.group = r.group_size;

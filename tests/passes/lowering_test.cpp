@@ -200,6 +200,12 @@ TEST(Lowering, MatMulVariants) {
                               f32({1, 5, 3}));
   linear.lower();
   EXPECT_EQ(linear.node->op_type(), "aten.linear.default");
+  // [K, N] reaches linear's [N, K] through a permute of the constant, folded after quantize-weights.
+  const ir::Node* t = linear.node->input(1)->producer();
+  ASSERT_EQ(t->op_type(), "aten.permute_copy.default");
+  EXPECT_EQ(t->output(0)->shape().sizes(), (Ints{3, 2}));
+  PassContext ctx;
+  fold_weight_transposes(linear.g, ctx);
   EXPECT_EQ(testing::floats(linear.node->input(1)), (std::vector<float>{1, 4, 2, 5, 3, 6}));
 
   Lowered mm;

@@ -149,6 +149,24 @@ double sqnr_int4(int64_t group) {
 }
 
 // Gaussian weights: a 4-bit grouped quantizer gives ~20 dB at small groups, less as groups grow.
+TEST(RowReader, TransposedSourcesQuantizeLikeTheirTranspose) {
+  // A [K, N] = [64, 37] matrix read as [N, K] (N not a multiple of the 16-row block).
+  const int64_t k = 64, n = 37;
+  const auto kn = gaussian(static_cast<size_t>(k * n), 9);
+  std::vector<float> nk(kn.size());
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < n; ++c) nk[c * k + r] = kn[r * n + c];
+  const Int4Grouped a = quant::quantize_int4_grouped(quant::RowReader(kn.data(), n, k, true), n, k, 32);
+  const Int4Grouped b = quant::quantize_int4_grouped(nk.data(), n, k, 32);
+  EXPECT_EQ(a.packed, b.packed);
+  EXPECT_EQ(a.scales, b.scales);
+  EXPECT_EQ(a.group_sums, b.group_sums);
+  const auto c = quant::quantize_int8_per_channel(quant::RowReader(kn.data(), n, k, true), n, k);
+  const auto d = quant::quantize_int8_per_channel(nk.data(), n, k);
+  EXPECT_EQ(c.q, d.q);
+  EXPECT_EQ(c.scales, d.scales);
+}
+
 TEST(QuantSqnr, FloorsOnGaussianWeights) {
   const double g32 = sqnr_int4(32), g64 = sqnr_int4(64), g128 = sqnr_int4(128), g256 = sqnr_int4(256);
   EXPECT_GT(g32, 19.5);

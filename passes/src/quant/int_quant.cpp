@@ -30,7 +30,21 @@ int8_t int4_quantize(float x, float scale) {
   return static_cast<int8_t>(std::clamp(round_even(x * inv), -8.0f, 7.0f));
 }
 
-Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, int64_t group) {
+const float* RowReader::row(int64_t n) {
+  if (!transposed_) return w_ + n * cols_;
+  if (block_start_ < 0 || n < block_start_ || n >= block_start_ + kBlock) {
+    block_start_ = n - n % kBlock;
+    const int64_t count = std::min(kBlock, rows_ - block_start_);
+    block_.resize(static_cast<size_t>(kBlock * cols_));
+    for (int64_t k = 0; k < cols_; ++k) {
+      const float* src = w_ + k * rows_ + block_start_;  // count consecutive floats of source row k
+      for (int64_t j = 0; j < count; ++j) block_[j * cols_ + k] = src[j];
+    }
+  }
+  return block_.data() + (n - block_start_) * cols_;
+}
+
+Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group) {
   if (group <= 0 || cols % group != 0) throw std::invalid_argument("cols must be a multiple of the group size");
   Int4Grouped r;
   r.rows = rows;
@@ -43,7 +57,7 @@ Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, in
   r.group_sums.resize(static_cast<size_t>(rows * groups));
   std::vector<float> qrow(static_cast<size_t>(cols));
   for (int64_t n = 0; n < rows; ++n) {
-    const float* wr = w + n * cols;
+    const float* wr = rows_of.row(n);
     double signal = 0, noise = 0;
     for (int64_t g = 0; g < groups; ++g) {
       const float* wg = wr + g * group;
@@ -76,14 +90,14 @@ Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, in
   return r;
 }
 
-Int8PerChannel quantize_int8_per_channel(const float* w, int64_t rows, int64_t cols) {
+Int8PerChannel quantize_int8_per_channel(RowReader rows_of, int64_t rows, int64_t cols) {
   Int8PerChannel r;
   r.rows = rows;
   r.cols = cols;
   r.q.resize(static_cast<size_t>(rows * cols));
   r.scales.resize(static_cast<size_t>(rows));
   for (int64_t n = 0; n < rows; ++n) {
-    const float* wr = w + n * cols;
+    const float* wr = rows_of.row(n);
     float amax = 0;
     for (int64_t i = 0; i < cols; ++i) amax = std::max(amax, std::fabs(wr[i]));
     const float scale = std::max(amax / 127.0f, kEps);

@@ -33,9 +33,35 @@ struct Int8PerChannel {
   double signal = 0, noise = 0;
 };
 
-/// `w` holds rows * cols floats; cols must be a multiple of group.
-Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, int64_t group);
-Int8PerChannel quantize_int8_per_channel(const float* w, int64_t rows, int64_t cols);
+/// The rows of a [rows, cols] f32 matrix, stored as is or transposed (as [cols, rows], e.g. a
+/// MatMul's [K, N] weight read as the linear's [N, K]). Transposed rows are gathered kBlock at a
+/// time into a small buffer (kBlock * cols floats), reading whole cache lines of the source.
+class RowReader {
+ public:
+  static constexpr int64_t kBlock = 16;
+  RowReader(const float* w, int64_t rows, int64_t cols, bool transposed)
+      : w_(w), rows_(rows), cols_(cols), transposed_(transposed) {}
+  /// Row n (call with n increasing for transposed sources).
+  const float* row(int64_t n);
+
+ private:
+  const float* w_;
+  int64_t rows_, cols_;
+  bool transposed_;
+  std::vector<float> block_;
+  int64_t block_start_ = -1;
+};
+
+/// cols must be a multiple of group.
+Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group);
+Int8PerChannel quantize_int8_per_channel(RowReader rows_of, int64_t rows, int64_t cols);
+/// `w` holds rows * cols floats, row-major.
+inline Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, int64_t group) {
+  return quantize_int4_grouped(RowReader(w, rows, cols, false), rows, cols, group);
+}
+inline Int8PerChannel quantize_int8_per_channel(const float* w, int64_t rows, int64_t cols) {
+  return quantize_int8_per_channel(RowReader(w, rows, cols, false), rows, cols);
+}
 
 /// The scale of a group with largest magnitude `amax` and its quantized value of `x`.
 float int4_scale(float amax);

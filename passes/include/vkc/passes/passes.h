@@ -36,6 +36,8 @@ void fuse_gelu(ir::Graph& g, PassContext& ctx);
 void fuse_batch_norm(ir::Graph& g, PassContext& ctx);
 /// Turns ONNX operators into ExecuTorch Vulkan runtime operators where a lowering exists.
 void lower_to_vulkan(ir::Graph& g, PassContext& ctx);
+/// Materializes the [N, K] weights of linears still read through permute_copy(W [K, N]).
+void fold_weight_transposes(ir::Graph& g, PassContext& ctx);
 /// Quantizes linear (and embedding) weights under ctx.quant into ET-VK's quantized operators.
 void quantize_weights(ir::Graph& g, PassContext& ctx);
 
