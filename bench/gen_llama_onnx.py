@@ -3,7 +3,10 @@
 
 Token embedding (Gather) -> LAYERS x [RMSNorm, q/k/v/o projections, SwiGLU MLP, residuals] -> RMSNorm -> lm_head.
 Attention is replaced by an elementwise mix (q * sigmoid(k) * v) so the model needs no SDPA fusion:
-the bench measures weight quantization and compile, whose cost is the projections.
+the bench measures weight quantization and compile, whose cost is the projections. With --attention
+it is real attention as HF exports write it: heads of 64, rotate-half RoPE on [1, H, S, D] with
+constant tables, MatMul / Div(sqrt D) / causal mask / Softmax / MatMul (fused by vkc into
+et_vk.apply_rotary_emb_hf and et_vk.sdpa).
 Linear layers are Gemm(transB=1) with [N, K] weights as exporters write them for 2-D inputs; with
 --matmul they are MatMul with [K, N] weights instead. Weights are Gaussian (std 0.02); for speed,
 slices of one random pool (generated once) rather than fresh draws per tensor.
@@ -28,6 +31,7 @@ def main():
     ap.add_argument("--seq", type=int, default=8)
     ap.add_argument("--matmul", action="store_true", help="MatMul with [K, N] weights instead of Gemm transB=1")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--attention", action="store_true", help="real attention (RoPE, causal SDPA) instead of a mix")
     a = ap.parse_args()
 
     rng = np.random.default_rng(a.seed)
@@ -77,15 +81,59 @@ def main():
         rt = node("Sqrt", [node("Add", [ms, "eps"], name + ".add")], name + ".sqrt")
         return node("Mul", [node("Div", [x, rt], name + ".div"), weight(name + ".weight", [a.dim], ones=True)], name)
 
+    def const(name, array, dtype=TensorProto.FLOAT):
+        inits.append(helper.make_tensor(name, dtype, list(array.shape), array.flatten().tolist()))
+        return name
+
+    heads, hd = a.dim // 64, 64
+    if a.attention:
+        inv = 10000.0 ** (-np.arange(0, hd, 2, dtype=np.float64) / hd)
+        ang = np.arange(a.seq)[:, None] * inv[None, :]
+        emb = np.concatenate([ang, ang], axis=-1).reshape(1, 1, a.seq, hd)
+        const("rope.cos", np.cos(emb).astype(np.float32))
+        const("rope.sin", np.sin(emb).astype(np.float32))
+        const("attn.mask", np.triu(np.full((a.seq, a.seq), -1e4, np.float32), 1).reshape(1, 1, a.seq, a.seq))
+        const("attn.scale", np.array(np.sqrt(hd), np.float32))
+        const("shape.heads", np.array([1, a.seq, heads, hd], np.int64), TensorProto.INT64)
+        const("shape.flat", np.array([a.seq, a.dim], np.int64), TensorProto.INT64)
+        const("rope.half", np.array([hd // 2], np.int64), TensorProto.INT64)
+        const("rope.zero", np.array([0], np.int64), TensorProto.INT64)
+        const("rope.end", np.array([hd], np.int64), TensorProto.INT64)
+        const("rope.axis", np.array([-1], np.int64), TensorProto.INT64)
+
+    def to_heads(t, name):
+        r = node("Reshape", [t, "shape.heads"], name + ".view")
+        return node("Transpose", [r], name + ".heads", perm=[0, 2, 1, 3])
+
+    def rope(t, name):
+        x2 = node("Slice", [t, "rope.half", "rope.end", "rope.axis"], name + ".x2")
+        x1 = node("Slice", [t, "rope.zero", "rope.half", "rope.axis"], name + ".x1")
+        rot = node("Concat", [node("Neg", [x2], name + ".neg"), x1], name + ".rot", axis=-1)
+        return node("Add", [node("Mul", [t, "rope.cos"], name + ".cos"), node("Mul", [rot, "rope.sin"], name + ".sin")],
+                    name + ".rope")
+
+    def attention(h, p):
+        q = rope(to_heads(linear(h, p + ".wq", a.dim, a.dim), p + ".q"), p + ".q")
+        k = rope(to_heads(linear(h, p + ".wk", a.dim, a.dim), p + ".k"), p + ".k")
+        v = to_heads(linear(h, p + ".wv", a.dim, a.dim), p + ".v")
+        kt = node("Transpose", [k], p + ".kt", perm=[0, 1, 3, 2])
+        s = node("Div", [node("MatMul", [q, kt], p + ".qk"), "attn.scale"], p + ".scaled")
+        probs = node("Softmax", [node("Add", [s, "attn.mask"], p + ".masked")], p + ".probs", axis=-1)
+        o = node("Transpose", [node("MatMul", [probs, v], p + ".pv")], p + ".o", perm=[0, 2, 1, 3])
+        return node("Reshape", [o, "shape.flat"], p + ".flat")
+
     x = node("Gather", [weight("tok_embeddings.weight", [a.vocab, a.dim]), "ids"], "embed", axis=0)
     for i in range(a.layers):
         p = f"layers.{i}"
         h = rms_norm(x, p + ".attention_norm")
-        q = linear(h, p + ".attention.wq", a.dim, a.dim)
-        k = linear(h, p + ".attention.wk", a.dim, a.dim)
-        v = linear(h, p + ".attention.wv", a.dim, a.dim)
-        mix = node("Mul", [node("Mul", [q, node("Sigmoid", [k], p + ".attention.gate")], p + ".attention.qk"), v],
-                   p + ".attention.mix")
+        if a.attention:
+            mix = attention(h, p + ".attention")
+        else:
+            q = linear(h, p + ".attention.wq", a.dim, a.dim)
+            k = linear(h, p + ".attention.wk", a.dim, a.dim)
+            v = linear(h, p + ".attention.wv", a.dim, a.dim)
+            mix = node("Mul", [node("Mul", [q, node("Sigmoid", [k], p + ".attention.gate")], p + ".attention.qk"), v],
+                       p + ".attention.mix")
         x = node("Add", [x, linear(mix, p + ".attention.wo", a.dim, a.dim)], p + ".attention.residual")
         h = rms_norm(x, p + ".ffn_norm")
         g = linear(h, p + ".feed_forward.w1", a.dim, a.hidden)

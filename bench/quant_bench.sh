@@ -6,7 +6,8 @@
 #   bench/quant_bench.sh                      # 8da4w on the 1.1 B model (4.5 GB of fp32 data, generated once)
 #   bench/quant_bench.sh --recipe 8da4w-embedding --recipe int4-weight-only
 #   bench/quant_bench.sh --small              # a 0.1 B model, for a quick check
-#   bench/quant_bench.sh --dir DIR --vkc PATH --repeat N --matmul
+#   bench/quant_bench.sh --dir DIR --vkc PATH --repeat N --matmul --attention
+#   bench/quant_bench.sh --matmul --attention --gates --recipe 8da4w-fp16-embedding   # ET-VK CI's gates
 #
 # The model is cached in DIR (default ${TMPDIR:-/tmp}/vkc-quant-bench) and reused while its
 # parameters are the same. Runs are warm-cache (the generator just wrote the data, or a previous run
@@ -19,6 +20,7 @@ dir=${TMPDIR:-/tmp}/vkc-quant-bench
 vkc=${VKC:-}
 recipes=()
 repeat=1
+gates=0  # --gates: also run ET-VK CI's artifact gates on each .pte (vkc inspect --require-...)
 gen_args=(--dim 2048 --hidden 8192 --layers 15 --vocab 32000 --seq 8)
 while (($#)); do
   case $1 in
@@ -28,6 +30,8 @@ while (($#)); do
     --repeat) repeat=$2; shift 2 ;;
     --small) gen_args=(--dim 1024 --hidden 2816 --layers 8 --vocab 16000 --seq 8); shift ;;
     --matmul) gen_args+=(--matmul); shift ;;
+    --attention) gen_args+=(--attention); shift ;;
+    --gates) gates=1; shift ;;
     -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "quant_bench: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -63,6 +67,10 @@ for recipe in "${recipes[@]}"; do
       "$dir/report-$recipe.json")
     printf '%-24s %8.2f %10.0f %10.1f %8s  %s\n' "$recipe" "$wall" "$(echo "$rss / 1024" | bc -l)" \
       "$(echo "$(stat -c %s "$out") / 1048576" | bc -l)" ${summary}
+    if ((gates)); then
+      "$vkc" inspect "$out" --require-called-delegate VulkanBackend --require-family quantized-linear,sdpa,embedding \
+        --max-size 770MiB > /dev/null && echo "  gates: VulkanBackend called; quantized-linear, sdpa, embedding; <= 770 MiB: pass"
+    fi
     rm -f "$out"
   done
 done
