@@ -21,17 +21,14 @@ layout(push_constant) uniform Params {
   int has_bias;
 } p;
 
-uint byte_at(int i) { return (t_weight[i >> 2] >> (8 * (i & 3))) & 0xFFu; }
+#include "vkc_q4.glslh"
 
 float weight_at(int n, int k) {
 #if defined(WEIGHTS_q8)
-  const int q = int(byte_at(n * p.k + k) << 24) >> 24;  // sign-extend
+  const int q = int(weight_byte(n * p.k + k) << 24) >> 24;  // sign-extend
   return float(q) * t_scales[n];
 #else
-  const int row_bytes = ((p.k + 7) / 8) * 4;
-  const uint b = byte_at(n * row_bytes + (k >> 1));
-  const int q = int((k & 1) == 0 ? (b & 0xFu) : (b >> 4)) - 8;
-  return float(q) * t_scales[(k / p.group) * p.scales_stride + n];
+  return float(q4_at(n, k, p.k)) * t_scales[(k / p.group) * p.scales_stride + n];
 #endif
 }
 

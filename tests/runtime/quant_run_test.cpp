@@ -61,14 +61,17 @@ TEST(QuantizedPrograms, StayCloseToTheFp32ProgramOnTheCpuBackend) {
   }
 }
 
-TEST(QuantizedPrograms, WeightOnlyRecipesOnVulkanMatchCpu) {
-  // The embedding and the int8 / int4 linears (linear_quantized.glsl) on the GPU.
+TEST(QuantizedPrograms, RecipesOnVulkanMatchCpu) {
+  // The embeddings (fp and int4), the int8 / int4 linears (linear_quantized.glsl) and the 8da4w pair
+  // (choose_qparams.glsl, linear_dq8ca.glsl) on the GPU. Weight-only programs give the cpu backend's
+  // numbers to rounding; 8da4w's per-row activation scales are computed in f32 on the GPU (double on
+  // the cpu), so an activation may land one int8 step away: compared by SQNR.
   if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
   TempDir dir;
   const LlamaTestModel model = LlamaTestModel::write(dir.path());
   const auto ids = kernels::HostTensor::of(ir::DType::Int64, {LlamaTestModel::kSeq},
                                            std::vector<int64_t>{5, 0, 255, 17, 64, 128, 9, 31});
-  for (const char* recipe : {"int8-weight-only", "int4-weight-only:32"}) {
+  for (const char* recipe : {"int8-weight-only", "int4-weight-only:32", "8da4w:32", "8da4w:32-embedding"}) {
     compiler::CompileConfig c;
     c.quantize = recipe;
     const fs::path pte = dir / (std::string(recipe) + ".pte");
@@ -78,7 +81,10 @@ TEST(QuantizedPrograms, WeightOnlyRecipesOnVulkanMatchCpu) {
     for (size_t o = 0; o < cpu.size(); ++o) {
       double diff = 0;
       for (int64_t i = 0; i < cpu[o].numel(); ++i) diff = std::max(diff, std::abs(cpu[o].get_f(i) - gpu[o].get_f(i)));
-      EXPECT_LT(diff, 1e-5) << recipe << " output " << o;
+      if (std::string(recipe).rfind("8da4w", 0) == 0)
+        EXPECT_GT(sqnr_db(cpu[o], gpu[o]), 50.0) << recipe << " output " << o;
+      else
+        EXPECT_LT(diff, 1e-5) << recipe << " output " << o;
     }
   }
 }

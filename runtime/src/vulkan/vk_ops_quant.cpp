@@ -1,10 +1,23 @@
-// Quantized operators on the GPU: the int8 and int4 weight linears (linear_quantized.glsl).
+// Quantized operators on the GPU: the int8 and int4 weight linears (linear_quantized.glsl), the
+// 8da4w pair choose_qparams_affine (choose_qparams.glsl) + linear_dq8ca_q4gsw (linear_dq8ca.glsl),
+// and the int4 embedding (embedding_q4.glsl).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <tuple>
 
 #include "vk_encoder.h"
 
 namespace vkc::runtime::vk {
 namespace {
+
+// The int4 grouped scales [K / group, >= N] of a linear (argument i), with their row stride.
+std::pair<VkBuffer, int32_t> q4_scales(Encoder& e, size_t i, int64_t n, int64_t k, int64_t group) {
+  const GpuTensor& s = e.constant(i, ir::DType::Float32);
+  if (group <= 0 || k % group != 0 || s.dims.size() != 2 || s.dims[0] != k / group || s.dims[1] < n)
+    e.fail(fmt::format("scales [{}] do not fit K={}, N={}, group {}", fmt::join(s.dims, ", "), k, n, group));
+  return {s.buffer.buffer, static_cast<int32_t>(s.dims[1])};
+}
 
 // aten._weight_int8pack_mm(x, w [N, K] int8, scales [N]) and
 // et_vk.linear_q4gsw(x, w [N, pad8(K) / 2] uint8, scales [K / group, >= N], group, bias?).
@@ -21,11 +34,7 @@ void quantized_linear(Encoder& e) {
   VkBuffer scales;
   if (q4) {
     group = static_cast<int32_t>(e.int_arg(3));
-    const GpuTensor& s = e.constant(2, ir::DType::Float32);
-    if (group <= 0 || k % group != 0 || s.dims.size() != 2 || s.dims[0] != k / group || s.dims[1] < n)
-      e.fail(fmt::format("scales [{}] do not fit K={}, N={}, group {}", fmt::join(s.dims, ", "), k, n, group));
-    stride = static_cast<int32_t>(s.dims[1]);
-    scales = s.buffer.buffer;
+    std::tie(scales, stride) = q4_scales(e, 2, n, k, group);
   } else {
     scales = e.raw(2, ir::DType::Float32, n);
   }
@@ -39,11 +48,88 @@ void quantized_linear(Encoder& e) {
              p, out.items());
 }
 
+// torchao.choose_qparams_affine(input, "ASYMMETRIC", block [1, .., K], int8, qmin?, qmax?, eps?, ...)
+// -> (scale, zero_point), one per row.
+void choose_qparams(Encoder& e) {
+  const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
+  if (outs.size() != 2) e.fail("expected (scale, zero_point) outputs");
+  GpuTensor& scale = e.tensor_id(outs[0]);
+  GpuTensor& zp = e.tensor_id(outs[1]);
+  GpuTensor& x = e.tensor(0, &scale);
+  if (e.string_arg(1) != "ASYMMETRIC") e.fail("only ASYMMETRIC mapping is supported");
+  const auto block = e.int_list(2);
+  for (size_t i = 0; i + 1 < block.size(); ++i)
+    if (block[i] != 1) e.fail("only per-row blocks [1, ..., K] are supported");
+  if (block.empty() || x.dims.empty() || block.back() != x.dims.back()) e.fail("only per-row blocks [1, ..., K] are supported");
+  e.require_rep(x, scale, "the input", true);
+  if (zp.texture != scale.texture || zp.dtype != ir::DType::Int32) e.fail("the zero point must be i32 like the scale's storage");
+  if (scale.texture && scale.packed_dim != 0) e.fail("textures must be width-packed");
+  const auto& v = e.variant(scale);
+  Push p(v);
+  p.iv("in_sizes", x.sizes).i("qmin", static_cast<int32_t>(e.opt_scalar(4).value_or(-128)));
+  p.i("qmax", static_cast<int32_t>(e.opt_scalar(5).value_or(127)));
+  p.f("eps", e.is_null(6) ? 1.1920929e-07f : static_cast<float>(e.float_arg(6)));
+  e.dispatch(v, {scale.resource(), zp.resource(), x.resource()}, p, scale.items());
+}
+
+// et_vk.linear_dq8ca_q4gsw(input, input_scale, input_zero_point, weights, weight_sums, weight_scales,
+// group_size, bias?): weight_sums serve the runtime's integer formulation; this kernel dequantizes.
+void linear_dq8ca(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0);
+  GpuTensor& xs = e.tensor(1);
+  GpuTensor& xz = e.tensor(2);
+  e.require_rep(in, out, "the input", true);
+  e.require_rep(xs, out, "the input scale", true);
+  if (xz.texture != out.texture || xz.dtype != ir::DType::Int32) e.fail("the input zero point must be i32 in the output's storage");
+  if (out.texture && out.packed_dim != 0) e.fail("textures must be width-packed");
+  const int64_t n = out.dims.back(), k = in.dims.back();
+  const int64_t row_bytes = (k + 7) / 8 * 4;
+  const VkBuffer weight = e.raw(3, ir::DType::UInt8, n * row_bytes);
+  const int32_t group = static_cast<int32_t>(e.int_arg(6));
+  const auto [scales, stride] = q4_scales(e, 5, n, k, group);
+  const bool has_bias = !e.is_null(7);
+  const VkBuffer bias = has_bias ? e.raw(7, ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32);
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
+  p.i("has_bias", has_bias ? 1 : 0);
+  e.dispatch(v,
+             {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE},
+              xs.resource(), xz.resource()},
+             p, out.items());
+}
+
+// et_vk.embedding_q4gsw(weight [V, pad8(D) / 2] uint8, weight_scales [V, D / group], group_size,
+// indices, is_linear_weight=True).
+void embedding_q4(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& idx = e.tensor(3);
+  if (!e.bool_arg(4)) e.fail("only linear-weight packing (is_linear_weight=True) is supported");
+  if (idx.texture != out.texture || idx.dtype != ir::DType::Int32) e.fail("the indices must be i32 in the output's storage");
+  const int64_t d = out.dims.back(), group = e.int_arg(2);
+  const GpuTensor& table = e.constant(0, ir::DType::UInt8);
+  const GpuTensor& scales = e.constant(1, ir::DType::Float32);
+  if (table.dims.size() != 2 || scales.dims.size() != 2 || group <= 0 || d % group != 0 ||
+      scales.dims[1] * group != d || table.dims[1] * 2 < d || (table.dims[0] * table.dims[1]) % 4 != 0)
+    e.fail("the table, scales and group do not fit the output");
+  if (out.dims.size() > 4 || idx.dims.size() > 3) e.fail("the output has rank > 4");
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("idx_sizes", idx.sizes).i("out_packed_dim", out.packed_dim);
+  p.i("idx_packed_dim", idx.packed_dim).i("rows", static_cast<int32_t>(table.dims[0])).i("group", static_cast<int32_t>(group));
+  e.dispatch(v, {out.resource(), idx.resource(), {table.buffer.buffer, VK_NULL_HANDLE}, {scales.buffer.buffer, VK_NULL_HANDLE}},
+             p, out.items());
+}
+
 }  // namespace
 
 void add_quant_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten._weight_int8pack_mm.default"] = quantized_linear;
   t["et_vk.linear_q4gsw.default"] = quantized_linear;
+  t["torchao.choose_qparams_affine.default"] = choose_qparams;
+  t["et_vk.linear_dq8ca_q4gsw.default"] = linear_dq8ca;
+  t["et_vk.embedding_q4gsw.default"] = embedding_q4;
 }
 
 }  // namespace vkc::runtime::vk
