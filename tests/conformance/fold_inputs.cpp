@@ -66,6 +66,7 @@ void fold_inputs(onnx::ModelProto& model, const std::map<std::string, onnx::Tens
     onnx::TensorProto* t = g->add_initializer();
     *t = value;
     t->set_name(name);
+    if (model.ir_version() < 4) continue;  // before IR 4 every initializer is also a graph input
     auto* inputs = g->mutable_input();
     inputs->erase(std::remove_if(inputs->begin(), inputs->end(), [&](const auto& i) { return i.name() == name; }),
                   inputs->end());

@@ -34,14 +34,20 @@ Result lower_math_unary(ir::Graph& g, ir::Node* n) {
   return fmt::format("no Vulkan lowering for {}", n->op_type());
 }
 
-Result lower_pow(ir::Graph&, ir::Node* n) {
+Result lower_pow(ir::Graph& g, ir::Node* n) {
   if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
   if (auto e = constant_scalar(n->input(1))) {
     if (*e == 0.5) to_runtime(n, "aten.sqrt.default", {n->input(0)}, {});
     else to_runtime(n, "aten.pow.Tensor_Scalar", {n->input(0)}, {{"exponent", *e}});
     return std::nullopt;
   }
-  to_runtime(n, "aten.pow.Tensor_Tensor", {n->input(0), n->input(1)}, {});
+  ir::Value* y = n->input(1);
+  if (y->type().known() && y->dtype() != n->output(0)->dtype()) {  // ONNX allows an integer exponent
+    ir::Node* cast = g.add_node(ir::kVulkanDomain, "aten._to_copy.default", {y},
+                                {{n->output(0)->dtype(), y->shape()}}, g.unique_name(n->name() + "_exponent"), n);
+    y = cast->output(0);
+  }
+  to_runtime(n, "aten.pow.Tensor_Tensor", {n->input(0), y}, {});
   return std::nullopt;
 }
 

@@ -131,7 +131,7 @@ std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DT
     fail(fmt::format("rank-{} {} tensors are not supported (at most {})", g->dims.size(), texture ? "texture" : "buffer",
                      texture ? 4 : 8));
   for (int64_t d : g->dims)
-    if (d <= 0) fail(fmt::format("tensor [{}] has a zero-size dim", fmt::join(g->dims, ",")));
+    if (d < 0) fail(fmt::format("tensor [{}] has a negative dim", fmt::join(g->dims, ",")));
   // Rank 5-8 (buffers only): the leading dims fold into N, so element counts and contiguous
   // indexing hold for shaders that see WHCN sizes; shape ops use copy_nd.glsl.
   std::vector<int64_t> folded = g->dims;
@@ -149,6 +149,7 @@ std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DT
     if (f == VK_FORMAT_UNDEFINED) fail(fmt::format("{} textures are not supported", ir::dtype_name(dtype)));
     ivec4 e = g->sizes;
     e[packed] = (e[packed] + 3) / 4;
+    for (int& x : e) x = std::max(x, 1);  // an empty tensor still gets a 1-texel image
     const uint32_t z = static_cast<uint32_t>(e[2] * e[3]);  // batches stacked along z
     const std::array<uint32_t, 3> extents{static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]), z};
     g->image = bound ? dev_->ctx->make_image(f, extents) : dev_->ctx->make_unbound_image(f, extents);
@@ -171,7 +172,7 @@ void VulkanDelegate::bind_memory_objects() {
   std::map<int32_t, std::vector<int32_t>> objects;
   for (size_t id = 0; id < graph_.values.size(); ++id)
     if (const auto* t = std::get_if<VkTensor>(&graph_.values[id]); t && t->constant_id < 0 && t->mem_obj_id >= 0 &&
-        t->dims.size() <= 4 && std::find(t->dims.begin(), t->dims.end(), 0u) == t->dims.end())
+        t->dims.size() <= 4)
       objects[t->mem_obj_id].push_back(static_cast<int32_t>(id));  // others fail (named) when an op uses them
   for (const auto& [obj, ids] : objects) {
     if (ids.size() < 2) continue;
@@ -376,6 +377,7 @@ const codegen::LibraryVariant& VulkanDelegate::embedded(const codegen::LibraryVa
 
 void VulkanDelegate::dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
                               int64_t items) {
+  if (items <= 0) return;  // an empty tensor: nothing to compute
   Dispatch d;
   d.variant = &v;
   d.resources = std::move(resources);

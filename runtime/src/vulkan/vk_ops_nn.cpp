@@ -157,6 +157,32 @@ void batch_norm(Encoder& e) {
              p, out.items());
 }
 
+// native_group_norm(input, weight?, bias?, N, C, HxW, group, eps) -> (out, mean, rstd): the
+// per-(batch, group) statistics into a scratch buffer (group_norm_stats.glsl), then the
+// normalization (group_norm.glsl); mean and rstd must be unused.
+void group_norm(Encoder& e) {
+  GpuTensor& out = normalized_output(e);
+  GpuTensor& in = e.tensor(0);
+  e.require_rep(in, out, "the input", true);
+  require_rank4(e, in, "the input");
+  const int64_t c = in.dims[1], groups = e.int_arg(6);
+  if (groups <= 0 || c % groups != 0) e.fail(fmt::format("{} channels do not split into {} groups", c, groups));
+  const auto [w, b] = weight_and_bias(e, 1, c, out.dtype);
+  GpuTensor proto;
+  proto.dtype = ir::DType::Float32;
+  GpuTensor& stats = e.scratch({in.dims[0] * groups * 2}, proto);
+  const auto& sv = e.variant(out, {}, "group_norm_stats");
+  Push sp(sv);
+  sp.iv("in_sizes", in.sizes).i("packed_dim", in.packed_dim).i("groups", static_cast<int32_t>(groups));
+  sp.f("eps", static_cast<float>(e.scalar_arg(7)));
+  e.dispatch(sv, {stats.resource(), in.resource()}, sp, in.dims[0] * groups * std::max<int64_t>(1, sv.local_size[0]));
+  const auto& v = e.variant(out, {}, "group_norm");
+  Push p(v);
+  p.iv("sizes", out.sizes).i("packed_dim", out.packed_dim).i("groups", static_cast<int32_t>(groups));
+  e.dispatch(v, {out.resource(), in.resource(), {w, VK_NULL_HANDLE}, {b, VK_NULL_HANDLE}, stats.resource()}, p,
+             out.items());
+}
+
 // native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd), over
 // the last dim only; mean and rstd must be unused.
 void layer_norm(Encoder& e) {
@@ -215,6 +241,7 @@ void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten.bmm.default"] = matmul;
   t["aten._native_batch_norm_legit_no_training.default"] = batch_norm;
   t["aten.native_layer_norm.default"] = layer_norm;
+  t["aten.native_group_norm.default"] = group_norm;
   t["aten.upsample_nearest2d.vec"] = upsample;
   t["aten.upsample_bilinear2d.vec"] = upsample;
 }
