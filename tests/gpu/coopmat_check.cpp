@@ -267,12 +267,13 @@ bool run_problem(const Device& d, const vkc::codegen::LibraryVariant& v, uint32_
   VkQueryPool qp;
   VK_CHECK(vkCreateQueryPool(d.dev, &qpi, nullptr, &qp));
   const int32_t mnk[4] = {int32_t(M), int32_t(N), int32_t(K), 0};
+  constexpr uint32_t kTile = 128;  // output tile per workgroup (shader-specs/matmul_coopmat.glsl)
   auto dispatch = [&](VkCommandBuffer cb, uint32_t count) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0, nullptr);
     vkCmdPushConstants(cb, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof mnk, mnk);
     for (uint32_t i = 0; i < count; ++i) {
-      vkCmdDispatch(cb, (N + 63) / 64, (M + 63) / 64, 1);
+      vkCmdDispatch(cb, (N + kTile - 1) / kTile, (M + kTile - 1) / kTile, 1);
       barrier(cb);
     }
   };
