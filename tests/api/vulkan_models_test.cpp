@@ -97,5 +97,32 @@ TEST(VulkanModels, RankFiveShapeOpsMatchCpu) {
   EXPECT_EQ(cpu.outputs[0].get_f(((1 * 2 + 1) * 4 + 2) * 5 + 3), in[0].get_f(((2 * 3 + 2) * 2 + 1) * 5 + 3));
 }
 
+// Gather with constant indices along a non-leading axis: index_select (index_select.glsl).
+TEST(VulkanModels, IndexSelectMatchesCpu) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  ModelBuilder b(8, 13);
+  b.input("x", kF32, {2, 4, 3, 5});
+  b.output("y", kF32, {2, 3, 3, 5});
+  auto* idx = b.initializer("idx", onnx::TensorProto_DataType_INT64, {3});
+  for (int64_t v : {3, 0, -2}) idx->add_int64_data(v);
+  attr_int(b.node("Gather", {"x", "idx"}, {"y"}, "pick"), "axis", 1);
+  std::string bytes;
+  ASSERT_TRUE(b.model.SerializeToString(&bytes));
+  const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path(),
+                                  CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  const InspectResult report = inspect(r.pte);
+  EXPECT_EQ(report.report.delegates.at(0).ops.count("aten.index_select.default"), 1u);
+  const std::vector<Tensor> in = {Tensor::of(ir::DType::Float32, {2, 4, 3, 5}, normal(120, 6))};
+  RunOptions vk;
+  vk.backend = "vulkan";
+  const RunResult cpu = vkc::run(r.pte, in), gpu = vkc::run(r.pte, in, vk);
+  ASSERT_TRUE(cpu) << describe(cpu.diagnostics);
+  ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
+  for (int64_t i = 0; i < 90; ++i) ASSERT_EQ(gpu.outputs.at(0).get_f(i), cpu.outputs.at(0).get_f(i)) << i;
+  // y[1, 2, c, w] = x[1, 2 (= -2 + 4), c, w]
+  EXPECT_EQ(cpu.outputs[0].get_f(((1 * 3 + 2) * 3 + 1) * 5 + 4), in[0].get_f(((1 * 4 + 2) * 3 + 1) * 5 + 4));
+}
+
 }  // namespace
 }  // namespace vkc::test

@@ -1,6 +1,7 @@
 // The `vulkan` backend: one device and shader library per backend, one VulkanDelegate per delegate.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "vk_delegate.h"
@@ -47,6 +48,13 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& options) {
   dev->ctx = vk::Context::create(options.validation);
   dev->pipelines = std::make_unique<vk::PipelineCache>(dev->ctx);
   return std::make_unique<VulkanBackend>(std::move(dev));
+}
+
+std::vector<std::string> vulkan_operators() {
+  std::vector<std::string> out;
+  for (const auto& [name, fn] : vk::vulkan_ops()) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::string vulkan_device_name() {

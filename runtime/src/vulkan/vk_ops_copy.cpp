@@ -202,6 +202,27 @@ void pixel_shuffle(Encoder& e) {
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
+// index_select(self, dim, index): index is a 1-D int tensor (index_select.glsl).
+void index_select(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  e.require_rep(in, out, "the input", false);
+  GpuTensor like;  // a constant index is materialized as i32 in the output's storage
+  like.dtype = ir::DType::Int32;
+  like.texture = out.texture;
+  like.packed_dim = out.packed_dim;
+  GpuTensor& index = e.tensor(2, &like);
+  if (index.texture != out.texture || index.dtype != ir::DType::Int32 || index.dims.size() != 1)
+    e.fail("the index must be a 1-D int tensor in the output's storage");
+  const int dim = whcn_dim(e.int_arg(1), in.dims.size());
+  if (dim < 0 || dim >= static_cast<int>(in.dims.size()) || in.dims.size() > 4) e.fail("dim is out of range");
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("index_sizes", index.sizes);
+  p.iv("packed_dims", {out.packed_dim, in.packed_dim, index.packed_dim, 0}).i("dim", dim);
+  e.dispatch(v, {out.resource(), in.resource(), index.resource()}, p, out.items());
+}
+
 // repeat(self, repeats): tiles self (rank <= 4, output rank <= 4) (gather_copy.glsl).
 void repeat(Encoder& e) {
   GpuTensor& out = e.out();
@@ -237,6 +258,7 @@ void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten.view_copy.default"] = view_copy;
   t["aten.pixel_shuffle.default"] = pixel_shuffle;
   t["aten.repeat.default"] = repeat;
+  t["aten.index_select.default"] = index_select;
 }
 
 }  // namespace vkc::runtime::vk

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "vkc/runtime/backend.h"
 
@@ -26,6 +27,9 @@ VulkanOptions vulkan_options_from_env();
 /// lavapipe) and loads the shader library. Throws RuntimeError when there is no device or the
 /// bundle file cannot be read.
 std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& options);
+
+/// The runtime operators (registry names) the vulkan backend has encoders for, sorted.
+std::vector<std::string> vulkan_operators();
 
 /// The name of the device make_vulkan_backend would pick; empty when there is none.
 std::string vulkan_device_name();
