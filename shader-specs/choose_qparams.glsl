@@ -22,14 +22,7 @@ layout(push_constant) uniform Params {
   float eps;
 } p;
 
-float load(ivec4 w) {
-#if defined(STORAGE_buffer)
-  return float(t_in[whcn_to_index(w, p.in_sizes)]);
-#else
-  const ivec4 t = whcn_to_texel(w, p.in_sizes, 0);
-  return float(imageLoad(t_in, t.xyz)[t.w]);
-#endif
-}
+float load(ivec4 w) { return float(TENSOR_AT(t_in, w, p.in_sizes, 0)); }
 
 // (scale, zero point) of the row at WHCN (., h, c, n).
 vec2 qparams(ivec3 row) {

@@ -17,37 +17,13 @@ layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { T t_we
 layout(push_constant) uniform Params {
   ivec4 out_sizes;
   ivec4 idx_sizes;
-  int out_packed_dim;
-  int idx_packed_dim;
+  ivec4 packed_dims;  // out, indices
   int rows;
 } p;
 
-float lookup(ivec4 w) {
-  const ivec4 iw = ivec4(w.yzw, 0);
-#if defined(STORAGE_buffer)
-  const int row = t_idx[whcn_to_index(iw, p.idx_sizes)];
-#else
-  const ivec4 tx = whcn_to_texel(iw, p.idx_sizes, p.idx_packed_dim);
-  const int row = imageLoad(t_idx, tx.xyz)[tx.w];
-#endif
+SCALAR_T source(ivec4 w) {
+  const int row = TENSOR_AT(t_idx, ivec4(w.yzw, 0), p.idx_sizes, p.packed_dims.y);
   return row >= 0 && row < p.rows ? float(t_weight[row * p.out_sizes.x + w.x]) : 0.0;
 }
 
-void main() {
-  const int i = global_index();
-#if defined(STORAGE_buffer)
-  if (i >= numel(p.out_sizes)) return;
-  t_out[i] = T(lookup(index_to_whcn(i, p.out_sizes)));
-#else
-  const ivec3 extents = texture_extents(p.out_sizes, p.out_packed_dim);
-  if (i >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(i, extents);
-  const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.out_packed_dim);
-  vec4 y = vec4(0.0);
-  for (int l = 0; l < 4; ++l) {
-    const ivec4 w = base + l * dim_unit(p.out_packed_dim);
-    if (in_bounds(w, p.out_sizes)) y[l] = lookup(w);
-  }
-  imageStore(t_out, pos, VEC4_T(y));
-#endif
-}
+#include "vkc_gather_main.glslh"

@@ -18,14 +18,7 @@ layout(push_constant) uniform Params {
   float eps;
 } p;
 
-float load(ivec4 w) {
-#if defined(STORAGE_buffer)
-  return float(t_in[whcn_to_index(w, p.in_sizes)]);
-#else
-  const ivec4 t = whcn_to_texel(w, p.in_sizes, p.packed_dim);
-  return float(imageLoad(t_in, t.xyz)[t.w]);
-#endif
-}
+float load(ivec4 w) { return float(TENSOR_AT(t_in, w, p.in_sizes, p.packed_dim)); }
 
 shared float partial[LOCAL_SIZE_X];
 

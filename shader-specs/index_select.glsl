@@ -34,29 +34,7 @@ SCALAR_T source(ivec4 w) {
   const int j = index_at(w[p.dim]);
   s[p.dim] = j < 0 ? j + p.in_sizes[p.dim] : j;  // negative indices count from the end (ONNX Gather)
   if (!in_bounds(s, p.in_sizes)) return SCALAR_T(0);
-#if defined(STORAGE_buffer)
-  return SCALAR_T(t_in[whcn_to_index(s, p.in_sizes)]);
-#else
-  const ivec4 t = whcn_to_texel(s, p.in_sizes, p.packed_dims.y);
-  return SCALAR_T(imageLoad(t_in, t.xyz)[t.w]);
-#endif
+  return SCALAR_T(TENSOR_AT(t_in, s, p.in_sizes, p.packed_dims.y));
 }
 
-void main() {
-  const int i = global_index();
-#if defined(STORAGE_buffer)
-  if (i >= numel(p.out_sizes)) return;
-  t_out[i] = T(source(index_to_whcn(i, p.out_sizes)));
-#else
-  const ivec3 extents = texture_extents(p.out_sizes, p.packed_dims.x);
-  if (i >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(i, extents);
-  const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.packed_dims.x);
-  VEC4_T y = VEC4_T(0);
-  for (int lane = 0; lane < 4; ++lane) {
-    const ivec4 w = base + lane * dim_unit(p.packed_dims.x);
-    if (in_bounds(w, p.out_sizes)) y[lane] = source(w);
-  }
-  imageStore(t_out, pos, y);
-#endif
-}
+#include "vkc_gather_main.glslh"

@@ -29,28 +29,7 @@ float finish(float acc, int n) {
   return p.alpha * acc + (p.has_bias != 0 ? p.beta * float(t_bias[n]) : 0.0);
 }
 
-void main() {
-  const int idx = global_index();
-  const int n_out = p.out_sizes.x;
-#if defined(STORAGE_buffer)
-  if (idx >= numel(p.out_sizes)) return;
-  const int n = idx % n_out, row = idx / n_out;
-  float acc = 0.0;
-  for (int k = 0; k < p.k; ++k) acc += float(t_in[row * p.k + k]) * weight_at(n, k);
-  t_out[idx] = T(finish(acc, n));
-#else
-  const ivec3 extents = texture_extents(p.out_sizes, 0);
-  if (idx >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(idx, extents);
-  const int n0 = pos.x * 4;
-  vec4 acc = vec4(0.0);
-  for (int k4 = 0; k4 < div_up4(p.k); ++k4) {
-    const vec4 x = vec4(imageLoad(t_in, ivec3(k4, pos.y, pos.z)));
-    for (int j = 0; j < 4 && 4 * k4 + j < p.k; ++j)
-      for (int lane = 0; lane < 4 && n0 + lane < n_out; ++lane) acc[lane] += x[j] * weight_at(n0 + lane, 4 * k4 + j);
-  }
-  vec4 r = vec4(0.0);
-  for (int lane = 0; lane < 4 && n0 + lane < n_out; ++lane) r[lane] = finish(acc[lane], n0 + lane);
-  imageStore(t_out, pos, VEC4_T(r));
-#endif
-}
+vec2 row_params(int row) { return vec2(0.0); }
+float input_value(float x, vec2 params) { return x; }
+
+#include "vkc_linear_main.glslh"

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <random>
 
 #include "onnx_test_models.h"
 #include "vkc/vkc.h"
@@ -14,6 +15,15 @@ inline CompileOptions example_options() {
   CompileOptions o;
   o.input_shapes["image"] = {1, 3, 32, 32};
   return o;
+}
+
+/// n values of a standard normal distribution from `seed`.
+inline std::vector<float> normal_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
 }
 
 /// "error: ..." lines, for failure messages.

@@ -205,14 +205,18 @@ std::vector<Tensor> inputs_for(const Session& s) {
   return ins;
 }
 
-std::vector<Tensor> run_cpu(const std::vector<uint8_t>& pte) {
-  Session s = Session::open(pte);
+std::vector<Tensor> run_on(const std::vector<uint8_t>& pte, const char* backend = "cpu") {
+  RunOptions o;
+  o.backend = backend;
+  Session s = Session::open(pte, o);
   EXPECT_TRUE(s) << describe(s.diagnostics());
   if (!s) return {};
   RunResult r = s.run(inputs_for(s));
   EXPECT_TRUE(r) << describe(r.diagnostics);
   return r.outputs;
 }
+
+std::vector<Tensor> run_cpu(const std::vector<uint8_t>& pte) { return run_on(pte); }
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.shape, b.shape);
@@ -296,15 +300,10 @@ TEST(ExporterPatterns, BlocksOnVulkanMatchCpu) {
   for (const auto& model : {hf_llama_legacy(), meta_dynamo()}) {
     const CompileResult r = compile(model, fs::path(), CompileOptions{});
     ASSERT_TRUE(r) << r.error();
-    const auto cpu = run_cpu(r.pte);
-    RunOptions vk;
-    vk.backend = "vulkan";
-    Session s = Session::open(r.pte, vk);
-    ASSERT_TRUE(s) << describe(s.diagnostics());
-    const RunResult gpu = s.run(inputs_for(s));
-    ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
+    const auto cpu = run_cpu(r.pte), gpu = run_on(r.pte, "vulkan");
     ASSERT_EQ(cpu.size(), 1u);
-    EXPECT_LT(max_abs_diff(gpu.outputs.at(0), cpu[0]), 1e-4);
+    ASSERT_EQ(gpu.size(), 1u);
+    EXPECT_LT(max_abs_diff(gpu[0], cpu[0]), 1e-4);
   }
 }
 
@@ -339,15 +338,10 @@ TEST(ExporterPatterns, RotaryOpsOnVulkanMatchCpu) {
       const InspectResult report = inspect(r.pte);
       ASSERT_TRUE(report);
       EXPECT_EQ(report.report.delegates.at(0).families.count("rope"), 1u);
-      const auto cpu = run_cpu(r.pte);
-      RunOptions vk;
-      vk.backend = "vulkan";
-      Session s = Session::open(r.pte, vk);
-      ASSERT_TRUE(s) << describe(s.diagnostics());
-      const RunResult gpu = s.run(inputs_for(s));
-      ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
+      const auto cpu = run_cpu(r.pte), gpu = run_on(r.pte, "vulkan");
       ASSERT_EQ(cpu.size(), 1u);
-      EXPECT_LT(max_abs_diff(gpu.outputs.at(0), cpu[0]), 1e-5) << halves << heads_first;
+      ASSERT_EQ(gpu.size(), 1u);
+      EXPECT_LT(max_abs_diff(gpu[0], cpu[0]), 1e-5) << halves << heads_first;
     }
 }
 

@@ -76,13 +76,7 @@ struct QdqBuilder {
   }
 };
 
-std::vector<float> random_input(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+std::vector<float> random_input(size_t n, uint32_t seed) { return normal_floats(n, seed); }
 
 std::vector<float> run(const std::vector<uint8_t>& pte, const std::vector<float>& x, const std::vector<int64_t>& shape,
                        const char* backend = "cpu") {

@@ -10,13 +10,7 @@
 namespace vkc::test {
 namespace {
 
-std::vector<float> normal(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
+std::vector<float> normal(size_t n, uint32_t seed) { return normal_floats(n, seed); }
 
 // A 1-D convolution ([N, C, L]; stride 2, padding 1, dilation 2, 2 groups) then Relu: the vulkan
 // backend runs it as a 2-D convolution of height 1 between views.

@@ -116,8 +116,8 @@ void embedding_q4(Encoder& e) {
   if (out.dims.size() > 4 || idx.dims.size() > 3) e.fail("the output has rank > 4");
   const auto& v = e.variant(out);
   Push p(v);
-  p.iv("out_sizes", out.sizes).iv("idx_sizes", idx.sizes).i("out_packed_dim", out.packed_dim);
-  p.i("idx_packed_dim", idx.packed_dim).i("rows", static_cast<int32_t>(table.dims[0])).i("group", static_cast<int32_t>(group));
+  p.iv("out_sizes", out.sizes).iv("idx_sizes", idx.sizes).iv("packed_dims", {out.packed_dim, idx.packed_dim, 0, 0});
+  p.i("rows", static_cast<int32_t>(table.dims[0])).i("group", static_cast<int32_t>(group));
   e.dispatch(v, {out.resource(), idx.resource(), {table.buffer.buffer, VK_NULL_HANDLE}, {scales.buffer.buffer, VK_NULL_HANDLE}},
              p, out.items());
 }
