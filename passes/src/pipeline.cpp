@@ -32,7 +32,7 @@ const std::vector<PassInfo>& pipeline() {
       {"fuse-layer-norm", "fuse decomposed LayerNorm (ReduceMean/Sub/Pow/Sqrt/Div) into LayerNormalization",
        fuse_layer_norm},
       {"fuse-rms-norm", "fuse x / sqrt(mean(x^2) + eps) * w into et_vk.rms_norm", fuse_rms_norm},
-      {"fuse-gelu", "fuse 0.5 * x * (1 + Erf(x / sqrt 2)) into Gelu", fuse_gelu},
+      {"fuse-gelu", "fuse the erf and tanh GELU decompositions into Gelu", fuse_gelu},
       // Rotary embeddings feed attention's Q and K; matched on the ONNX form with their tables.
       {"fuse-rotary-embedding", "fuse HF rotate-half and pairwise (Meta) RoPE into et_vk.apply_rotary_emb(_hf)",
        fuse_rotary_embedding},

@@ -283,6 +283,40 @@ TEST(ExporterPatterns, MetaDynamoBlockIsFusedAndExact) {
   EXPECT_EQ(ir.find("Erf"), std::string::npos);
 }
 
+// HF's gelu_new (GPT-2): 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3))), with x^3 as Pow or x * x * x.
+std::vector<uint8_t> tanh_gelu(bool pow) {
+  Block m;
+  m.b.input("x", kF32, {2, 16});
+  m.b.output("y", kF32, {2, 16});
+  std::string cube = pow ? m.op("Pow", {"x", m.floats({}, {3.f})}) : m.op("Mul", {"x", m.op("Mul", {"x", "x"})});
+  std::string inner = m.op("Add", {"x", m.op("Mul", {m.floats({}, {0.044715f}), cube})});
+  std::string t = m.op("Tanh", {m.op("Mul", {inner, m.floats({}, {0.7978845608f})})});
+  std::string half = m.op("Mul", {"x", m.floats({}, {0.5f})});
+  m.b.node("Mul", {half, m.op("Add", {t, m.floats({}, {1.f})})}, {"y"}, "out");
+  return m.bytes();
+}
+
+TEST(ExporterPatterns, TanhGeluIsFusedAndExact) {
+  for (bool pow : {true, false}) {
+    const auto model = tanh_gelu(pow);
+    const CompileResult fused = compile(model, fs::path(), CompileOptions{});
+    ASSERT_TRUE(fused) << fused.error();
+    const InspectResult report = inspect(fused.pte);
+    ASSERT_TRUE(report);
+    const auto& ops = report.report.delegates.at(0).ops;
+    EXPECT_EQ(ops.count("aten.gelu.default"), 1u) << pow;
+    EXPECT_EQ(ops.count("aten.tanh.default"), 0u) << pow;
+    CompileOptions plain;
+    plain.skip_passes = {"fuse-gelu"};
+    const CompileResult unfused = compile(model, fs::path(), plain);
+    ASSERT_TRUE(unfused) << unfused.error();
+    const auto a = run_cpu(fused.pte), b = run_cpu(unfused.pte);
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_LT(max_abs_diff(a[0], b[0]), 1e-5) << pow;
+  }
+}
+
 TEST(ExporterPatterns, SkipPassRefusesUnknownAndRequiredPasses) {
   const auto model = meta_dynamo();
   for (const char* bad : {"fuse-everything", "lower-to-vulkan"}) {
