@@ -118,5 +118,48 @@ TEST(VulkanModels, IndexSelectMatchesCpu) {
   EXPECT_EQ(cpu.outputs[0].get_f(((1 * 3 + 2) * 3 + 1) * 5 + 4), in[0].get_f(((1 * 4 + 2) * 3 + 1) * 5 + 4));
 }
 
+// MatMul with broadcast batch dims ([1, 2, 4, 8] x [1, 1, 8, 3]) and a rank-3 x non-constant rank-2
+// product: expand + bmm and one mm over the flattened rows, against a direct computation.
+TEST(VulkanModels, BroadcastMatMulsMatchTheDefinition) {
+  ModelBuilder b(8, 13);
+  b.input("a", kF32, {1, 2, 4, 8});
+  b.input("w", kF32, {1, 1, 8, 3});
+  b.input("v", kF32, {8, 5});
+  b.output("y", kF32, {1, 2, 4, 3});
+  b.output("z", kF32, {1, 2, 4, 5});
+  b.node("MatMul", {"a", "w"}, {"y"}, "bcast");
+  b.node("MatMul", {"a", "v"}, {"z"}, "rows");
+  std::string bytes;
+  ASSERT_TRUE(b.model.SerializeToString(&bytes));
+  const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path(),
+                                  CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const auto a = normal(64, 7), w = normal(24, 8), v = normal(40, 9);
+  const std::vector<Tensor> in = {Tensor::of(ir::DType::Float32, {1, 2, 4, 8}, a),
+                                  Tensor::of(ir::DType::Float32, {1, 1, 8, 3}, w),
+                                  Tensor::of(ir::DType::Float32, {8, 5}, v)};
+  std::vector<const char*> backends = {"cpu"};
+  if (!runtime::vulkan_device_name().empty()) backends.push_back("vulkan");
+  for (const char* backend : backends) {
+    RunOptions o;
+    o.backend = backend;
+    const RunResult out = vkc::run(r.pte, in, o);
+    ASSERT_TRUE(out) << describe(out.diagnostics);
+    for (int64_t row = 0; row < 8; ++row) {  // (head, s) flattened
+      for (int64_t c = 0; c < 3; ++c) {
+        double want = 0;
+        for (int64_t k = 0; k < 8; ++k) want += a[row * 8 + k] * w[k * 3 + c];
+        EXPECT_NEAR(out.outputs[0].get_f(row * 3 + c), want, 1e-5) << backend;
+      }
+      for (int64_t c = 0; c < 5; ++c) {
+        double want = 0;
+        for (int64_t k = 0; k < 8; ++k) want += a[row * 8 + k] * v[k * 5 + c];
+        EXPECT_NEAR(out.outputs[1].get_f(row * 5 + c), want, 1e-5) << backend;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vkc::test

@@ -91,27 +91,55 @@ Result lower_matmul(ir::Graph& g, ir::Node* n) {
     to_runtime(n, "aten.bmm.default", {a, b}, {});
     return std::nullopt;
   }
-  // Equal batch dims of rank > 3 (attention): flatten them, bmm, restore.
-  if (*ra == *rb && *ra > 3 && has_static_shape(a) && has_static_shape(b) && has_static_shape(n->output(0))) {
-    const auto sa = a->shape().sizes(), sb = b->shape().sizes(), so = n->output(0)->shape().sizes();
-    if (!std::equal(sa.begin(), sa.end() - 2, sb.begin())) return std::string("broadcast batch dims are not supported");
-    int64_t batch = 1;
-    for (size_t d = 0; d + 2 < sa.size(); ++d) batch *= sa[d];
-    auto view = [&](ir::Value* v, std::vector<int64_t> shape, const char* tag) {
-      ir::Node* m = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {v}, {{v->dtype(), ir::Shape::of(shape)}},
-                               g.unique_name(n->name() + tag), n);
-      m->attrs() = {{"size", shape}};
-      return m->output(0);
-    };
-    ir::Value* a3 = view(a, {batch, sa[sa.size() - 2], sa.back()}, "_a3d");
-    ir::Value* b3 = view(b, {batch, sb[sb.size() - 2], sb.back()}, "_b3d");
-    ir::Node* bmm = g.add_node(ir::kVulkanDomain, "aten.bmm.default", {a3, b3},
-                               {{n->output(0)->dtype(), ir::Shape::of({batch, so[so.size() - 2], so.back()})}},
-                               g.unique_name(n->name() + "_bmm"), n);
-    to_runtime(n, "aten.view_copy.default", {bmm->output(0)}, {{"size", so}});
+  // Any other batch: a [..., K] x [K, N] matrix is one mm on the flattened rows; otherwise both
+  // operands are broadcast (expand_copy) to the output's batch dims, flattened to rank 3, bmm'd
+  // and viewed back (attention's [B, H, S, D] products, GQA's size-1 head dims, rank mismatches).
+  if (!has_static_shape(a) || !has_static_shape(b) || !has_static_shape(n->output(0)) || *ra < 2 || *rb < 2)
+    return fmt::format("MatMul of ranks {} x {} needs static shapes (1-D operands are not supported)", *ra, *rb);
+  const auto sa = a->shape().sizes(), sb = b->shape().sizes(), so = n->output(0)->shape().sizes();
+  auto view = [&](ir::Value* v, std::vector<int64_t> shape, const char* tag) {
+    if (v->shape().sizes() == shape) return v;
+    ir::Node* m = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {v}, {{v->dtype(), ir::Shape::of(shape)}},
+                             g.unique_name(n->name() + tag), n);
+    m->attrs() = {{"size", shape}};
+    return m->output(0);
+  };
+  const int64_t m_rows = sa[sa.size() - 2], k = sa.back(), n_cols = sb.back();
+  if (*rb == 2) {
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < sa.size(); ++d) rows *= sa[d];
+    ir::Node* mm = g.add_node(ir::kVulkanDomain, "aten.mm.default", {view(a, {rows, k}, "_rows"), b},
+                              {{n->output(0)->dtype(), ir::Shape::of({rows, n_cols})}}, g.unique_name(n->name() + "_mm"),
+                              n);
+    to_runtime(n, "aten.view_copy.default", {mm->output(0)}, {{"size", so}});
     return std::nullopt;
   }
-  return fmt::format("MatMul of ranks {} x {} is not supported yet", *ra, *rb);
+  const std::vector<int64_t> batch(so.begin(), so.end() - 2);
+  int64_t count = 1;
+  for (int64_t d : batch) count *= d;
+  // v [..., r, c] with its batch dims broadcast to `batch`, as [count, r, c].
+  auto batched = [&](ir::Value* v, int64_t r, int64_t c, const char* tag) {
+    std::vector<int64_t> full(batch);
+    full.insert(full.end(), {r, c});
+    const auto sv = v->shape().sizes();
+    std::vector<int64_t> padded(full.size() - sv.size(), 1);
+    padded.insert(padded.end(), sv.begin(), sv.end());
+    ir::Value* x = view(v, padded, tag);
+    if (padded != full) {
+      ir::Node* e = g.add_node(ir::kVulkanDomain, "aten.expand_copy.default", {x}, {{v->dtype(), ir::Shape::of(full)}},
+                               g.unique_name(n->name() + tag + "_expand"), n);
+      e->attrs() = {{"size", full}};
+      x = e->output(0);
+    }
+    return view(x, {count, r, c}, tag);
+  };
+  ir::Value* a3 = batched(a, m_rows, k, "_a3d");
+  ir::Value* b3 = batched(b, k, n_cols, "_b3d");
+  ir::Node* bmm = g.add_node(ir::kVulkanDomain, "aten.bmm.default", {a3, b3},
+                             {{n->output(0)->dtype(), ir::Shape::of({count, m_rows, n_cols})}},
+                             g.unique_name(n->name() + "_bmm"), n);
+  to_runtime(n, "aten.view_copy.default", {bmm->output(0)}, {{"size", so}});
+  return std::nullopt;
 }
 
 }  // namespace vkc::passes::lowering
