@@ -14,6 +14,10 @@ const std::vector<PassInfo>& pipeline() {
   static const std::vector<PassInfo> kPipeline = {
       // Inference graphs carry training leftovers; drop them before matching patterns.
       {"remove-identity", "drop Identity and inference-mode Dropout", remove_identity},
+      // onnxruntime's contrib operators (SkipLayerNormalization, FastGelu, ...) as standard ones,
+      // before anything matches patterns.
+      {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/RMSNorm ops",
+       expand_microsoft_ops},
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
       {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,
        true},

@@ -317,6 +317,73 @@ TEST(ExporterPatterns, TanhGeluIsFusedAndExact) {
   }
 }
 
+// onnxruntime's transformer optimizer output (com.microsoft contrib ops) against the same block in
+// standard operators: SkipLayerNormalization (with its sum output read), FastGelu with a bias,
+// BiasGelu, QuickGelu, Gelu, SkipSimplifiedLayerNormalization.
+std::vector<uint8_t> contrib_block(bool contrib) {
+  Block m;
+  m.b.import_opset("com.microsoft", 1);
+  m.b.input("x", kF32, {2, kE});
+  m.b.input("skip", kF32, {2, kE});
+  m.b.output("y", kF32, {2, kE});
+  const std::string gamma = m.weight({kE}, 1.f), beta = m.weight({kE}), bias = m.weight({kE}), b2 = m.weight({kE});
+  auto ms = [&](const std::string& op, const std::vector<std::string>& ins, int outputs = 1) {
+    std::vector<std::string> outs;
+    for (int i = 0; i < outputs; ++i) outs.push_back(i == 0 || i == 3 ? m.name(op) : "");
+    m.b.node(op, ins, outs, m.name(op), "com.microsoft");
+    return outs;
+  };
+  std::string h, sum, g1, g2, g3, g4, r;
+  if (contrib) {
+    auto o = ms("SkipLayerNormalization", {"x", "skip", gamma, beta, bias}, 4);
+    attr_float(m.last(), "epsilon", 1e-5f);
+    h = o[0], sum = o[3];
+    g1 = ms("FastGelu", {h, b2})[0];
+    g2 = ms("BiasGelu", {sum, b2})[0];
+    g3 = ms("QuickGelu", {g1})[0];
+    g4 = ms("Gelu", {g2})[0];
+    auto rr = ms("SkipSimplifiedLayerNormalization", {g3, g4, gamma}, 1);
+    attr_float(m.last(), "epsilon", 1e-6f);
+    r = rr[0];
+  } else {
+    sum = m.op("Add", {m.op("Add", {"x", "skip"}), bias});
+    h = m.op("LayerNormalization", {sum, gamma, beta});
+    attr_float(m.last(), "epsilon", 1e-5f);
+    auto gelu = [&](const std::string& v, const char* approx) {  // decomposed, as exporters write it
+      if (std::string(approx) == "none") return m.gelu(v);
+      std::string cube = m.op("Pow", {v, m.floats({}, {3.f})});
+      std::string inner = m.op("Add", {v, m.op("Mul", {cube, m.floats({}, {0.044715f})})});
+      std::string t = m.op("Tanh", {m.op("Mul", {m.floats({}, {0.7978845608f}), inner})});
+      return m.op("Mul", {m.op("Mul", {v, m.floats({}, {0.5f})}), m.op("Add", {t, m.floats({}, {1.f})})});
+    };
+    g1 = gelu(m.op("Add", {h, b2}), "tanh");
+    g2 = gelu(m.op("Add", {sum, b2}), "none");
+    g3 = m.op("Mul", {g1, m.op("Sigmoid", {m.op("Mul", {g1, m.floats({}, {1.702f})})})});
+    g4 = gelu(g2, "none");
+    std::string s2 = m.op("Add", {g3, g4});
+    std::string ms2 = m.op("ReduceMean", {m.op("Mul", {s2, s2})});
+    attr_ints(m.last(), "axes", {-1});
+    r = m.op("Mul", {m.op("Div", {s2, m.op("Sqrt", {m.op("Add", {ms2, m.floats({}, {1e-6f})})})}), gamma});
+  }
+  m.b.node("Identity", {r}, {"y"}, "out");
+  return m.bytes();
+}
+
+TEST(ExporterPatterns, MicrosoftContribOpsEqualTheirStandardForms) {
+  const CompileResult a = compile(contrib_block(true), fs::path(), CompileOptions{});
+  ASSERT_TRUE(a) << a.error();
+  EXPECT_EQ(a.partition.rejected, 0u);
+  const CompileResult b = compile(contrib_block(false), fs::path(), CompileOptions{});
+  ASSERT_TRUE(b) << b.error();
+  const auto ya = run_cpu(a.pte), yb = run_cpu(b.pte);
+  ASSERT_EQ(ya.size(), 1u);
+  ASSERT_EQ(yb.size(), 1u);
+  double scale = 0;
+  for (int64_t i = 0; i < yb[0].numel(); ++i) scale = std::max(scale, std::abs(yb[0].get_f(i)));
+  EXPECT_GT(scale, 0.1);
+  EXPECT_LT(max_abs_diff(ya[0], yb[0]), 1e-5 * scale);
+}
+
 TEST(ExporterPatterns, SkipPassRefusesUnknownAndRequiredPasses) {
   const auto model = meta_dynamo();
   for (const char* bad : {"fuse-everything", "lower-to-vulkan"}) {

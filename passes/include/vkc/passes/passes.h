@@ -16,6 +16,8 @@ void fold_constants(ir::Graph& g, PassContext& ctx);
 /// the inputs (and constant shape arguments) are now static. Returns whether anything changed.
 /// fold-constants runs it between folding rounds.
 bool propagate_shapes(ir::Graph& g);
+/// Rewrites onnxruntime's contrib operators as standard ones (src/expand_microsoft_ops.cpp).
+void expand_microsoft_ops(ir::Graph& g, PassContext& ctx);
 /// Lowers onnxruntime's dynamic quantization chains (src/lower_dynamic_quant.cpp).
 void lower_dynamic_quant(ir::Graph& g, PassContext& ctx);
 /// Lowers QDQ (QuantizeLinear/DequantizeLinear) pairs and quantized constants (src/lower_qdq.cpp).
