@@ -228,4 +228,47 @@ HostTensor arg_reduce(bool max, const HostTensor& x, int64_t axis, bool keepdims
   return out;
 }
 
+HostTensor trilu(const HostTensor& x, bool upper, int64_t k) {
+  const size_t r = x.shape.size();
+  if (r < 2) throw KernelError("Trilu needs rank >= 2");
+  const int64_t rows = x.shape[r - 2], cols = x.shape[r - 1];
+  HostTensor out = HostTensor::zeros(x.dtype, x.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const int64_t c = i % cols, row = (i / cols) % rows;
+    if (upper ? c - row >= k : c - row <= k) {
+      if (ir::is_float(x.dtype)) out.set_f(i, x.get_f(i));
+      else out.set_i(i, x.get_i(i));
+    }
+  }
+  return out;
+}
+
+HostTensor cumsum(const HostTensor& x, int64_t axis, bool exclusive, bool reverse) {
+  axis = normalize_axis(axis, static_cast<int64_t>(x.shape.size()));
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const int64_t n = x.shape[axis];
+  HostTensor out = HostTensor::zeros(x.dtype, x.shape);
+  const bool fp = ir::is_float(x.dtype);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double acc = 0;
+      int64_t iacc = 0;
+      for (int64_t s = 0; s < n; ++s) {
+        const int64_t k = reverse ? n - 1 - s : s;
+        const int64_t at = (o * n + k) * inner + i;
+        if (exclusive) {
+          fp ? out.set_f(at, acc) : out.set_i(at, iacc);
+        }
+        acc += fp ? x.get_f(at) : 0.0;
+        iacc += fp ? 0 : x.get_i(at);
+        if (!exclusive) {
+          fp ? out.set_f(at, acc) : out.set_i(at, iacc);
+        }
+      }
+    }
+  return out;
+}
+
 }  // namespace vkc::kernels

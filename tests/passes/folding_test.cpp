@@ -80,6 +80,29 @@ TEST(FoldConstants, ArithmeticOnConstantsIsEvaluated) {
   EXPECT_NEAR(folded[1], std::sqrt(22.0f), 1e-6);
 }
 
+TEST(FoldConstants, CausalMasksAndPositionsFromTriluAndCumSum) {
+  // triu(full([3, 3], -10), k = 1): the additive causal mask exporters build; cumsum of a constant mask - 1.
+  ir::Graph g;
+  ir::Node* tri = testing::onnx(g, "Trilu", {testing::constant(g, "m", {3, 3}, std::vector<float>(9, -10.f)),
+                                             testing::constant_i64(g, "k", {1})},
+                                f32({3, 3}));
+  ir::Node* cum = testing::onnx(g, "CumSum", {testing::constant(g, "ones", {1, 4}, {1, 1, 0, 1}),
+                                              testing::constant_i64(g, "axis", {-1})},
+                                f32({1, 4}));
+  ir::Node* rev = testing::onnx(g, "CumSum", {testing::constant(g, "v", {3}, {1, 2, 3}), testing::constant_i64(g, "ax", {0})},
+                                f32({3}), {{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}});
+  ir::Value* x = testing::input(g, "x", f32({3, 3}));
+  ir::Node* add = testing::onnx(g, "Add", {x, tri->output(0)}, f32({3, 3}));
+  g.outputs = {add->output(0), cum->output(0), rev->output(0)};
+  PassContext ctx;
+  fold_constants(g, ctx);
+  g.compact();
+  EXPECT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(testing::floats(add->input(1)), (std::vector<float>{0, -10, -10, 0, 0, -10, 0, 0, 0}));
+  EXPECT_EQ(testing::floats(g.outputs[1]), (std::vector<float>{1, 2, 2, 3}));
+  EXPECT_EQ(testing::floats(g.outputs[2]), (std::vector<float>{5, 3, 0}));
+}
+
 TEST(FoldConstants, LeavesNodesWithRuntimeInputsAndHugeExpansions) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({2}));

@@ -176,6 +176,18 @@ Out fold_reduce(const ir::Node& n, const Inputs& ins) {
   return {kernels::reduce(kOps.at(n.op_type()), in(ins, 0), axes, n.attr_int("keepdims", 1) != 0)};
 }
 
+// Trilu(x, k = 0), upper = 1.
+Out fold_trilu(const ir::Node& n, const Inputs& ins) {
+  const int64_t k = ins.size() > 1 && ins[1] ? ins[1]->get_i(0) : 0;
+  return {kernels::trilu(in(ins, 0), n.attr_int("upper", 1) != 0, k)};
+}
+
+// CumSum(x, axis), exclusive and reverse attributes (exporters' position ids from constant masks).
+Out fold_cumsum(const ir::Node& n, const Inputs& ins) {
+  return {kernels::cumsum(in(ins, 0), in(ins, 1).get_i(0), n.attr_int("exclusive", 0) != 0,
+                          n.attr_int("reverse", 0) != 0)};
+}
+
 const std::map<std::string, FoldFn, std::less<>>& folders() {
   static const std::map<std::string, FoldFn, std::less<>> kFolders = {
       {"Add", fold_binary}, {"Sub", fold_binary}, {"Mul", fold_binary}, {"Div", fold_binary},
@@ -192,6 +204,7 @@ const std::map<std::string, FoldFn, std::less<>>& folders() {
       {"Where", fold_where}, {"Range", fold_range}, {"ConstantOfShape", fold_constant_of_shape},
       {"Expand", fold_expand}, {"Tile", fold_tile}, {"ReduceSum", fold_reduce}, {"ReduceMean", fold_reduce},
       {"ReduceMax", fold_reduce}, {"ReduceMin", fold_reduce}, {"ReduceProd", fold_reduce},
+      {"Trilu", fold_trilu}, {"CumSum", fold_cumsum},
   };
   return kFolders;
 }

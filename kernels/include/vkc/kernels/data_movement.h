@@ -25,6 +25,10 @@ HostTensor range(double start, double limit, double delta, ir::DType dtype);
 enum class ReduceOp { Sum, Mean, Max, Min, Prod };
 /// Reduces `axes` (empty: all axes unless noop_with_empty_axes).
 HostTensor reduce(ReduceOp op, const HostTensor& x, std::vector<int64_t> axes, bool keepdims);
+/// ONNX Trilu: the upper (or lower) triangle of the last two dims from diagonal k, zeros elsewhere.
+HostTensor trilu(const HostTensor& x, bool upper, int64_t k);
+/// ONNX CumSum along `axis` (exclusive: shifted by one; reverse: from the end).
+HostTensor cumsum(const HostTensor& x, int64_t axis, bool exclusive, bool reverse);
 /// aten.argmax / argmin along `axis` (the first index of the extreme value; NaN counts as the
 /// extreme, as torch): int64 indices.
 HostTensor arg_reduce(bool max, const HostTensor& x, int64_t axis, bool keepdims);
