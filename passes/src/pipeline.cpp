@@ -21,6 +21,9 @@ const std::vector<PassInfo>& pipeline() {
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
       {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,
        true},
+      // onnxruntime's QOperator format (QLinearConv, QLinearMatMul) as the QDQ form it stands for.
+      {"expand-qlinear-ops", "rewrite QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear",
+       expand_qlinear_ops},
       // onnxruntime's dynamic quantization: fake-quantized activations times DequantizeLinear'd
       // weights, which lower-qdq handles next.
       {"lower-dynamic-quant", "lower DynamicQuantizeLinear + MatMulInteger/ConvInteger chains to float ops",

@@ -324,6 +324,88 @@ TEST(Qdq, DynamicQuantizedConvIntegerMatchesTheIntegerReference) {
   EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5 * scale);
 }
 
+// QOperator format: x -> QuantizeLinear -> QLinearMatMul (per-column int8 weights) -> DequantizeLinear.
+TEST(Qdq, QLinearMatMulMatchesTheIntegerReference) {
+  QdqBuilder m;
+  const float sx = 0.03f, sy = 0.05f;
+  const int64_t zx = 128, zy = 120;
+  m.b.input("x", kF32, {2, 16});
+  m.b.output("y", kF32, {2, 8});
+  const auto w = m.random_q(16 * 8, -127, 127);
+  std::vector<float> sw;
+  for (int i = 0; i < 8; ++i) sw.push_back(0.002f + 0.0005f * float(i));
+  const std::string xs = m.scalar(sx), xz = m.zero_point(kU8, zx), ys = m.scalar(sy), yz = m.zero_point(kU8, zy);
+  const std::string wq = m.fresh("wq"), ws = m.fresh("ws"), wz = m.fresh("wz");
+  auto* t = m.b.initializer(wq, kI8, {16, 8});
+  for (int32_t v : w) t->add_int32_data(v);
+  m.b.raw_floats(ws, {8}, sw);
+  auto* zt = m.b.initializer(wz, kI8, {8});
+  for (int i = 0; i < 8; ++i) zt->add_int32_data(0);
+  m.b.node("QuantizeLinear", {"x", xs, xz}, {"xq"}, "q");
+  m.b.node("QLinearMatMul", {"xq", xs, xz, wq, ws, wz, ys, yz}, {"yq"}, "qmm");
+  m.b.node("DequantizeLinear", {"yq", ys, yz}, {"y"}, "dq");
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const InspectResult report = inspect(r.pte);
+  EXPECT_EQ(report.report.delegates.at(0).ops.count("aten._weight_int8pack_mm.default"), 1u);
+  const auto x = random_input(32, 13);
+  std::vector<float> want(16);
+  for (int64_t row = 0; row < 2; ++row)
+    for (int64_t n = 0; n < 8; ++n) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < 16; ++k) acc += (quantize(x[row * 16 + k], sx, zx, 0, 255) - zx) * w[k * 8 + n];
+      want[row * 8 + n] = static_cast<float>(quantize(static_cast<float>(acc) * (sx * sw[n]), sy, zy, 0, 255) - zy) * sy;
+    }
+  EXPECT_LT(max_diff(run(r.pte, x, {2, 16}), want), 1e-5);
+}
+
+// QOperator format: x -> QuantizeLinear -> QLinearConv (per-channel int8 weights, int32 bias, pads 1)
+// -> DequantizeLinear, on both backends.
+TEST(Qdq, QLinearConvMatchesTheIntegerReference) {
+  QdqBuilder m;
+  const float sx = 0.02f, sy = 0.04f;
+  const int64_t zx = 100, zy = 128;
+  m.b.input("x", kF32, {1, 2, 5, 5});
+  m.b.output("y", kF32, {1, 3, 5, 5});
+  const auto w = m.random_q(3 * 2 * 9, -127, 127), bias = m.random_q(3, -500, 500);
+  const std::vector<float> sw = {0.01f, 0.02f, 0.015f};
+  const std::string xs = m.scalar(sx), xz = m.zero_point(kU8, zx), ys = m.scalar(sy), yz = m.zero_point(kU8, zy);
+  const std::string wq = m.fresh("wq"), ws = m.fresh("ws"), wz = m.fresh("wz"), bq = m.fresh("bq");
+  auto* t = m.b.initializer(wq, kI8, {3, 2, 3, 3});
+  for (int32_t v : w) t->add_int32_data(v);
+  m.b.raw_floats(ws, {3}, sw);
+  auto* zt = m.b.initializer(wz, kI8, {3});
+  for (int i = 0; i < 3; ++i) zt->add_int32_data(0);
+  auto* bt = m.b.initializer(bq, kI32, {3});
+  for (int32_t v : bias) bt->add_int32_data(v);
+  m.b.node("QuantizeLinear", {"x", xs, xz}, {"xq"}, "q");
+  attr_ints(m.b.node("QLinearConv", {"xq", xs, xz, wq, ws, wz, ys, yz, bq}, {"yq"}, "qconv"), "pads", {1, 1, 1, 1});
+  m.b.node("DequantizeLinear", {"yq", ys, yz}, {"y"}, "dq");
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const auto x = random_input(50, 17);
+  std::vector<float> want(75);
+  for (int64_t o = 0; o < 3; ++o)
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        int64_t acc = bias[o];
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t di = 0; di < 3; ++di)
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t yy = i + di - 1, xx = j + dj - 1;
+              if (yy < 0 || yy >= 5 || xx < 0 || xx >= 5) continue;
+              acc += (quantize(x[c * 25 + yy * 5 + xx], sx, zx, 0, 255) - zx) * w[((o * 2 + c) * 3 + di) * 3 + dj];
+            }
+        want[o * 25 + i * 5 + j] =
+            static_cast<float>(quantize(static_cast<float>(acc) * (sx * sw[o]), sy, zy, 0, 255) - zy) * sy;
+      }
+  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}), want), 1e-5);
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5);
+}
+
 TEST(Qdq, AQuantizedGraphOutputIsReportedNotMiscompiled) {
   QdqBuilder m;
   m.b.input("x", kF32, {1, 4});

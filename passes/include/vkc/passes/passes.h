@@ -18,6 +18,8 @@ void fold_constants(ir::Graph& g, PassContext& ctx);
 bool propagate_shapes(ir::Graph& g);
 /// Rewrites onnxruntime's contrib operators as standard ones (src/expand_microsoft_ops.cpp).
 void expand_microsoft_ops(ir::Graph& g, PassContext& ctx);
+/// Rewrites QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear (src/expand_qlinear_ops.cpp).
+void expand_qlinear_ops(ir::Graph& g, PassContext& ctx);
 /// Lowers onnxruntime's dynamic quantization chains (src/lower_dynamic_quant.cpp).
 void lower_dynamic_quant(ir::Graph& g, PassContext& ctx);
 /// Lowers QDQ (QuantizeLinear/DequantizeLinear) pairs and quantized constants (src/lower_qdq.cpp).
