@@ -56,6 +56,7 @@ TEST(VulkanModels, RankFiveShapeOpsMatchCpu) {
   b.input("x", kF32, {4, 3, 2, 5});
   b.output("picked", kF32, {2, 2, 4, 5});
   b.output("moved", kF32, {3, 1, 2, 4, 5});
+  b.output("wide", kF32, {2, 4, 3, 2, 5});
   auto ints = [&](const std::string& name, std::vector<int64_t> v, bool scalar = false) {
     auto* t = b.initializer(name, onnx::TensorProto_DataType_INT64, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(v.size())});
     for (int64_t x : v) t->add_int64_data(x);
@@ -65,7 +66,9 @@ TEST(VulkanModels, RankFiveShapeOpsMatchCpu) {
   ints("ends", {3});
   ints("axes", {0});
   ints("zero", {0}, true);
+  ints("wide_shape", {2, 4, 3, 2, 5});
   b.node("Reshape", {"x", "shape5"}, {"x5"}, "reshape");
+  b.node("Expand", {"x5", "wide_shape"}, {"wide"}, "expand");  // a leading (folded) dim broadcast
   attr_ints(b.node("Transpose", {"x5"}, {"t"}, "transpose"), "perm", {2, 0, 3, 1, 4});  // [3, 1, 2, 4, 5]
   b.node("Identity", {"t"}, {"moved"}, "out5");
   b.node("Slice", {"t", "starts", "ends", "axes"}, {"s"}, "slice");                      // [2, 1, 2, 4, 5]
@@ -82,7 +85,7 @@ TEST(VulkanModels, RankFiveShapeOpsMatchCpu) {
   const RunResult cpu = vkc::run(r.pte, in), gpu = vkc::run(r.pte, in, vk);
   ASSERT_TRUE(cpu) << describe(cpu.diagnostics);
   ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
-  for (size_t o = 0; o < 2; ++o) {
+  for (size_t o = 0; o < 3; ++o) {
     ASSERT_EQ(gpu.outputs.at(o).shape, cpu.outputs.at(o).shape);
     for (int64_t i = 0; i < cpu.outputs[o].numel(); ++i)
       ASSERT_EQ(gpu.outputs[o].get_f(i), cpu.outputs[o].get_f(i)) << o << " " << i;

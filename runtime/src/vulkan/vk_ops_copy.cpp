@@ -134,6 +134,13 @@ void select_copy(Encoder& e) {
 void expand_copy(Encoder& e) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0, &out);
+  if (high_rank(out, in)) {  // broadcast dims read with stride 0 (input dims right-aligned)
+    const size_t r = out.dims.size(), pad = r - in.dims.size();
+    const std::vector<int64_t> contiguous = contiguous_strides(in.dims);
+    std::vector<int64_t> from(r, 0);
+    for (size_t d = pad; d < r; ++d) from[d] = in.dims[d - pad] == out.dims[d] ? contiguous[d - pad] : 0;
+    return encode_copy_nd(e, out, in, out.dims, from, contiguous_strides(out.dims), 0, 0);
+  }
   CopyRegion c;
   for (int d = 0; d < 4; ++d) c.in_step[d] = in.sizes[d] == 1 && out.sizes[d] != 1 ? 0 : 1;
   encode_copy(e, out, in, c);
