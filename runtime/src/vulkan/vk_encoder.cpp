@@ -54,6 +54,23 @@ void Encoder::require_rep(const GpuTensor& t, const GpuTensor& ref, const char* 
     fail(fmt::format("{} is {} but the output is {}", what, t.dtype_name(), ref.dtype_name()));
 }
 
+void Encoder::require_unbroadcast_high_rank(const GpuTensor& out, std::initializer_list<const GpuTensor*> ins) const {
+  const size_t r = out.dims.size();
+  if (r <= 4) return;
+  for (const GpuTensor* t : ins) {
+    std::vector<int64_t> dims(r - std::min(r, t->dims.size()), 1);  // right-aligned
+    dims.insert(dims.end(), t->dims.begin(), t->dims.end());
+    bool same = true, ones = true;
+    for (size_t d = 0; d + 3 < r; ++d) {  // the dims folded into N
+      same = same && dims[d] == out.dims[d];
+      ones = ones && dims[d] == 1;
+    }
+    if (!same && !ones)
+      fail(fmt::format("broadcasting [{}] to [{}] over folded leading dims (rank above 4) is not supported",
+                       fmt::join(t->dims, ","), fmt::join(out.dims, ",")));
+  }
+}
+
 void encode_copy(Encoder& e, GpuTensor& out, GpuTensor& in, const CopyRegion& r) {
   if (in.dtype != out.dtype) e.fail(fmt::format("copy from {} to {} is not supported", in.dtype_name(), out.dtype_name()));
   const auto& v = e.variant(out, in.storage(), "copy", "aten.clone.default");

@@ -85,6 +85,9 @@ class Encoder : public CallArgs {
                         int64_t items) = 0;
   /// Fails unless `t` has `ref`'s storage (and layout when `same_layout`).
   void require_rep(const GpuTensor& t, const GpuTensor& ref, const char* what, bool same_layout) const;
+  /// Rank 5-8 tensors fold their leading dims into WHCN's N, so an elementwise kernel can broadcast
+  /// an operand over those dims only wholly (all of them 1) or not at all: fails otherwise.
+  void require_unbroadcast_high_rank(const GpuTensor& out, std::initializer_list<const GpuTensor*> ins) const;
 
 };
 

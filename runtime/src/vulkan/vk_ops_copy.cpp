@@ -165,6 +165,7 @@ void cat(Encoder& e) {
 void split_with_sizes_copy(Encoder& e) {
   GpuTensor& in = e.tensor(0);
   const int wd = whcn_dim(e.int_arg(2), in.dims.size());
+  if (wd > 2 && in.dims.size() > 4) e.fail("splitting a rank-5+ tensor along a leading dim is not supported");
   int32_t offset = 0;
   for (int32_t id : e.value_list(e.num_args() - 1)) {
     GpuTensor& out = e.tensor_id(id);

@@ -16,6 +16,7 @@ void binary(Encoder& e) {
   GpuTensor& b = e.tensor(1, &out);
   e.require_rep(a, out, "self", false);
   e.require_rep(b, out, "other", false);
+  e.require_unbroadcast_high_rank(out, {&a, &b});
   const auto& v = e.variant(out);
   const bool has_alpha = e.op() == "aten.add.Tensor" || e.op() == "aten.sub.Tensor";
   Push p(v);
@@ -142,6 +143,7 @@ void compare(Encoder& e) {
   require_storage(e, *a, out, "self");
   require_storage(e, *b, out, "other");
   if (a->dtype != b->dtype) e.fail(fmt::format("operands are {} and {}", a->dtype_name(), b->dtype_name()));
+  e.require_unbroadcast_high_rank(out, {a, b});
   const std::string name = e.op().substr(5, 2);  // "aten.eq.Tensor" -> "eq"
   const auto& v = e.variant(out, {}, fmt::format("{}_from_{}", name, a->dtype_name()));
   Push p(v);
@@ -164,6 +166,7 @@ void where(Encoder& e) {
   require_storage(e, c, out, "the condition");
   e.require_rep(a, out, "self", false);
   e.require_rep(b, out, "other", false);
+  e.require_unbroadcast_high_rank(out, {&c, &a, &b});
   const auto& v = e.variant(out);
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("cond_sizes", c.sizes).iv("self_sizes", a.sizes).iv("other_sizes", b.sizes);
