@@ -121,6 +121,40 @@ TEST(VulkanModels, IndexSelectMatchesCpu) {
   EXPECT_EQ(cpu.outputs[0].get_f(((1 * 3 + 2) * 3 + 1) * 5 + 4), in[0].get_f(((1 * 4 + 2) * 3 + 1) * 5 + 4));
 }
 
+// Broadcasting over the folded leading dims of rank-5 tensors is refused with one error (it would
+// read wrong); a scalar operand is fine.
+TEST(VulkanModels, RankFiveBroadcastsAreComputedOrRefused) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  for (bool partial : {false, true}) {
+    ModelBuilder b(8, 13);
+    b.input("x", kF32, {2, 4, 3, 2, 5});
+    b.input("y", kF32, {partial ? int64_t{1} : int64_t{2}, 4, 3, 2, 5});
+    b.output("z", kF32, {2, 4, 3, 2, 5});
+    b.raw_floats("two", {}, {2.f});
+    b.node("Mul", {b.node("Add", {"x", "y"}, {"s"}, "add")->output(0), "two"}, {"z"}, "scale");
+    std::string bytes;
+    ASSERT_TRUE(b.model.SerializeToString(&bytes));
+    const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                    fs::path(), CompileOptions{});
+    ASSERT_TRUE(r) << r.error();
+    RunOptions vk;
+    vk.backend = "vulkan";
+    Session s = Session::open(r.pte, vk);
+    if (partial) {
+      EXPECT_FALSE(s);
+      ASSERT_EQ(s.diagnostics().size(), 1u);
+      EXPECT_NE(s.diagnostics()[0].message.find("folded leading dims"), std::string::npos) << s.diagnostics()[0].message;
+      continue;
+    }
+    ASSERT_TRUE(s) << describe(s.diagnostics());
+    const auto x = normal(240, 1), y = normal(240, 2);
+    const RunResult out = s.run({Tensor::of(ir::DType::Float32, {2, 4, 3, 2, 5}, x),
+                                 Tensor::of(ir::DType::Float32, {2, 4, 3, 2, 5}, y)});
+    ASSERT_TRUE(out) << describe(out.diagnostics);
+    for (int64_t i = 0; i < 240; ++i) EXPECT_FLOAT_EQ(out.outputs[0].get_f(i), (x[i] + y[i]) * 2.f) << i;
+  }
+}
+
 // MatMul with broadcast batch dims ([1, 2, 4, 8] x [1, 1, 8, 3]) and a rank-3 x non-constant rank-2
 // product: expand + bmm and one mm over the flattened rows, against a direct computation.
 TEST(VulkanModels, BroadcastMatMulsMatchTheDefinition) {
