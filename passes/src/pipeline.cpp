@@ -62,6 +62,9 @@ const std::vector<PassInfo>& pipeline() {
       {"fuse-conv-clamp", "merge convolution + relu/clamp into et_vk.conv_with_clamp", fuse_conv_clamp},
       // Last: whatever the rewrites left unused.
       {"eliminate-dead-code", "remove nodes whose outputs are unused", eliminate_dead_code},
+      // Plan outputs cannot be constants: an output folding made constant is cloned.
+      {"materialize-constant-outputs", "produce graph outputs that folded to constants with aten.clone",
+       materialize_constant_outputs, true},
   };
   return kPipeline;
 }

@@ -384,6 +384,30 @@ TEST(ExporterPatterns, MicrosoftContribOpsEqualTheirStandardForms) {
   EXPECT_LT(max_abs_diff(ya[0], yb[0]), 1e-5 * scale);
 }
 
+// Outputs that fold to constants (a Shape, arithmetic on initializers) are still produced.
+TEST(ExporterPatterns, OutputsThatFoldToConstantsAreComputed) {
+  Block m;
+  m.b.input("x", kF32, {2, 3});
+  m.b.output("y", kF32, {2, 3});
+  m.b.output("shape", kI64, {2});
+  m.b.output("c", kF32, {2});
+  m.b.node("Relu", {"x"}, {"y"}, "relu");
+  m.b.node("Shape", {"x"}, {"shape"}, "shape_of");
+  m.b.node("Mul", {m.floats({2}, {1.5f, -2.f}), m.floats({2}, {2.f, 3.f})}, {"c"}, "product");
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  std::vector<const char*> backends = {"cpu"};
+  if (!runtime::vulkan_device_name().empty()) backends.push_back("vulkan");
+  for (const char* backend : backends) {
+    const auto out = run_on(r.pte, backend);
+    ASSERT_EQ(out.size(), 3u) << backend;
+    EXPECT_EQ(out[1].get_i(0), 2) << backend;
+    EXPECT_EQ(out[1].get_i(1), 3) << backend;
+    EXPECT_FLOAT_EQ(out[2].get_f(0), 3.f) << backend;
+    EXPECT_FLOAT_EQ(out[2].get_f(1), -6.f) << backend;
+  }
+}
+
 TEST(ExporterPatterns, SkipPassRefusesUnknownAndRequiredPasses) {
   const auto model = meta_dynamo();
   for (const char* bad : {"fuse-everything", "lower-to-vulkan"}) {

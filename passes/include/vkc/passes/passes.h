@@ -42,6 +42,8 @@ void fuse_batch_norm(ir::Graph& g, PassContext& ctx);
 void lower_to_vulkan(ir::Graph& g, PassContext& ctx);
 /// Materializes the [N, K] weights of linears still read through permute_copy(W [K, N]).
 void fold_weight_transposes(ir::Graph& g, PassContext& ctx);
+/// Clones graph outputs that folded to constants (plan outputs cannot be constants).
+void materialize_constant_outputs(ir::Graph& g, PassContext& ctx);
 /// Quantizes linear (and embedding) weights under ctx.quant into ET-VK's quantized operators.
 void quantize_weights(ir::Graph& g, PassContext& ctx);
 
