@@ -21,6 +21,10 @@ const std::vector<PassInfo>& pipeline() {
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
       {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,
        true},
+      // Operators the ONNX spec defines by others (Selu, Softplus, ReduceL2, CastLike, ...) as those
+      // (after folding: static shapes).
+      {"decompose-ops", "rewrite Selu/Celu/Softplus/Softsign/Mish/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike",
+       decompose_ops},
       // onnxruntime's QOperator format (QLinearConv, QLinearMatMul) as the QDQ form it stands for.
       {"expand-qlinear-ops", "rewrite QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear",
        expand_qlinear_ops},

@@ -29,9 +29,11 @@ Result lower_reduce(ir::Graph& g, ir::Node* n) {
   if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
   const bool keepdim = n->attr_int("keepdims", 1) != 0;
   const std::string& op = kOps.at(n->op_type());
-  if (axes.size() > 1 && has_static_shape(n->input(0)) && has_static_shape(n->output(0))) {
+  if ((axes.size() > 1 || !keepdim) && has_static_shape(n->input(0)) && has_static_shape(n->output(0))) {
     // The runtime reduces one dim (any texture, keepdim) or two of a few layouts: several axes
-    // become a chain of one-axis reductions (exact for max/min/sum; mean of equal-sized means).
+    // become a chain of one-axis reductions (exact for max/min/sum; mean of equal-sized means),
+    // and without keepdim the reduced dims are dropped by a view (keepdim=False reductions have
+    // texture representations only over the last dim).
     ir::Value* cur = n->input(0);
     auto shape = cur->shape().sizes();
     for (size_t i = 0; i + 1 < axes.size(); ++i) {

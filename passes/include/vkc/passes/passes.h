@@ -16,6 +16,8 @@ void fold_constants(ir::Graph& g, PassContext& ctx);
 /// the inputs (and constant shape arguments) are now static. Returns whether anything changed.
 /// fold-constants runs it between folding rounds.
 bool propagate_shapes(ir::Graph& g);
+/// Rewrites operators the ONNX spec defines by others as those (src/decompose_ops.cpp).
+void decompose_ops(ir::Graph& g, PassContext& ctx);
 /// Rewrites onnxruntime's contrib operators as standard ones (src/expand_microsoft_ops.cpp).
 void expand_microsoft_ops(ir::Graph& g, PassContext& ctx);
 /// Rewrites QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear (src/expand_qlinear_ops.cpp).
