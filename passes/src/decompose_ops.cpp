@@ -5,7 +5,6 @@
 //   Celu(x)                 -> Relu(x) + Min(alpha * (Exp(x / alpha) - 1), 0)
 //   Softplus(x)             -> Log(Exp(x) + 1)
 //   Softsign(x)             -> x / (Abs(x) + 1)
-//   Mish(x)                 -> x * Tanh(Softplus(x))
 //   ThresholdedRelu(x)      -> x * (x > alpha)
 //   ReduceSumSquare(x)      -> ReduceSum(x * x)
 //   ReduceL1(x), ReduceL2(x)-> ReduceSum(Abs(x)), Sqrt(ReduceSum(x * x))
@@ -94,11 +93,6 @@ const std::map<std::string, Rule, std::less<>>& rules() {
        }},
       {"Softplus", [](Rewriter& r) { r.done(r.op("Log", {r.op("Add", {r.op("Exp", {r.x()}), r.c(1)})})); }},
       {"Softsign", [](Rewriter& r) { r.done(r.op("Div", {r.x(), r.op("Add", {r.op("Abs", {r.x()}), r.c(1)})})); }},
-      {"Mish",
-       [](Rewriter& r) {
-         ir::Value* sp = r.op("Log", {r.op("Add", {r.op("Exp", {r.x()}), r.c(1)})});
-         r.done(r.op("Mul", {r.x(), r.op("Tanh", {sp})}));
-       }},
       {"ThresholdedRelu",
        [](Rewriter& r) {
          ir::TensorType b = r.type();

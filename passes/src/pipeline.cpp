@@ -23,7 +23,7 @@ const std::vector<PassInfo>& pipeline() {
        true},
       // Operators the ONNX spec defines by others (Selu, Softplus, ReduceL2, CastLike, ...) as those
       // (after folding: static shapes).
-      {"decompose-ops", "rewrite Selu/Celu/Softplus/Softsign/Mish/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike",
+      {"decompose-ops", "rewrite Selu/Celu/Softplus/Softsign/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike",
        decompose_ops},
       // onnxruntime's QOperator format (QLinearConv, QLinearMatMul) as the QDQ form it stands for.
       {"expand-qlinear-ops", "rewrite QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear",
