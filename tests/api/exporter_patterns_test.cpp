@@ -408,6 +408,37 @@ TEST(ExporterPatterns, OutputsThatFoldToConstantsAreComputed) {
   }
 }
 
+// LayerNormalization over several trailing dims (axis 1 of [2, 3, 4]): viewed as one dim.
+TEST(ExporterPatterns, LayerNormOverSeveralTrailingDims) {
+  Block m;
+  m.b.input("x", kF32, {2, 3, 4});
+  m.b.output("y", kF32, {2, 3, 4});
+  const auto scale = normal_floats(12, 3), bias = normal_floats(12, 4);
+  auto* n = m.b.node("LayerNormalization", {"x", m.floats({3, 4}, scale), m.floats({3, 4}, bias)}, {"y"}, "ln");
+  attr_int(n, "axis", 1);
+  attr_float(n, "epsilon", 1e-5f);
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  const auto x = normal_floats(24, 5);
+  std::vector<const char*> backends = {"cpu"};
+  if (!runtime::vulkan_device_name().empty()) backends.push_back("vulkan");
+  for (const char* backend : backends) {
+    RunOptions o;
+    o.backend = backend;
+    const RunResult out = vkc::run(r.pte, {Tensor::of(ir::DType::Float32, {2, 3, 4}, x)}, o);
+    ASSERT_TRUE(out) << describe(out.diagnostics);
+    for (int64_t b = 0; b < 2; ++b) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < 12; ++i) mean += x[b * 12 + i] / 12.0;
+      for (int64_t i = 0; i < 12; ++i) var += (x[b * 12 + i] - mean) * (x[b * 12 + i] - mean) / 12.0;
+      for (int64_t i = 0; i < 12; ++i)
+        EXPECT_NEAR(out.outputs[0].get_f(b * 12 + i), (x[b * 12 + i] - mean) / std::sqrt(var + 1e-5) * scale[i] + bias[i],
+                    1e-4)
+            << backend;
+    }
+  }
+}
+
 TEST(ExporterPatterns, SkipPassRefusesUnknownAndRequiredPasses) {
   const auto model = meta_dynamo();
   for (const char* bad : {"fuse-everything", "lower-to-vulkan"}) {

@@ -62,22 +62,55 @@ Result lower_layer_norm(ir::Graph& g, ir::Node* n) {
   const int64_t r = static_cast<int64_t>(*rank);
   int64_t axis = n->attr_int("axis", -1);
   if (axis < 0) axis += r;
-  if (axis != r - 1) return std::string("only normalization over the last axis is supported");
+  if (axis < 0 || axis >= r) return std::string("axis is out of range");
   for (size_t i = 1; i < n->outputs().size(); ++i)
     if (!g.users(n->output(i)).empty() || g.is_output(n->output(i)))
       return std::string("the Mean / InvStdDev outputs are not supported");
   if (n->output(0)->dtype() != ir::DType::Float32) return std::string("only f32 inputs are supported");
-  const int64_t width = n->input(0)->shape().sizes().back();
+  const auto dims = n->input(0)->shape().sizes();
+  int64_t width = 1;  // normalization over dims axis.. as one trailing dim
+  for (int64_t d = axis; d < r; ++d) width *= dims[d];
   ir::Value* scale = n->input(1);
-  ir::Value* bias = n->input(2);
+  ir::Value* bias = n->num_inputs() > 2 ? n->input(2) : nullptr;
   if (!scale || !scale->is_constant() || (bias && !bias->is_constant()))
     return std::string("scale and bias must be constants");
-  if (!bias) bias = add_f32_constant(g, n->name() + "_bias", {width}, std::vector<float>(width, 0.0f));
-  // Drop ONNX's optional outputs, then give the node the runtime's three.
+  auto flat = [&](ir::Value* c, const char* tag) {  // [dims axis..] -> [width], broadcast if smaller
+    auto v = constant_floats(c);
+    if (!v) return static_cast<ir::Value*>(nullptr);
+    if (static_cast<int64_t>(v->size()) != width) {
+      if (v->size() != 1) return static_cast<ir::Value*>(nullptr);
+      v->assign(width, (*v)[0]);
+    }
+    return c->shape().sizes() == std::vector<int64_t>{width} ? c : add_f32_constant(g, n->name() + tag, {width}, *v);
+  };
+  scale = flat(scale, "_scale");
+  bias = bias ? flat(bias, "_bias") : add_f32_constant(g, n->name() + "_bias", {width}, std::vector<float>(width, 0.0f));
+  if (!scale || !bias) return std::string("scale and bias must cover the normalized dims");
+  // Normalizing over several trailing dims: view them as one, normalize over it, view back.
+  ir::Value* x = n->input(0);
+  std::vector<int64_t> rows(dims.begin(), dims.begin() + axis);
+  rows.push_back(width);
   ir::Value* y = n->output(0);
-  n->morph(ir::kVulkanDomain, "aten.native_layer_norm.default", {n->input(0), scale, bias},
+  if (axis != r - 1) {
+    ir::Node* v = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {x}, {{x->dtype(), ir::Shape::of(rows)}},
+                             g.unique_name(n->name() + "_rows"), n);
+    v->attrs() = {{"size", rows}};
+    x = v->output(0);
+    ir::Node* ln = g.add_node(ir::kVulkanDomain, "aten.native_layer_norm.default", {x, scale, bias},
+                              {{ir::DType::Float32, ir::Shape::of(rows)}}, g.unique_name(n->name() + "_ln"), n);
+    ln->attrs() = {{"normalized_shape", std::vector<int64_t>{width}}, {"eps", n->attr_float("epsilon", 1e-5)}};
+    auto stats = rows;
+    stats.back() = 1;
+    g.add_node_output(ln, {ir::DType::Float32, ir::Shape::of(stats)});
+    g.add_node_output(ln, {ir::DType::Float32, ir::Shape::of(stats)});
+    to_runtime(n, "aten.view_copy.default", {ln->output(0)}, {{"size", dims}});
+    g.set_outputs(n, {y});
+    return std::nullopt;
+  }
+  // Drop ONNX's optional outputs, then give the node the runtime's three.
+  n->morph(ir::kVulkanDomain, "aten.native_layer_norm.default", {x, scale, bias},
            {{"normalized_shape", std::vector<int64_t>{width}}, {"eps", n->attr_float("epsilon", 1e-5)}});
-  auto stat_shape = n->input(0)->shape().sizes();
+  auto stat_shape = dims;
   stat_shape.back() = 1;
   g.set_outputs(n, {y});
   g.add_node_output(n, {ir::DType::Float32, ir::Shape::of(stat_shape)});
