@@ -67,13 +67,28 @@ TEST(Lowering, ConvWithAsymmetricPaddingGetsAnExplicitPadInFront) {
   EXPECT_EQ(std::get<Ints>(t.at("padding")), (Ints{1, 0}));
 }
 
-TEST(Lowering, ConvWithNonConstantWeightOrBatchAboveOneIsLeft) {
+TEST(Lowering, ConvWithBatchAboveOneIsOneConvolutionPerImage) {
   Lowered t;
   ir::Value* x = testing::input(t.g, "x", f32({2, 1, 4, 4}));
   ir::Value* w = testing::constant(t.g, "w", {1, 1, 1, 1}, {1});
   t.node = testing::onnx(t.g, "Conv", {x, w}, f32({2, 1, 4, 4}));
   t.lower();
-  EXPECT_NE(t.reason().find("batch size must be 1"), std::string::npos) << t.reason();
+  EXPECT_EQ(t.node->op_type(), "aten.cat.default");
+  ASSERT_EQ(t.node->num_inputs(), 2u);
+  for (size_t b = 0; b < 2; ++b) {
+    const ir::Node* conv = t.node->input(b)->producer();
+    ASSERT_EQ(conv->op_type(), "aten.convolution.default");
+    const ir::Node* image = conv->input(0)->producer();
+    ASSERT_EQ(image->op_type(), "aten.slice_copy.Tensor");
+    EXPECT_EQ(std::get<int64_t>(*image->attr("start")), static_cast<int64_t>(b));
+  }
+
+  Lowered dynamic;  // a non-constant weight stays, with the reason
+  dynamic.node = testing::onnx(dynamic.g, "Conv", {testing::input(dynamic.g, "x", f32({1, 1, 4, 4})),
+                                                   testing::input(dynamic.g, "w", f32({1, 1, 1, 1}))},
+                               f32({1, 1, 4, 4}));
+  dynamic.lower();
+  EXPECT_NE(dynamic.reason().find("weight is not a constant"), std::string::npos) << dynamic.reason();
 }
 
 TEST(Lowering, MaxPoolGetsExplicitStrideAndAnIndicesOutput) {
