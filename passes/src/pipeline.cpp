@@ -25,6 +25,9 @@ const std::vector<PassInfo>& pipeline() {
       // (after folding: static shapes).
       {"decompose-ops", "rewrite Selu/Celu/Softplus/Softsign/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike",
        decompose_ops},
+      // Einsum (attention, batched products, transposes) as Transpose/Reshape/ReduceSum/MatMul.
+      {"decompose-einsum", "rewrite Einsum of one or two operands as Transpose/Reshape/ReduceSum/MatMul",
+       decompose_einsum},
       // onnxruntime's QOperator format (QLinearConv, QLinearMatMul) as the QDQ form it stands for.
       {"expand-qlinear-ops", "rewrite QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear",
        expand_qlinear_ops},

@@ -18,6 +18,8 @@ void fold_constants(ir::Graph& g, PassContext& ctx);
 bool propagate_shapes(ir::Graph& g);
 /// Rewrites operators the ONNX spec defines by others as those (src/decompose_ops.cpp).
 void decompose_ops(ir::Graph& g, PassContext& ctx);
+/// Rewrites Einsum of one or two operands as Transpose/Reshape/ReduceSum/MatMul (src/decompose_einsum.cpp).
+void decompose_einsum(ir::Graph& g, PassContext& ctx);
 /// Rewrites onnxruntime's contrib operators as standard ones (src/expand_microsoft_ops.cpp).
 void expand_microsoft_ops(ir::Graph& g, PassContext& ctx);
 /// Rewrites QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear (src/expand_qlinear_ops.cpp).
