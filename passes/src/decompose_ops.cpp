@@ -10,10 +10,13 @@
 //   ReduceL1(x), ReduceL2(x)-> ReduceSum(Abs(x)), Sqrt(ReduceSum(x * x))
 //   ReduceLogSum(x)         -> Log(ReduceSum(x))
 //   ReduceLogSumExp(x)      -> m + Log(ReduceSum(Exp(x - m))), m = ReduceMax(x) (stable)
+//   Trilu(x, k)             -> Where(j - i >= k (upper) or <= k (lower), x, 0)   (static x)
+//   LayerNormalization's Mean / InvStdDev outputs, where used -> ReduceMean / Sqrt / Reciprocal
 // Only floating-point tensors with known types are rewritten; anything else stays and is reported.
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "constants.h"
 #include "vkc/passes/passes.h"
@@ -120,6 +123,84 @@ const std::map<std::string, Rule, std::less<>>& rules() {
   return kRules;
 }
 
+// LayerNormalization's optional Mean and InvStdDev outputs (the runtime's layer norm computes only
+// Y), where something reads them, as ReduceMean(x) and 1 / Sqrt(ReduceMean((x - mean)^2) + eps)
+// over the normalized axes, kept as 1 (the shapes ONNX gives them).
+void layer_norm_statistics(ir::Graph& g, ir::Node* n) {
+  auto used = [&](size_t i) {
+    return i < n->outputs().size() && n->output(i) && (!g.users(n->output(i)).empty() || g.is_output(n->output(i)));
+  };
+  if ((!used(1) && !used(2)) || !n->input(0)->type().known() || !ir::is_float(n->input(0)->dtype()) ||
+      !n->input(0)->shape().is_static())
+    return;
+  const ir::Value* x = n->input(0);
+  const auto r = static_cast<int64_t>(x->shape().rank());
+  int64_t axis = n->attr_int("axis", -1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return;
+  std::vector<int64_t> axes, kept = x->shape().sizes();
+  for (int64_t d = axis; d < r; ++d) axes.push_back(d), kept[d] = 1;
+  const ir::TensorType stat{x->dtype(), ir::Shape::of(kept)};
+  auto add = [&](const char* op, std::vector<ir::Value*> ins, const ir::TensorType& t, ir::AttributeMap attrs = {}) {
+    ir::Node* m = g.add_node(ir::kOnnxDomain, op, std::move(ins), {t}, g.unique_name(n->name() + "_" + op), n);
+    m->attrs() = std::move(attrs);
+    m->set_opset(13);
+    return m->output(0);
+  };
+  ir::Value* mean = add("ReduceMean", {n->input(0)}, stat, {{"axes", axes}, {"keepdims", int64_t{1}}});
+  ir::Value* centered = add("Sub", {n->input(0), mean}, x->type());
+  ir::Value* var = add("ReduceMean", {add("Mul", {centered, centered}, x->type())}, stat,
+                       {{"axes", axes}, {"keepdims", int64_t{1}}});
+  ir::Value* eps = add_f32_constant(g, g.unique_name(n->name() + "_eps"), {},
+                                    {static_cast<float>(n->attr_float("epsilon", 1e-5))});
+  ir::Value* inv = add("Reciprocal", {add("Sqrt", {add("Add", {var, eps}, stat)}, stat)}, stat);
+  if (used(1)) g.replace_all_uses(n->output(1), mean);
+  if (used(2)) g.replace_all_uses(n->output(2), inv);
+}
+
+// Trilu(x, k) of a static x -> Where(keep, x, 0). keep [N, M] is a constant for a constant k
+// (upper: j - i >= k, lower: j - i <= k); for a k computed at run time it is that comparison of
+// the constant j - i with k. It broadcasts over the leading dims.
+void trilu_as_where(ir::Graph& g, ir::Node* n) {
+  const ir::Value* x = n->input(0);
+  if (!x->type().known() || !x->shape().is_static() || x->shape().rank() < 2) return;
+  ir::Value* k_in = n->num_inputs() > 1 ? n->input(1) : nullptr;
+  std::optional<int64_t> k = int64_t{0};
+  if (k_in) {
+    const auto ks = constant_ints(k_in);
+    k = ks && ks->size() == 1 ? std::optional<int64_t>((*ks)[0]) : std::nullopt;
+    if (!k && (!k_in->type().known() || !k_in->shape().is_static() || k_in->shape().numel() != 1)) return;
+  }
+  const auto dims = x->shape().sizes();
+  const int64_t rows = dims[dims.size() - 2], cols = dims.back();
+  const bool upper = n->attr_int("upper", 1) != 0;
+  const ir::Shape mask_shape = ir::Shape::of({rows, cols});
+  ir::Value* keep = nullptr;
+  if (k) {
+    std::vector<uint8_t> mask(static_cast<size_t>(rows * cols));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) mask[static_cast<size_t>(i * cols + j)] = upper ? j - i >= *k : j - i <= *k;
+    keep = g.add_constant(g.unique_name(n->name() + "_mask"), {ir::DType::Bool, mask_shape},
+                          ir::TensorData::owned(std::move(mask)));
+  } else {
+    if (k_in->dtype() != ir::DType::Int64 || rows * cols == 0) return;
+    std::vector<int64_t> diff(static_cast<size_t>(rows * cols));
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) diff[static_cast<size_t>(i * cols + j)] = j - i;
+    std::vector<uint8_t> bytes(diff.size() * 8);
+    std::memcpy(bytes.data(), diff.data(), bytes.size());
+    ir::Value* d = g.add_constant(g.unique_name(n->name() + "_diagonal_offset"), {k_in->dtype(), mask_shape},
+                                  ir::TensorData::owned(std::move(bytes)));
+    ir::Node* cmp = g.add_node(ir::kOnnxDomain, upper ? "GreaterOrEqual" : "LessOrEqual", {d, k_in},
+                               {{ir::DType::Bool, mask_shape}}, g.unique_name(n->name() + "_keep"), n);
+    cmp->set_opset(16);
+    keep = cmp->output(0);
+  }
+  ir::Value* zero = g.add_constant(g.unique_name(n->name() + "_zero"), {x->dtype(), ir::Shape::of({})},
+                                   ir::TensorData::owned(std::vector<uint8_t>(ir::dtype_size(x->dtype()))));
+  n->morph(ir::kOnnxDomain, "Where", {keep, n->input(0), zero}, {});
+}
+
 }  // namespace
 
 void decompose_ops(ir::Graph& g, PassContext&) {
@@ -130,6 +211,14 @@ void decompose_ops(ir::Graph& g, PassContext&) {
       if (!like || !like->type().known()) continue;
       // The output already has t's dtype; Cast's lowering reads it from there.
       n->morph(ir::kOnnxDomain, "Cast", {n->input(0)}, {});
+      continue;
+    }
+    if (n->is_onnx("Trilu")) {
+      trilu_as_where(g, n);
+      continue;
+    }
+    if (n->is_onnx("LayerNormalization")) {
+      layer_norm_statistics(g, n);
       continue;
     }
     auto it = rules().find(n->op_type());

@@ -10,7 +10,12 @@ namespace vkc::passes::lowering {
 Result lower_binary(ir::Graph&, ir::Node* n) {
   static const std::map<std::string, std::string, std::less<>> kOps = {
       {"Add", "aten.add.Tensor"}, {"Sub", "aten.sub.Tensor"}, {"Mul", "aten.mul.Tensor"}, {"Div", "aten.div.Tensor"}};
-  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point arithmetic is supported");
+  // Integer Add/Sub/Mul run as the runtime's int variants (i64 is i32 on the GPU, as in ET-VK);
+  // integer Div truncates in ONNX but the runtime's div is floating-point only.
+  const ir::DType t = n->output(0)->dtype();
+  const bool integer = t == ir::DType::Int32 || t == ir::DType::Int64;
+  if (!ir::is_float(t) && !(integer && !n->is_onnx("Div")))
+    return std::string(integer ? "integer Div is not supported" : "only floating-point and integer arithmetic is supported");
   to_runtime(n, kOps.at(n->op_type()), {n->input(0), n->input(1)}, {});
   return std::nullopt;
 }
