@@ -1,6 +1,6 @@
 #version 450
-// out (WHCN w) = in (w with w[dim] = index[w[dim]]); negative indices count from the end; one
-// outside the input gives 0.
+// out (WHCN w) = in (w with w[dim] = index[w[dim]]) (index_select) or index[w] (gather, ELEMENTS 1);
+// negative indices count from the end; one outside the input gives 0.
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -20,18 +20,23 @@ layout(push_constant) uniform Params {
   int dim;
 } p;
 
-int index_at(int j) {
+// The index at WHCN position w of the index tensor.
+int index_at(ivec4 w) {
 #if defined(STORAGE_buffer)
-  return t_index[j];
+  return t_index[whcn_to_index(w, p.index_sizes)];
 #else
-  const ivec4 t = whcn_to_texel(ivec4(j, 0, 0, 0), p.index_sizes, p.packed_dims.z);
+  const ivec4 t = whcn_to_texel(w, p.index_sizes, p.packed_dims.z);
   return imageLoad(t_index, t.xyz)[t.w];
 #endif
 }
 
 SCALAR_T source(ivec4 w) {
   ivec4 s = w;
-  const int j = index_at(w[p.dim]);
+#if ELEMENTS == 1
+  const int j = index_at(w);  // gather: the index tensor is shaped like the output
+#else
+  const int j = index_at(ivec4(w[p.dim], 0, 0, 0));
+#endif
   s[p.dim] = j < 0 ? j + p.in_sizes[p.dim] : j;  // negative indices count from the end (ONNX Gather)
   if (!in_bounds(s, p.in_sizes)) return SCALAR_T(0);
   return SCALAR_T(TENSOR_AT(t_in, s, p.in_sizes, p.packed_dims.y));

@@ -196,11 +196,13 @@ const std::vector<Entry>& entries() {
     {"aten.bitwise_not.default(Tensor self) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
     {"aten._log_softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax", kFp, kAnyStorage,
      {}},
-    // Embedding.cpp, IndexSelect.cpp, Select.cpp, Expand.cpp, Repeat.cpp, PixelShuffle.cpp
+    // Embedding.cpp, IndexSelect.cpp, Gather.cpp, Select.cpp, Expand.cpp, Repeat.cpp, PixelShuffle.cpp
     {"aten.embedding.default(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
      "bool sparse=False) -> Tensor",
      "embedding", kFp, kAnyStorage, {0}},
     {"aten.index_select.default(Tensor self, int dim, Tensor index) -> Tensor", "shape", kFpInt,
+     kChannelsPackedTexture, {}},
+    {"aten.gather.default(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", "shape", kFpInt,
      kChannelsPackedTexture, {}},
     {"aten.select_copy.int(Tensor self, int dim, SymInt index) -> Tensor", "shape", kFpIntBool, kAnyStorage, {},
      true},

@@ -133,6 +133,30 @@ HostTensor gather(const HostTensor& x, const HostTensor& indices, int64_t axis) 
   return out;
 }
 
+HostTensor gather_elements(const HostTensor& x, const HostTensor& indices, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  axis = normalize_axis(axis, rank);
+  if (static_cast<int64_t>(indices.shape.size()) != rank)
+    throw KernelError("gather indices must have the input's rank");
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indices.shape[d] > x.shape[d])
+      throw KernelError(fmt::format("gather indices are larger than the input along dim {}", d));
+  HostTensor out = HostTensor::zeros(x.dtype, indices.shape);
+  const auto in_strides = strides_of(x.shape);
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  const int64_t dim = x.shape[axis];
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    int64_t k = indices.get_i(o);
+    if (k < 0) k += dim;
+    if (k < 0 || k >= dim) throw KernelError(fmt::format("gather index {} is out of range [0, {})", k, dim));
+    int64_t from = 0;
+    for (int64_t d = 0; d < rank; ++d) from += (d == axis ? k : idx[d]) * in_strides[d];
+    copy_element(x, from, out, o);
+    for (int64_t d = rank - 1; d >= 0 && ++idx[d] == indices.shape[d]; --d) idx[d] = 0;
+  }
+  return out;
+}
+
 HostTensor expand(const HostTensor& x, const std::vector<int64_t>& shape) {
   const auto out_shape = broadcast_shapes(x.shape, shape);
   HostTensor out = HostTensor::zeros(x.dtype, out_shape);

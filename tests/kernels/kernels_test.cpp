@@ -58,6 +58,11 @@ TEST(Kernels, ShapeOps) {
   EXPECT_EQ(values(range(0, 1, 0.25, ir::DType::Float32)), (std::vector<double>{0, 0.25, 0.5, 0.75}));
   EXPECT_THROW(reshape(x, {4}), KernelError);
   EXPECT_THROW(gather(x, i64({1}, {3}), 1), KernelError);
+  // gather_elements: x [2, 3]; indices [2, 2] along axis 1 (row-wise picks), then axis 0
+  EXPECT_EQ(values(gather_elements(x, i64({2, 2}, {2, 0, -1, 1}), 1)), (std::vector<double>{2, 0, 5, 4}));
+  EXPECT_EQ(values(gather_elements(x, i64({1, 3}, {1, 0, 1}), 0)), (std::vector<double>{3, 1, 5}));
+  EXPECT_THROW(gather_elements(x, i64({1, 3}, {2, 0, 0}), 0), KernelError);  // out of range
+  EXPECT_THROW(gather_elements(x, i64({3}, {0, 0, 0}), 0), KernelError);     // rank differs
 }
 
 TEST(Kernels, Reductions) {

@@ -642,12 +642,45 @@ TEST(Lowering, GatherIsEmbeddingIndexSelectOrSelect) {
   idx.lower();
   EXPECT_EQ(idx.node->op_type(), "aten.index_select.default");
 
-  Lowered dyn;
-  dyn.node = testing::onnx(dyn.g, "Gather", {testing::input(dyn.g, "d", f32({4})),
-                                             testing::input(dyn.g, "k", {ir::DType::Int64, ir::Shape::of({2})})},
-                           f32({2}));
+  Lowered dyn;  // computed 1-D indices into runtime data
+  ir::Value* d = testing::input(dyn.g, "d", f32({4}));
+  ir::Value* k = testing::input(dyn.g, "k", {ir::DType::Int64, ir::Shape::of({2})});
+  dyn.node = testing::onnx(dyn.g, "Gather", {d, k}, f32({2}));
   dyn.lower();
-  EXPECT_NE(dyn.reason().find("must be constants"), std::string::npos);
+  EXPECT_EQ(dyn.node->op_type(), "aten.index_select.default");
+  EXPECT_EQ(dyn.node->inputs(), (std::vector<ir::Value*>{d, k}));
+
+  Lowered grid;  // computed [2, 2] indices: flattened, selected, viewed to [3, 2, 2]
+  ir::Value* z = testing::input(grid.g, "z", f32({3, 5}));
+  ir::Value* kk = testing::input(grid.g, "kk", {ir::DType::Int64, ir::Shape::of({2, 2})});
+  grid.node = testing::onnx(grid.g, "Gather", {z, kk}, f32({3, 2, 2}), {{"axis", int64_t{1}}});
+  grid.lower();
+  EXPECT_EQ(grid.node->op_type(), "aten.view_copy.default");
+  EXPECT_EQ(std::get<Ints>(grid.at("size")), (Ints{3, 2, 2}));
+  const ir::Node* picked = grid.node->input(0)->producer();
+  ASSERT_NE(picked, nullptr);
+  EXPECT_EQ(picked->op_type(), "aten.index_select.default");
+  EXPECT_EQ(picked->output(0)->shape().sizes(), (Ints{3, 4}));
+  EXPECT_EQ(picked->input(1)->producer()->op_type(), "aten.view_copy.default");
+}
+
+TEST(Lowering, GatherElementsIsGatherWithItsAxis) {
+  Lowered ge;  // computed indices of the data's rank; a negative axis counts from the end
+  ir::Value* x = testing::input(ge.g, "x", f32({3, 4}));
+  ir::Value* k = testing::input(ge.g, "k", {ir::DType::Int64, ir::Shape::of({2, 4})});
+  ge.node = testing::onnx(ge.g, "GatherElements", {x, k}, f32({2, 4}), {{"axis", int64_t{-2}}});
+  ge.lower();
+  EXPECT_EQ(ge.node->op_type(), "aten.gather.default");
+  EXPECT_EQ(ge.node->inputs(), (std::vector<ir::Value*>{x, k}));
+  EXPECT_EQ(std::get<int64_t>(ge.at("dim")), 0);
+
+  Lowered deep;  // the runtime's gather is rank <= 4
+  deep.node = testing::onnx(deep.g, "GatherElements",
+                            {testing::input(deep.g, "x", f32({1, 1, 1, 2, 2})),
+                             testing::input(deep.g, "k", {ir::DType::Int64, ir::Shape::of({1, 1, 1, 2, 2})})},
+                            f32({1, 1, 1, 2, 2}));
+  deep.lower();
+  EXPECT_NE(deep.reason().find("rank above 4"), std::string::npos) << deep.reason();
 }
 
 TEST(Lowering, ExpandTileDepthToSpaceSum) {

@@ -1,4 +1,4 @@
-// Cast, Where, comparisons, And/Or/Not, Gather, Expand, Tile, DepthToSpace, Sum.
+// Cast, Where, comparisons, And/Or/Not, Gather, GatherElements, Expand, Tile, DepthToSpace, Sum.
 #include <fmt/format.h>
 
 #include <map>
@@ -29,9 +29,10 @@ Result lower_logic(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
-// Gather: a constant table with runtime indices is an embedding lookup; runtime data with
-// constant indices is index_select (or select_copy for one scalar index).
-Result lower_gather(ir::Graph&, ir::Node* n) {
+// Gather: a constant table with runtime indices is an embedding lookup; one constant scalar index
+// is select_copy; other indices (constant or computed, any rank) are index_select over them
+// flattened to 1-D, viewed to the output's shape when they are not 1-D.
+Result lower_gather(ir::Graph& g, ir::Node* n) {
   ir::Value* data = n->input(0);
   ir::Value* idx = n->input(1);
   auto rank = static_rank(data);
@@ -43,19 +44,49 @@ Result lower_gather(ir::Graph&, ir::Node* n) {
     to_runtime(n, "aten.embedding.default", {data, idx}, {});
     return std::nullopt;
   }
-  auto indices = constant_ints(idx);
-  if (!indices) return std::string("indices into a runtime tensor must be constants");
   const int64_t dim = data->shape().dims.at(axis).value.value_or(-1);
-  for (int64_t& i : *indices) {
-    if (i < 0) i += dim;
-    if (i < 0 || (dim >= 0 && i >= dim)) return fmt::format("index {} is out of range", i);
-  }
-  if (idx->shape().rank() == 0) {
+  auto indices = constant_ints(idx);
+  if (indices)
+    for (int64_t& i : *indices) {
+      if (i < 0) i += dim;
+      if (i < 0 || (dim >= 0 && i >= dim)) return fmt::format("index {} is out of range", i);
+    }
+  if (indices && idx->shape().rank() == 0) {
     to_runtime(n, "aten.select_copy.int", {data}, {{"dim", axis}, {"index", (*indices)[0]}});
     return std::nullopt;
   }
-  if (idx->shape().rank() != 1) return std::string("only scalar or 1-D indices are supported");
-  to_runtime(n, "aten.index_select.default", {data, idx}, {{"dim", axis}});
+  if (!idx->type().known() || !idx->shape().is_static() || !data->shape().is_static() ||
+      !n->output(0)->shape().is_static())
+    return std::string("data, indices and output must have static shapes");
+  if (idx->shape().rank() == 1) {
+    to_runtime(n, "aten.index_select.default", {data, idx}, {{"dim", axis}});
+    return std::nullopt;
+  }
+  // [d0.., k, ..dn] with the flattened indices' count k at `axis`, then viewed to the output.
+  const int64_t count = idx->shape().numel();
+  ir::Node* flat = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {idx},
+                              {{idx->dtype(), ir::Shape::of({count})}}, g.unique_name(n->name() + "_flat_indices"), n);
+  flat->attrs() = {{"size", std::vector<int64_t>{count}}};
+  std::vector<int64_t> selected = data->shape().sizes();
+  selected.at(static_cast<size_t>(axis)) = count;
+  ir::Node* sel = g.add_node(ir::kVulkanDomain, "aten.index_select.default", {data, flat->output(0)},
+                             {{n->output(0)->dtype(), ir::Shape::of(selected)}}, g.unique_name(n->name() + "_select"), n);
+  sel->attrs() = {{"dim", axis}};
+  to_runtime(n, "aten.view_copy.default", {sel->output(0)}, {{"size", n->output(0)->shape().sizes()}});
+  return std::nullopt;
+}
+
+// GatherElements -> gather (indices constant or computed, of the data's rank).
+Result lower_gather_elements(ir::Graph&, ir::Node* n) {
+  ir::Value* data = n->input(0);
+  ir::Value* idx = n->input(1);
+  auto rank = static_rank(data);
+  if (!rank || !idx->type().known() || idx->shape().rank() != *rank) return std::string("input rank is unknown");
+  if (*rank > 4) return std::string("inputs of rank above 4 are not supported");
+  int64_t axis = n->attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(*rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(*rank)) return std::string("axis is out of range");
+  to_runtime(n, "aten.gather.default", {data, idx}, {{"dim", axis}});
   return std::nullopt;
 }
 

@@ -1,5 +1,5 @@
 // Comparisons, logic, selection and indexing: where, eq/lt/le/gt/ge, logical_and/or, bitwise_not,
-// _to_copy, embedding, index_select, select_copy, expand_copy, repeat, pixel_shuffle.
+// _to_copy, embedding, index_select, gather, select_copy, expand_copy, repeat, pixel_shuffle.
 #include <fmt/format.h>
 
 #include "op_context.h"
@@ -36,6 +36,12 @@ void embedding(const OpContext& c) {
 void index_select(const OpContext& c) {
   if (c.tensor(2).shape.size() > 1) c.fail("index must be 0-D or 1-D");
   c.set_output(kernels::gather(c.tensor(0), c.tensor(2), c.int_arg(1)));
+}
+
+// aten.gather.default(self, dim, index, *, sparse_grad)
+void gather(const OpContext& c) {
+  c.bool_arg(3);
+  c.set_output(kernels::gather_elements(c.tensor(0), c.tensor(2), c.int_arg(1)));
 }
 
 // aten.select_copy.int(self, dim, index): the slice at `index`, without dim.
@@ -94,6 +100,7 @@ void add_index_ops(OpTable& t) {
   t["aten._to_copy.default"] = to_copy;
   t["aten.embedding.default"] = embedding;
   t["aten.index_select.default"] = index_select;
+  t["aten.gather.default"] = gather;
   t["aten.select_copy.int"] = select_copy;
   t["aten.expand_copy.default"] = expand_copy;
   t["aten.repeat.default"] = repeat;

@@ -231,6 +231,29 @@ void index_select(Encoder& e) {
   e.dispatch(v, {out.resource(), in.resource(), index.resource()}, p, out.items());
 }
 
+// gather(self, dim, index): index (constant or computed, int) is shaped like the output
+// (index_select.glsl, ELEMENTS 1).
+void gather(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  e.require_rep(in, out, "the input", false);
+  GpuTensor like;  // a constant index is materialized as i32 in the output's storage
+  like.dtype = ir::DType::Int32;
+  like.texture = out.texture;
+  like.packed_dim = out.packed_dim;
+  GpuTensor& index = e.tensor(2, &like);
+  if (index.texture != out.texture || index.dtype != ir::DType::Int32 || index.dims != out.dims)
+    e.fail("the index must be an int tensor shaped like the output, in its storage");
+  const int dim = whcn_dim(e.int_arg(1), in.dims.size());
+  if (dim < 0 || dim >= static_cast<int>(in.dims.size()) || in.dims.size() > 4 || in.dims.size() != out.dims.size())
+    e.fail("dim is out of range, or the ranks differ or exceed 4");
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("index_sizes", index.sizes);
+  p.iv("packed_dims", {out.packed_dim, in.packed_dim, index.packed_dim, 0}).i("dim", dim);
+  e.dispatch(v, {out.resource(), in.resource(), index.resource()}, p, out.items());
+}
+
 // repeat(self, repeats): tiles self (rank <= 4, output rank <= 4) (gather_copy.glsl).
 void repeat(Encoder& e) {
   GpuTensor& out = e.out();
@@ -267,6 +290,7 @@ void add_copy_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten.pixel_shuffle.default"] = pixel_shuffle;
   t["aten.repeat.default"] = repeat;
   t["aten.index_select.default"] = index_select;
+  t["aten.gather.default"] = gather;
 }
 
 }  // namespace vkc::runtime::vk

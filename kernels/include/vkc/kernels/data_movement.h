@@ -16,6 +16,9 @@ HostTensor slice(const HostTensor& x, const std::vector<int64_t>& starts, const 
                  const std::vector<int64_t>& axes, const std::vector<int64_t>& steps);
 /// ONNX Gather: indices (negatives count from the end) select along `axis`.
 HostTensor gather(const HostTensor& x, const HostTensor& indices, int64_t axis);
+/// ONNX GatherElements / aten.gather: out[i] = x[i with i[axis] = indices[i]] (indices has x's
+/// rank and is no larger along any other axis; negatives count from the end).
+HostTensor gather_elements(const HostTensor& x, const HostTensor& indices, int64_t axis);
 /// ONNX Expand: broadcast x to `shape` (bidirectional, as ONNX).
 HostTensor expand(const HostTensor& x, const std::vector<int64_t>& shape);
 HostTensor tile(const HostTensor& x, const std::vector<int64_t>& repeats);
