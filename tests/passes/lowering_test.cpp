@@ -664,6 +664,28 @@ TEST(Lowering, GatherIsEmbeddingIndexSelectOrSelect) {
   EXPECT_EQ(picked->input(1)->producer()->op_type(), "aten.view_copy.default");
 }
 
+TEST(Lowering, ArgMaxAndArgMinWithTheLastIndex) {
+  Lowered first;
+  ir::Value* x = testing::input(first.g, "x", f32({2, 5}));
+  first.node = testing::onnx(first.g, "ArgMin", {x}, {ir::DType::Int64, ir::Shape::of({2, 1})}, {{"axis", int64_t{1}}});
+  first.lower();
+  EXPECT_EQ(first.node->op_type(), "aten.argmin.default");
+  EXPECT_EQ(std::get<int64_t>(first.at("dim")), 1);
+
+  Lowered last;  // (5 - 1) - argmax(x reversed along axis 1)
+  ir::Value* y = testing::input(last.g, "y", f32({2, 5}));
+  last.node = testing::onnx(last.g, "ArgMax", {y}, {ir::DType::Int64, ir::Shape::of({2})},
+                            {{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}, {"select_last_index", int64_t{1}}});
+  last.lower();
+  EXPECT_EQ(last.node->op_type(), "aten.sub.Tensor");
+  ASSERT_TRUE(last.node->input(0)->is_constant());
+  const ir::Node* arg = last.node->input(1)->producer();
+  ASSERT_NE(arg, nullptr);
+  EXPECT_EQ(arg->op_type(), "aten.argmax.default");
+  EXPECT_EQ(arg->input(0)->producer()->op_type(), "aten.index_select.default");
+  EXPECT_EQ(arg->input(0)->producer()->input(0), y);
+}
+
 TEST(Lowering, GatherElementsIsGatherWithItsAxis) {
   Lowered ge;  // computed indices of the data's rank; a negative axis counts from the end
   ir::Value* x = testing::input(ge.g, "x", f32({3, 4}));

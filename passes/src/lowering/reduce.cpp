@@ -1,4 +1,5 @@
-// ReduceMean / ReduceSum / ReduceMax / ReduceMin.
+// ReduceMean / ReduceSum / ReduceMax / ReduceMin, ArgMax / ArgMin.
+#include <cstring>
 #include <map>
 
 #include "../constants.h"
@@ -58,12 +59,39 @@ Result lower_reduce(ir::Graph& g, ir::Node* n) {
   return std::nullopt;
 }
 
-// ArgMax / ArgMin(axis, keepdims): the first index of the extreme value (select_last_index 0).
-Result lower_arg_reduce(ir::Graph&, ir::Node* n) {
-  if (n->attr_int("select_last_index", 0) != 0) return std::string("select_last_index=1 is not supported");
+// ArgMax / ArgMin(axis, keepdims): the first index of the extreme value. select_last_index 1
+// takes the first index in x reversed along the axis (index_select with constant indices
+// n-1..0) and maps it back: last = (n - 1) - first_reversed.
+Result lower_arg_reduce(ir::Graph& g, ir::Node* n) {
   if (!ir::is_float(n->input(0)->dtype())) return std::string("only floating-point inputs are supported");
-  to_runtime(n, n->op_type() == "ArgMax" ? "aten.argmax.default" : "aten.argmin.default", {n->input(0)},
-             {{"dim", n->attr_int("axis", 0)}, {"keepdim", n->attr_int("keepdims", 1) != 0}});
+  const char* op = n->op_type() == "ArgMax" ? "aten.argmax.default" : "aten.argmin.default";
+  const int64_t axis = n->attr_int("axis", 0);
+  const ir::AttributeMap attrs = {{"dim", axis}, {"keepdim", n->attr_int("keepdims", 1) != 0}};
+  if (n->attr_int("select_last_index", 0) == 0) {
+    to_runtime(n, op, {n->input(0)}, attrs);
+    return std::nullopt;
+  }
+  ir::Value* x = n->input(0);
+  auto rank = static_rank(x);
+  if (!rank || !x->shape().is_static()) return std::string("select_last_index=1 needs a static input shape");
+  const int64_t d = axis < 0 ? axis + static_cast<int64_t>(*rank) : axis;
+  if (d < 0 || d >= static_cast<int64_t>(*rank)) return std::string("axis is out of range");
+  const int64_t size = x->shape().sizes()[static_cast<size_t>(d)];
+  std::vector<int64_t> reversed(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) reversed[static_cast<size_t>(i)] = size - 1 - i;
+  auto i64 = [&](const std::string& tag, const std::vector<int64_t>& v, std::vector<int64_t> shape) {
+    std::vector<uint8_t> bytes(v.size() * 8);
+    std::memcpy(bytes.data(), v.data(), bytes.size());
+    return g.add_constant(g.unique_name(n->name() + tag), {ir::DType::Int64, ir::Shape::of(shape)},
+                          ir::TensorData::owned(std::move(bytes)));
+  };
+  ir::Node* flip = g.add_node(ir::kVulkanDomain, "aten.index_select.default", {x, i64("_reversed", reversed, {size})},
+                              {x->type()}, g.unique_name(n->name() + "_reverse"), n);
+  flip->attrs() = {{"dim", d}};
+  ir::Node* first = g.add_node(ir::kVulkanDomain, op, {flip->output(0)}, {n->output(0)->type()},
+                               g.unique_name(n->name() + "_first"), n);
+  first->attrs() = attrs;
+  to_runtime(n, "aten.sub.Tensor", {i64("_last", {size - 1}, {}), first->output(0)}, {});
   return std::nullopt;
 }
 
