@@ -10,9 +10,13 @@
 //   ReduceL1(x), ReduceL2(x)-> ReduceSum(Abs(x)), Sqrt(ReduceSum(x * x))
 //   ReduceLogSum(x)         -> Log(ReduceSum(x))
 //   ReduceLogSumExp(x)      -> m + Log(ReduceSum(Exp(x - m))), m = ReduceMax(x) (stable)
+//   Max / Min(a, b, c, ...)  -> Max / Min(Max / Min(a, b), c) ...
+//   Mean(a, b, ...)         -> Sum(a, b, ...) / count
+//   Hardmax(x, axis)        -> Cast(Equal(0..n-1 along axis, ArgMax(x, axis)))
 //   Trilu(x, k)             -> Where(j - i >= k (upper) or <= k (lower), x, 0)   (static x)
 //   LayerNormalization's Mean / InvStdDev outputs, where used -> ReduceMean / Sqrt / Reciprocal
 // Only floating-point tensors with known types are rewritten; anything else stays and is reported.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -158,6 +162,56 @@ void layer_norm_statistics(ir::Graph& g, ir::Node* n) {
   if (used(2)) g.replace_all_uses(n->output(2), inv);
 }
 
+// Max / Min of more than two inputs as a chain of two-input ones (each step typed as the output:
+// broadcasting into the final shape early gives the same values).
+void pairwise(ir::Graph& g, ir::Node* n) {
+  if (!n->output(0)->type().known()) return;
+  std::vector<ir::Value*> ins(n->inputs().begin(), n->inputs().end());
+  if (std::find(ins.begin(), ins.end(), nullptr) != ins.end()) return;
+  const std::string op = n->op_type();
+  ir::Value* acc = ins[0];
+  for (size_t i = 1; i + 1 < ins.size(); ++i) {
+    ir::Node* m = g.add_node(ir::kOnnxDomain, op, {acc, ins[i]}, {n->output(0)->type()},
+                             g.unique_name(n->name() + "_pair"), n);
+    m->set_opset(n->opset());
+    acc = m->output(0);
+  }
+  n->morph(ir::kOnnxDomain, op, {acc, ins.back()}, {});
+}
+
+// Hardmax(x, axis) (opset 13: one axis) -> Cast(Equal(iota, ArgMax(x, axis, keepdims 1))), iota the
+// constant positions 0..n-1 along the axis: 1 at the first maximum, 0 elsewhere.
+void hardmax(ir::Graph& g, ir::Node* n) {
+  const ir::Value* x = n->input(0);
+  if (n->opset() < 13 || !x->type().known() || !ir::is_float(x->dtype()) || !x->shape().is_static() ||
+      x->shape().rank() == 0)
+    return;
+  const auto rank = static_cast<int64_t>(x->shape().rank());
+  int64_t axis = n->attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return;
+  std::vector<int64_t> kept = x->shape().sizes(), iota_shape(static_cast<size_t>(rank), 1);
+  const int64_t size = kept[static_cast<size_t>(axis)];
+  kept[static_cast<size_t>(axis)] = 1;
+  iota_shape[static_cast<size_t>(axis)] = size;
+  std::vector<int64_t> iota(static_cast<size_t>(size));
+  for (int64_t i = 0; i < size; ++i) iota[static_cast<size_t>(i)] = i;
+  std::vector<uint8_t> bytes(iota.size() * 8);
+  std::memcpy(bytes.data(), iota.data(), bytes.size());
+  ir::Value* positions = g.add_constant(g.unique_name(n->name() + "_positions"),
+                                        {ir::DType::Int64, ir::Shape::of(iota_shape)}, ir::TensorData::owned(std::move(bytes)));
+  auto add = [&](const char* op, std::vector<ir::Value*> ins, ir::TensorType t, ir::AttributeMap attrs) {
+    ir::Node* m = g.add_node(ir::kOnnxDomain, op, std::move(ins), {t}, g.unique_name(n->name() + "_" + op), n);
+    m->attrs() = std::move(attrs);
+    m->set_opset(13);
+    return m->output(0);
+  };
+  ir::Value* first = add("ArgMax", {n->input(0)}, {ir::DType::Int64, ir::Shape::of(kept)},
+                         {{"axis", axis}, {"keepdims", int64_t{1}}});
+  ir::Value* hit = add("Equal", {positions, first}, {ir::DType::Bool, x->shape()}, {});
+  n->morph(ir::kOnnxDomain, "Cast", {hit}, {{"to", static_cast<int64_t>(x->dtype() == ir::DType::Float16 ? 10 : 1)}});
+}
+
 // Trilu(x, k) of a static x -> Where(keep, x, 0). keep [N, M] is a constant for a constant k
 // (upper: j - i >= k, lower: j - i <= k); for a k computed at run time it is that comparison of
 // the constant j - i with k. It broadcasts over the leading dims.
@@ -211,6 +265,24 @@ void decompose_ops(ir::Graph& g, PassContext&) {
       if (!like || !like->type().known()) continue;
       // The output already has t's dtype; Cast's lowering reads it from there.
       n->morph(ir::kOnnxDomain, "Cast", {n->input(0)}, {});
+      continue;
+    }
+    if ((n->is_onnx("Max") || n->is_onnx("Min")) && n->num_inputs() > 2) {
+      pairwise(g, n);
+      continue;
+    }
+    if (n->is_onnx("Mean") && n->output(0)->type().known() && ir::is_float(n->output(0)->dtype())) {
+      // Mean(a, b, ...) -> Sum(a, b, ...) / count
+      const auto count = static_cast<double>(n->num_inputs());
+      ir::Node* sum = g.add_node(ir::kOnnxDomain, "Sum", std::vector<ir::Value*>(n->inputs().begin(), n->inputs().end()),
+                                 {n->output(0)->type()}, g.unique_name(n->name() + "_sum"), n);
+      sum->set_opset(13);
+      ir::Value* k = add_f32_constant(g, g.unique_name(n->name() + "_count"), {}, {static_cast<float>(count)});
+      n->morph(ir::kOnnxDomain, "Div", {sum->output(0), k}, {});
+      continue;
+    }
+    if (n->is_onnx("Hardmax")) {
+      hardmax(g, n);
       continue;
     }
     if (n->is_onnx("Trilu")) {

@@ -23,7 +23,9 @@ const std::vector<PassInfo>& pipeline() {
        true},
       // Operators the ONNX spec defines by others (Selu, Softplus, ReduceL2, CastLike, ...) as those
       // (after folding: static shapes).
-      {"decompose-ops", "rewrite Selu/Celu/Softplus/Softsign/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike",
+      {"decompose-ops",
+       "rewrite Selu/Celu/Softplus/Softsign/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike/Hardmax/Mean/"
+       "Trilu, variadic Max/Min, LayerNorm statistics",
        decompose_ops},
       // Einsum (attention, batched products, transposes) as Transpose/Reshape/ReduceSum/MatMul.
       {"decompose-einsum", "rewrite Einsum of one or two operands as Transpose/Reshape/ReduceSum/MatMul",

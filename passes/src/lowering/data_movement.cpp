@@ -1,7 +1,8 @@
-// Transpose, Slice, Split, Pad.
+// Transpose, Slice, Split, Pad (constant, reflect, edge, wrap).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "../constants.h"
 #include "lowering.h"
@@ -90,11 +91,29 @@ Result lower_split(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
-Result lower_pad(ir::Graph&, ir::Node* n) {
+namespace {
+
+// The source index of output position j (-begin <= j < size + end) along a padded dim.
+int64_t pad_source(const std::string& mode, int64_t j, int64_t size) {
+  if (mode == "edge") return std::clamp<int64_t>(j, 0, size - 1);
+  if (mode == "wrap") return ((j % size) + size) % size;
+  if (size == 1) return 0;  // reflect
+  const int64_t period = 2 * (size - 1);
+  j = ((j % period) + period) % period;
+  return j < size ? j : period - j;
+}
+
+}  // namespace
+
+// Pad: constant mode is constant_pad_nd. reflect / edge / wrap (static shape) are one
+// index_select per padded dim with the constant source indices of every output position.
+Result lower_pad(ir::Graph& g, ir::Node* n) {
   const std::string mode = n->attr_string("mode", "constant");
-  if (mode != "constant") return "pad mode '" + mode + "' is not supported";
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return "pad mode '" + mode + "' is not supported";
   auto rank = static_rank(n->input(0));
   if (!rank) return std::string("input rank is unknown");
+  const size_t r = *rank;
   std::vector<int64_t> pads;
   double value = 0;
   if (n->opset() < 11) {
@@ -104,17 +123,63 @@ Result lower_pad(ir::Graph&, ir::Node* n) {
     auto p = constant_ints(n->input(1));
     if (!p) return std::string("pads is not a constant");
     pads = *p;
-    if (n->input(2)) {
+    if (n->num_inputs() > 2 && n->input(2)) {
       auto v = constant_scalar(n->input(2));
       if (!v) return std::string("the pad value is not a constant");
       value = *v;
     }
-    if (n->input(3)) return std::string("the axes input is not supported");
+    if (n->num_inputs() > 3 && n->input(3)) {  // opset 18: pads for these axes only
+      auto axes = constant_ints(n->input(3));
+      if (!axes) return std::string("axes is not a constant");
+      if (pads.size() != 2 * axes->size()) return std::string("pads does not match axes");
+      std::vector<int64_t> full(2 * r, 0);
+      for (size_t i = 0; i < axes->size(); ++i) {
+        const int64_t a = (*axes)[i] < 0 ? (*axes)[i] + static_cast<int64_t>(r) : (*axes)[i];
+        if (a < 0 || a >= static_cast<int64_t>(r)) return std::string("axes is out of range");
+        full[static_cast<size_t>(a)] = pads[i];
+        full[r + static_cast<size_t>(a)] = pads[axes->size() + i];
+      }
+      pads = full;
+    }
   }
-  const size_t r = *rank;
   if (pads.size() != 2 * r) return fmt::format("pads has {} values, expected {}", pads.size(), 2 * r);
   if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p < 0; }))
     return std::string("negative pads (cropping) are not supported");
+  if (mode != "constant") {
+    ir::Value* x = n->input(0);
+    if (!x->shape().is_static()) return "pad mode '" + mode + "' needs a static input shape";
+    std::vector<int64_t> shape = x->shape().sizes();
+    std::vector<size_t> padded;
+    for (size_t d = 0; d < r; ++d)
+      if (pads[d] || pads[r + d]) padded.push_back(d);
+    if (padded.empty()) {
+      to_runtime(n, "aten.clone.default", {x}, {});
+      return std::nullopt;
+    }
+    for (size_t d : padded)
+      if (shape[d] == 0) return std::string("an empty dim cannot be padded by reflect, edge or wrap");
+    for (size_t k = 0; k < padded.size(); ++k) {
+      const size_t d = padded[k];
+      std::vector<int64_t> source;
+      for (int64_t j = -pads[d]; j < shape[d] + pads[r + d]; ++j) source.push_back(pad_source(mode, j, shape[d]));
+      std::vector<uint8_t> bytes(source.size() * 8);
+      std::memcpy(bytes.data(), source.data(), bytes.size());
+      ir::Value* idx = g.add_constant(g.unique_name(n->name() + "_pad_source"),
+                                      {ir::DType::Int64, ir::Shape::of({static_cast<int64_t>(source.size())})},
+                                      ir::TensorData::owned(std::move(bytes)));
+      shape[d] = static_cast<int64_t>(source.size());
+      const ir::AttributeMap attrs = {{"dim", static_cast<int64_t>(d)}};
+      if (k + 1 == padded.size()) {
+        to_runtime(n, "aten.index_select.default", {x, idx}, attrs);
+      } else {
+        ir::Node* sel = g.add_node(ir::kVulkanDomain, "aten.index_select.default", {x, idx},
+                                   {{x->dtype(), ir::Shape::of(shape)}}, g.unique_name(n->name() + "_pad"), n);
+        sel->attrs() = attrs;
+        x = sel->output(0);
+      }
+    }
+    return std::nullopt;
+  }
   // torch order: last dim first, (begin, end) pairs; trailing all-zero pairs may go.
   std::vector<int64_t> torch_pad;
   for (size_t d = r; d-- > 0;) torch_pad.insert(torch_pad.end(), {pads[d], pads[r + d]});

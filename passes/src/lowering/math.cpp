@@ -52,10 +52,17 @@ Result lower_pow(ir::Graph& g, ir::Node* n) {
 }
 
 // Min / Max of two inputs. A constant scalar side becomes a clamp bound; the runtime
-// has minimum but no maximum, so max(a, b) = a + relu(b - a).
+// has minimum but no maximum, so max(a, b) = a + relu(b - a) for floats and
+// a + b - minimum(a, b) for integers (exact; the runtime has no integer relu).
 Result lower_min_max(ir::Graph& g, ir::Node* n) {
+  if (n->num_inputs() == 1 && n->input(0)) {  // the min / max of one tensor is itself
+    to_runtime(n, "aten.clone.default", {n->input(0)}, {});
+    return std::nullopt;
+  }
   if (n->num_inputs() != 2 || !n->input(0) || !n->input(1)) return std::string("only two inputs are supported");
-  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
+  const ir::DType t = n->output(0)->dtype();
+  const bool integer = t == ir::DType::Int32 || t == ir::DType::Int64;
+  if (!ir::is_float(t) && !integer) return std::string("only floating-point and integer inputs are supported");
   const bool is_max = n->op_type() == "Max";
   for (size_t side : {0u, 1u}) {
     auto c = constant_scalar(n->input(side));
@@ -66,6 +73,12 @@ Result lower_min_max(ir::Graph& g, ir::Node* n) {
   }
   if (!is_max) {
     to_runtime(n, "aten.minimum.default", {n->input(0), n->input(1)}, {});
+    return std::nullopt;
+  }
+  if (integer) {
+    ir::Value* low = emit(g, n, "aten.minimum.default", {n->input(0), n->input(1)});
+    ir::Value* sum = emit(g, n, "aten.add.Tensor", {n->input(0), n->input(1)});
+    to_runtime(n, "aten.sub.Tensor", {sum, low}, {});
     return std::nullopt;
   }
   ir::Value* diff = emit(g, n, "aten.sub.Tensor", {n->input(1), n->input(0)});
