@@ -60,8 +60,9 @@ const std::vector<Lowering>& all_lowerings() {
        "aten.native_layer_norm.default (+ aten.view_copy.default around it over several trailing dims)",
        "constant scale/bias, f32, Mean/InvStdDev outputs unused"},
       {"Resize", lower_resize,
-       "aten.upsample_nearest2d.vec, aten.upsample_bilinear2d.vec",
-       "nearest (asymmetric, floor) or linear (half_pixel, pytorch_half_pixel, align_corners); H/W scales or sizes"},
+       "aten.upsample_nearest2d.vec, aten.upsample_bilinear2d.vec; else per axis aten.index_select.default "
+       "(nearest) or aten.linear.default (linear, cubic)",
+       "constant scales or sizes; any mode and coordinate mode but tf_crop_and_resize; no antialias"},
       {"Upsample", lower_resize,
        "aten.upsample_nearest2d.vec",
        "opset >= 9, nearest"},

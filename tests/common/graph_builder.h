@@ -52,4 +52,9 @@ inline std::vector<float> floats(const ir::Value* v) {
   return {s.begin(), s.end()};
 }
 
+inline std::vector<int64_t> ints(const ir::Value* v) {
+  auto s = v->data().as<int64_t>();
+  return {s.begin(), s.end()};
+}
+
 }  // namespace vkc::testing

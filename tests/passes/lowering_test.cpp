@@ -406,27 +406,27 @@ TEST(Lowering, ResizeLinearWithSizesIsBilinear) {
   EXPECT_EQ(std::get<bool>(t.at("align_corners")), true);
 }
 
-TEST(Lowering, LinearResizeToAFractionalSizeOrPytorchHalfPixelToOneIsLeft) {
-  Lowered frac;  // 4 * 0.6 = 2.4: ONNX and aten map coordinates differently
-  frac.node = testing::onnx(frac.g, "Resize",
-                            {testing::input(frac.g, "x", f32({1, 1, 4, 4})), nullptr,
-                             testing::constant(frac.g, "scales", {4}, {1, 1, 0.6f, 0.6f})},
+TEST(Lowering, LinearResizeToAFractionalSizeIsSeparableLinearSteps) {
+  // 4 * 0.6 = 2.4 with align_corners: ONNX and aten map coordinates differently, so each axis
+  // becomes linear(x, W [2, 4]); H is moved last and back around its step.
+  Lowered frac;
+  ir::Value* x = testing::input(frac.g, "x", f32({1, 1, 4, 4}));
+  frac.node = testing::onnx(frac.g, "Resize", {x, nullptr, testing::constant(frac.g, "scales", {4}, {1, 1, 0.6f, 0.6f})},
                             f32({1, 1, 2, 2}),
                             {{"mode", std::string("linear")}, {"coordinate_transformation_mode", std::string("align_corners")}},
                             13);
   frac.lower();
-  EXPECT_NE(frac.reason().find("not a whole size"), std::string::npos) << frac.reason();
-
-  Lowered one;
-  one.node = testing::onnx(one.g, "Resize",
-                           {testing::input(one.g, "x", f32({1, 1, 4, 4})), nullptr, nullptr,
-                            testing::constant_i64(one.g, "sizes", {1, 1, 3, 1})},
-                           f32({1, 1, 3, 1}),
-                           {{"mode", std::string("linear")},
-                            {"coordinate_transformation_mode", std::string("pytorch_half_pixel")}},
-                           13);
-  one.lower();
-  EXPECT_NE(one.reason().find("output side of 1"), std::string::npos) << one.reason();
+  std::vector<std::string> ops;
+  for (const ir::Node* m : frac.g.nodes()) ops.push_back(m->op_type());
+  EXPECT_EQ(ops, (std::vector<std::string>{"aten.permute_copy.default", "aten.linear.default", "aten.permute_copy.default",
+                                           "aten.linear.default"}));
+  EXPECT_EQ(frac.node->op_type(), "aten.linear.default");
+  // align_corners over an unrounded length of 2.4: output 1 reads input 1 / 1.4 * 3 = 2.142857
+  const std::vector<float> w = testing::floats(frac.node->input(1));
+  ASSERT_EQ(w.size(), 8u);
+  EXPECT_EQ((std::vector<float>(w.begin(), w.begin() + 4)), (std::vector<float>{1, 0, 0, 0}));
+  EXPECT_NEAR(w[6], 1 - (3 / 1.4 - 2), 1e-6);
+  EXPECT_NEAR(w[7], 3 / 1.4 - 2, 1e-6);
 }
 
 TEST(Lowering, GemmWithAOneElementBiasExpandsIt) {
@@ -439,21 +439,31 @@ TEST(Lowering, GemmWithAOneElementBiasExpandsIt) {
   EXPECT_EQ(testing::floats(t.node->input(2)), (std::vector<float>{7, 7, 7}));
 }
 
-TEST(Lowering, ResizeModesWithoutARuntimeEquivalentAreLeft) {
+TEST(Lowering, NearestResizeWithOtherRoundingIsIndexSelectPerAxis) {
+  // half_pixel / round_prefer_floor doubling: output j reads input round((j + 0.5) / 2 - 0.5)
+  // (j = 0: -0.25 rounds to 0)
   Lowered t;
   ir::Value* x = testing::input(t.g, "x", f32({1, 2, 4, 4}));
   t.node = testing::onnx(t.g, "Resize", {x, nullptr, testing::constant(t.g, "scales", {4}, {1, 1, 2, 2})},
                          f32({1, 2, 8, 8}), {{"mode", std::string("nearest")}}, 13);
   t.lower();
-  EXPECT_NE(t.reason().find("needs asymmetric / floor"), std::string::npos) << t.reason();
+  ASSERT_EQ(t.g.num_nodes(), 2u);
+  EXPECT_EQ(t.g.nodes()[0]->op_type(), "aten.index_select.default");
+  EXPECT_EQ(std::get<int64_t>(t.g.nodes()[0]->attrs().at("dim")), 2);
+  EXPECT_EQ(t.node->op_type(), "aten.index_select.default");
+  EXPECT_EQ(std::get<int64_t>(t.at("dim")), 3);
+  EXPECT_EQ(testing::ints(t.node->input(1)), (Ints{0, 0, 1, 1, 2, 2, 3, 3}));
 
-  Lowered channels;
-  channels.node = testing::onnx(channels.g, "Resize",
-                                {testing::input(channels.g, "x", f32({1, 2, 4, 4})), nullptr,
-                                 testing::constant(channels.g, "scales", {4}, {1, 2, 2, 2})},
-                                f32({1, 4, 8, 8}), {}, 13);
-  channels.lower();
-  EXPECT_NE(channels.reason().find("only the H and W axes"), std::string::npos) << channels.reason();
+  Lowered crop;  // tf_crop_and_resize reads a region of interest: left with both reasons
+  crop.node = testing::onnx(crop.g, "Resize",
+                            {testing::input(crop.g, "x", f32({1, 1, 4, 4})), testing::constant(crop.g, "roi", {8}, {0, 0, 0.4f, 0.6f, 1, 1, 0.6f, 0.8f}),
+                             nullptr, testing::constant_i64(crop.g, "sizes", {1, 1, 3, 3})},
+                            f32({1, 1, 3, 3}),
+                            {{"mode", std::string("linear")},
+                             {"coordinate_transformation_mode", std::string("tf_crop_and_resize")}},
+                            13);
+  crop.lower();
+  EXPECT_NE(crop.reason().find("tf_crop_and_resize is not supported"), std::string::npos) << crop.reason();
 }
 
 TEST(Lowering, UnaryMathMapsToRuntimeOpsOrShortChains) {

@@ -43,6 +43,8 @@ Result lower_layer_norm(ir::Graph&, ir::Node*);
 Result lower_group_norm(ir::Graph&, ir::Node*);
 // resize.cpp
 Result lower_resize(ir::Graph&, ir::Node*);
+/// Resize as per-axis index_select (nearest) or linear with constant weights (linear, cubic).
+Result lower_resize_separable(ir::Graph&, ir::Node*);
 // linear.cpp
 Result lower_gemm(ir::Graph&, ir::Node*);
 Result lower_matmul(ir::Graph&, ir::Node*);

@@ -1,8 +1,9 @@
-// Resize / Upsample -> upsample_nearest2d / upsample_bilinear2d.
+// Resize / Upsample -> upsample_nearest2d / upsample_bilinear2d where those are exact, else
+// separable index_select / linear steps (resize_separable.cpp).
 //
 // PyTorch's nearest is ONNX's (asymmetric, floor); its bilinear is ONNX's linear
 // with half_pixel (pytorch_half_pixel when the output is larger than 1), or with
-// align_corners. Other coordinate modes have no runtime equivalent.
+// align_corners.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -32,9 +33,8 @@ Result read_target(const ir::Node* n, ir::AttributeMap& attrs, const char* sizes
   return std::nullopt;
 }
 
-}  // namespace
-
-Result lower_resize(ir::Graph&, ir::Node* n) {
+// The runtime's own upsample ops, where they compute exactly what the node asks.
+Result lower_resize_direct(ir::Node* n) {
   if (static_rank(n->input(0)) != 4u) return std::string("only rank-4 input is supported");
   const std::string mode = n->attr_string("mode", "nearest");
   const std::string coord = n->attr_string("coordinate_transformation_mode", "half_pixel");
@@ -74,6 +74,18 @@ Result lower_resize(ir::Graph&, ir::Node* n) {
     return std::nullopt;
   }
   return fmt::format("mode '{}' is not supported", mode);
+}
+
+}  // namespace
+
+// The runtime's upsample ops where they are exact; otherwise separable steps
+// (resize_separable.cpp); the reasons of both when neither applies.
+Result lower_resize(ir::Graph& g, ir::Node* n) {
+  const Result direct = lower_resize_direct(n);
+  if (!direct) return std::nullopt;
+  const Result separable = lower_resize_separable(g, n);
+  if (!separable) return std::nullopt;
+  return fmt::format("{} (separable: {})", *direct, *separable);
 }
 
 }  // namespace vkc::passes::lowering
