@@ -1,21 +1,41 @@
+// remove-identity: Identity and Dropout that passes its input through (inference mode, or a
+// ratio of 0) are dropped; a used Dropout mask becomes a constant of all true. A pass-through
+// from a graph input straight to a graph output stays (lowered to a copy).
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
 namespace {
 
-// Dropout passes its input through unless training_mode is set or its mask is used.
-bool is_inference_dropout(const ir::Graph& g, const ir::Node* n) {
-  if (n->outputs().size() > 1 && (!g.users(n->output(1)).empty() || g.is_output(n->output(1)))) return false;
-  const ir::Value* training = n->input(2);
-  if (!training) return true;
-  return training->is_constant() && training->data().size() == 1 && training->data().data()[0] == 0;
+bool constant_zero(const ir::Value* v) {
+  if (!v || !v->is_constant() || v->shape().numel() != 1) return false;
+  const auto bytes = v->data().bytes();
+  for (uint8_t b : bytes)
+    if (b != 0) return false;  // 0 and 0.0 (and -0.0 aside) are all-zero bytes
+  return true;
 }
 
 }  // namespace
 
+bool dropout_passes_through(const ir::Node* n) {
+  const ir::Value* training = n->num_inputs() > 2 ? n->input(2) : nullptr;
+  if (!training || constant_zero(training)) return true;
+  const ir::Value* ratio = n->num_inputs() > 1 ? n->input(1) : nullptr;
+  return ratio && constant_zero(ratio);
+}
+
 void remove_identity(ir::Graph& g, PassContext&) {
   for (ir::Node* n : g.nodes()) {
-    if (!n->is_onnx("Identity") && !(n->is_onnx("Dropout") && is_inference_dropout(g, n))) continue;
+    const bool dropout = n->is_onnx("Dropout");
+    if (!n->is_onnx("Identity") && !(dropout && dropout_passes_through(n))) continue;
+    if (dropout && n->outputs().size() > 1 && n->output(1)) {  // the mask keeps every element
+      ir::Value* mask = n->output(1);
+      if (!g.users(mask).empty() || g.is_output(mask)) {
+        if (!mask->type().known() || !mask->shape().is_static()) continue;
+        ir::Value* ones = g.add_constant(g.unique_name(n->name() + "_mask"), mask->type(),
+                                         ir::TensorData::owned(std::vector<uint8_t>(mask->shape().numel(), 1)));
+        g.replace_all_uses(mask, ones);
+      }
+    }
     ir::Value* in = n->input(0);
     ir::Value* out = n->output(0);
     if (g.is_output(out) && (g.is_input(in) || g.is_output(in))) continue;  // keep a pass-through graph well-formed

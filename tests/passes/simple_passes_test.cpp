@@ -22,14 +22,35 @@ TEST(RemoveIdentity, ReroutesUsesAndDropsTheNode) {
   EXPECT_EQ(neg->input(0), relu->output(0));
 }
 
-TEST(RemoveIdentity, KeepsDropoutWhoseMaskIsUsed) {
+TEST(RemoveIdentity, DropsInferenceDropoutAndMakesAUsedMaskAllTrue) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({2}));
-  ir::Node* drop = g.add_node(ir::kOnnxDomain, "Dropout", {x}, {f32({2}), {ir::DType::Bool, ir::Shape::of({2})}});
+  ir::Node* relu = testing::onnx(g, "Relu", {x}, f32({2}));
+  ir::Node* drop =
+      g.add_node(ir::kOnnxDomain, "Dropout", {relu->output(0)}, {f32({2}), {ir::DType::Bool, ir::Shape::of({2})}});
   g.outputs = {drop->output(0), drop->output(1)};
   PassContext ctx;
   remove_identity(g, ctx);
   EXPECT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(g.outputs.at(0), relu->output(0));
+  ASSERT_TRUE(g.outputs.at(1)->is_constant());
+  const auto mask = g.outputs.at(1)->data().bytes();
+  EXPECT_EQ(std::vector<uint8_t>(mask.begin(), mask.end()), (std::vector<uint8_t>{1, 1}));
+}
+
+TEST(RemoveIdentity, KeepsTrainingDropoutUnlessItsRatioIsZero) {
+  for (float ratio : {0.5f, 0.0f}) {
+    ir::Graph g;
+    ir::Value* x = testing::input(g, "x", f32({2}));
+    ir::Node* relu = testing::onnx(g, "Relu", {x}, f32({2}));
+    ir::Value* training = g.add_constant("training", {ir::DType::Bool, ir::Shape::of({})}, ir::TensorData::owned({1}));
+    ir::Node* drop = g.add_node(ir::kOnnxDomain, "Dropout",
+                                {relu->output(0), testing::constant(g, "ratio", {}, {ratio}), training}, {f32({2})});
+    g.outputs = {drop->output(0)};
+    PassContext ctx;
+    remove_identity(g, ctx);
+    EXPECT_EQ(g.num_nodes(), ratio == 0.0f ? 1u : 2u) << ratio;
+  }
 }
 
 TEST(EliminateDeadCode, RemovesUnusedChainsOnly) {

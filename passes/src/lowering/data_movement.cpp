@@ -1,4 +1,4 @@
-// Transpose, Slice, Split, Pad (constant, reflect, edge, wrap).
+// Transpose, Slice, Split, Pad (constant, reflect, edge, wrap), Identity / pass-through Dropout.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,6 +6,7 @@
 
 #include "../constants.h"
 #include "lowering.h"
+#include "vkc/passes/passes.h"
 
 namespace vkc::passes::lowering {
 
@@ -88,6 +89,19 @@ Result lower_split(ir::Graph&, ir::Node* n) {
     sizes.push_back(o->shape().sizes().at(axis));
   }
   to_runtime(n, "aten.split_with_sizes_copy.default", {x}, {{"split_sizes", sizes}, {"dim", axis}});
+  return std::nullopt;
+}
+
+// Identity, and a Dropout that passes its input through, left by remove-identity only between a
+// graph input and a graph output: a copy.
+Result lower_identity(ir::Graph& g, ir::Node* n) {
+  if (n->is_onnx("Dropout")) {
+    if (!dropout_passes_through(n)) return std::string("training-mode Dropout (random) is not supported");
+    if (n->outputs().size() > 1 && n->output(1) && (!g.users(n->output(1)).empty() || g.is_output(n->output(1))))
+      return std::string("the mask output has no static shape");
+    g.set_outputs(n, {n->output(0)});
+  }
+  to_runtime(n, "aten.clone.default", {n->input(0)}, {});
   return std::nullopt;
 }
 

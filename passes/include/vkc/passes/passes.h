@@ -8,8 +8,10 @@
 
 namespace vkc::passes {
 
-/// Drops Identity and inference-mode Dropout, rerouting their uses.
+/// Drops Identity and pass-through Dropout, rerouting their uses (a used mask becomes all true).
 void remove_identity(ir::Graph& g, PassContext& ctx);
+/// Whether a Dropout node passes its input through (inference mode, or a constant ratio of 0).
+bool dropout_passes_through(const ir::Node* n);
 /// Evaluates nodes whose inputs are constants (and Shape/Size of static shapes) with the CPU kernels.
 void fold_constants(ir::Graph& g, PassContext& ctx);
 /// Fills static shapes of ONNX nodes' outputs that import left unknown or symbolic, where
