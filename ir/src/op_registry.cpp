@@ -154,6 +154,10 @@ const std::vector<Entry>& entries() {
     {"aten.upsample_bilinear2d.vec(Tensor input, SymInt[]? output_size, bool align_corners, "
      "float[]? scale_factors) -> Tensor",
      "resize", kFp, kChannelsPackedTexture, {}},
+    // GridSampler.cpp
+    {"aten.grid_sampler_2d.default(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, "
+     "bool align_corners) -> Tensor",
+     "resize", kFp, kAnyStorage, {}},
     // Pool.cpp
     {"aten.max_pool2d_with_indices.default(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
      "int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",

@@ -93,6 +93,58 @@ HostTensor upsample_nearest2d(const HostTensor& x, const UpsampleTarget& t) {
   return from_f32(x.dtype, out_shape(x, t), std::move(out));
 }
 
+namespace {
+
+// A normalized grid coordinate as a pixel coordinate of a side of `size`, after padding_mode
+// (border: clamped; reflection: mirrored at the edges (align_corners) or the pixel borders).
+double grid_pixel(double g, int64_t size, int padding, bool align_corners) {
+  const double n = static_cast<double>(size);
+  double v = align_corners ? (g + 1) / 2 * (n - 1) : ((g + 1) * n - 1) / 2;
+  if (padding == 2) {
+    const double lo = align_corners ? 0.0 : -0.5, span = align_corners ? n - 1 : n;
+    if (span <= 0) return 0;
+    const double d = std::abs(v - lo);
+    const double extra = std::fmod(d, span);
+    v = static_cast<int64_t>(std::floor(d / span)) % 2 == 0 ? lo + extra : lo + span - extra;
+  }
+  if (padding >= 1) v = std::clamp(v, 0.0, n - 1);
+  return v;
+}
+
+}  // namespace
+
+HostTensor grid_sample(const HostTensor& x, const HostTensor& grid, int mode, int padding, bool align_corners) {
+  if (x.shape.size() != 4 || grid.shape.size() != 4 || grid.shape[3] != 2 || grid.shape[0] != x.shape[0])
+    throw KernelError("grid_sample: input [N, C, H, W] and grid [N, Ho, Wo, 2] expected");
+  if (mode < 0 || mode > 1 || padding < 0 || padding > 2) throw KernelError("grid_sample: unsupported mode or padding");
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], Ho = grid.shape[1], Wo = grid.shape[2];
+  const std::vector<float> in = to_f32(x), g = to_f32(grid);
+  std::vector<float> out(static_cast<size_t>(N * C * Ho * Wo));
+  auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) -> double {
+    return h < 0 || h >= H || w < 0 || w >= W ? 0.0 : in[static_cast<size_t>(((n * C + c) * H + h) * W + w)];
+  };
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oh = 0; oh < Ho; ++oh)
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        const size_t gi = static_cast<size_t>(((n * Ho + oh) * Wo + ow) * 2);
+        const double px = grid_pixel(g[gi], W, padding, align_corners);
+        const double py = grid_pixel(g[gi + 1], H, padding, align_corners);
+        for (int64_t c = 0; c < C; ++c) {
+          double v;
+          if (mode == 1) {
+            v = at(n, c, static_cast<int64_t>(std::nearbyint(py)), static_cast<int64_t>(std::nearbyint(px)));
+          } else {
+            const double x0 = std::floor(px), y0 = std::floor(py), fx = px - x0, fy = py - y0;
+            const auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0);
+            v = (1 - fy) * ((1 - fx) * at(n, c, iy, ix) + fx * at(n, c, iy, ix + 1)) +
+                fy * ((1 - fx) * at(n, c, iy + 1, ix) + fx * at(n, c, iy + 1, ix + 1));
+          }
+          out[static_cast<size_t>(((n * C + c) * Ho + oh) * Wo + ow)] = static_cast<float>(v);
+        }
+      }
+  return from_f32(x.dtype, {N, C, Ho, Wo}, std::move(out));
+}
+
 HostTensor upsample_bilinear2d(const HostTensor& x, const UpsampleTarget& t, bool align_corners) {
   const Planes p = planes_of(x);
   const float sh = pixel_scale(p.H, t.out_h, align_corners, t.scale_h);

@@ -63,6 +63,9 @@ const std::vector<Lowering>& all_lowerings() {
        "aten.upsample_nearest2d.vec, aten.upsample_bilinear2d.vec; else per axis aten.index_select.default "
        "(nearest) or aten.linear.default (linear, cubic)",
        "constant scales or sizes; any mode and coordinate mode but tf_crop_and_resize; no antialias"},
+      {"GridSample", lower_grid_sample,
+       "aten.grid_sampler_2d.default",
+       "2-D; bilinear or nearest; zeros, border or reflection padding"},
       {"Upsample", lower_resize,
        "aten.upsample_nearest2d.vec",
        "opset >= 9, nearest"},

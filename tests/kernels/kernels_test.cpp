@@ -5,6 +5,7 @@
 #include "vkc/kernels/attention.h"
 #include "vkc/kernels/data_movement.h"
 #include "vkc/kernels/elementwise.h"
+#include "vkc/kernels/upsample.h"
 
 namespace vkc::kernels {
 namespace {
@@ -96,6 +97,33 @@ TEST(Kernels, SdpaIsSoftmaxWeightedValues) {
   // scale 0: uniform weights
   EXPECT_NEAR(sdpa(q, k, v, nullptr, 0.0).get_f(0), 15.0, 1e-5);
   EXPECT_THROW(sdpa(q, f32({1, 2, 2}, {0, 0, 0, 0}), v, nullptr, 1.0), KernelError);
+}
+
+}  // namespace
+}  // namespace vkc::kernels
+
+namespace vkc::kernels {
+namespace {
+
+// x = [1, 2, 3] (one row) sampled at x = -1, 1.5 and -1/3 (pixels -0.5, 3.25 and 0.5 without
+// align_corners): outside taps read 0 (zeros), clamp (border) or mirror at the pixel borders
+// (reflection: 3.25 -> 1.75); nearest rounds half to even.
+TEST(Kernels, GridSampleModesAndPadding) {
+  const HostTensor x = HostTensor::of(ir::DType::Float32, {1, 1, 1, 3}, std::vector<float>{1, 2, 3});
+  const HostTensor grid =
+      HostTensor::of(ir::DType::Float32, {1, 1, 3, 2}, std::vector<float>{-1, 0, 1.5f, 0, -1.0f / 3, 0});
+  auto run = [&](int mode, int padding) {
+    std::vector<double> v;
+    const HostTensor y = grid_sample(x, grid, mode, padding, false);
+    EXPECT_EQ(y.shape, (std::vector<int64_t>{1, 1, 1, 3}));
+    for (int64_t i = 0; i < 3; ++i) v.push_back(std::round(y.get_f(i) * 1e4) / 1e4);
+    return v;
+  };
+  EXPECT_EQ(run(0, 0), (std::vector<double>{0.5, 0, 1.5}));
+  EXPECT_EQ(run(0, 1), (std::vector<double>{1, 3, 1.5}));
+  EXPECT_EQ(run(0, 2), (std::vector<double>{1, 2.75, 1.5}));
+  EXPECT_EQ(run(1, 0), (std::vector<double>{1, 0, 1}));
+  EXPECT_THROW(grid_sample(x, grid, 2, 0, false), KernelError);  // bicubic
 }
 
 }  // namespace

@@ -429,6 +429,29 @@ TEST(Lowering, LinearResizeToAFractionalSizeIsSeparableLinearSteps) {
   EXPECT_NEAR(w[7], 3 / 1.4 - 2, 1e-6);
 }
 
+TEST(Lowering, GridSampleIsGridSampler2dWithModeNumbers) {
+  Lowered t;
+  ir::Value* x = testing::input(t.g, "x", f32({1, 2, 4, 4}));
+  ir::Value* grid = testing::input(t.g, "grid", f32({1, 3, 5, 2}));
+  t.node = testing::onnx(t.g, "GridSample", {x, grid}, f32({1, 2, 3, 5}),
+                         {{"mode", std::string("nearest")}, {"padding_mode", std::string("reflection")},
+                          {"align_corners", int64_t{1}}},
+                         16);
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.grid_sampler_2d.default");
+  EXPECT_EQ(t.node->inputs(), (std::vector<ir::Value*>{x, grid}));
+  EXPECT_EQ(std::get<int64_t>(t.at("interpolation_mode")), 1);
+  EXPECT_EQ(std::get<int64_t>(t.at("padding_mode")), 2);
+  EXPECT_EQ(std::get<bool>(t.at("align_corners")), true);
+
+  Lowered cubic;
+  cubic.node = testing::onnx(cubic.g, "GridSample",
+                             {testing::input(cubic.g, "x", f32({1, 1, 2, 2})), testing::input(cubic.g, "g", f32({1, 1, 1, 2}))},
+                             f32({1, 1, 1, 1}), {{"mode", std::string("bicubic")}}, 16);
+  cubic.lower();
+  EXPECT_NE(cubic.reason().find("'bicubic' is not supported"), std::string::npos) << cubic.reason();
+}
+
 TEST(Lowering, GemmWithAOneElementBiasExpandsIt) {
   Lowered t;
   t.node = testing::onnx(t.g, "Gemm",

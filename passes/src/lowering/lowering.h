@@ -43,6 +43,7 @@ Result lower_layer_norm(ir::Graph&, ir::Node*);
 Result lower_group_norm(ir::Graph&, ir::Node*);
 // resize.cpp
 Result lower_resize(ir::Graph&, ir::Node*);
+Result lower_grid_sample(ir::Graph&, ir::Node*);
 /// Resize as per-axis index_select (nearest) or linear with constant weights (linear, cubic).
 Result lower_resize_separable(ir::Graph&, ir::Node*);
 // linear.cpp

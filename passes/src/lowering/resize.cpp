@@ -1,5 +1,5 @@
 // Resize / Upsample -> upsample_nearest2d / upsample_bilinear2d where those are exact, else
-// separable index_select / linear steps (resize_separable.cpp).
+// separable index_select / linear steps (resize_separable.cpp); GridSample -> grid_sampler_2d.
 //
 // PyTorch's nearest is ONNX's (asymmetric, floor); its bilinear is ONNX's linear
 // with half_pixel (pytorch_half_pixel when the output is larger than 1), or with
@@ -77,6 +77,26 @@ Result lower_resize_direct(ir::Node* n) {
 }
 
 }  // namespace
+
+// GridSample (opset 16 names, and opset 20's linear) -> grid_sampler_2d; bicubic is left.
+Result lower_grid_sample(ir::Graph&, ir::Node* n) {
+  if (static_rank(n->input(0)) != 4u || static_rank(n->input(1)) != 4u)
+    return std::string("only 2-D sampling (rank-4 input and grid) is supported");
+  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
+  const std::string mode = n->attr_string("mode", n->opset() >= 20 ? "linear" : "bilinear");
+  const std::string padding = n->attr_string("padding_mode", "zeros");
+  int64_t m = 0, pad = 0;
+  if (mode == "bilinear" || mode == "linear") m = 0;
+  else if (mode == "nearest") m = 1;
+  else return fmt::format("mode '{}' is not supported", mode);
+  if (padding == "zeros") pad = 0;
+  else if (padding == "border") pad = 1;
+  else if (padding == "reflection") pad = 2;
+  else return fmt::format("padding_mode '{}' is not supported", padding);
+  to_runtime(n, "aten.grid_sampler_2d.default", {n->input(0), n->input(1)},
+             {{"interpolation_mode", m}, {"padding_mode", pad}, {"align_corners", n->attr_int("align_corners", 0) != 0}});
+  return std::nullopt;
+}
 
 // The runtime's upsample ops where they are exact; otherwise separable steps
 // (resize_separable.cpp); the reasons of both when neither applies.

@@ -125,6 +125,12 @@ void upsample_bilinear(const OpContext& c) {
   c.set_output(kernels::upsample_bilinear2d(x, target, c.bool_arg(2)));
 }
 
+// grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners)
+void grid_sampler(const OpContext& c) {
+  c.set_output(kernels::grid_sample(c.tensor(0), c.tensor(1), static_cast<int>(c.int_arg(2)),
+                                    static_cast<int>(c.int_arg(3)), c.bool_arg(4)));
+}
+
 }  // namespace
 
 void add_norm_pool_ops(OpTable& t) {
@@ -144,6 +150,7 @@ void add_norm_pool_ops(OpTable& t) {
   t["aten.argmin.default"] = arg_reduce<false>;
   t["aten.upsample_nearest2d.vec"] = upsample_nearest;
   t["aten.upsample_bilinear2d.vec"] = upsample_bilinear;
+  t["aten.grid_sampler_2d.default"] = grid_sampler;
 }
 
 }  // namespace vkc::runtime::cpu

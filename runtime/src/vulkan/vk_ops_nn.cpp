@@ -1,6 +1,6 @@
-// Convolution, pooling, linear/matmul, batch and layer norm and upsampling (conv2d.glsl,
-// pool.glsl, linear.glsl, matmul.glsl, batch_norm.glsl, layer_norm.glsl, upsample.glsl), and the
-// operator table.
+// Convolution, pooling, linear/matmul, batch and layer norm, upsampling and grid sampling
+// (conv2d.glsl, pool.glsl, linear.glsl, matmul.glsl, batch_norm.glsl, layer_norm.glsl,
+// upsample.glsl, grid_sample.glsl), and the operator table.
 #include <fmt/format.h>
 
 #include <cfloat>
@@ -228,6 +228,26 @@ void upsample(Encoder& e) {
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
+// grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners) (grid_sample.glsl).
+void grid_sampler(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0, &out);
+  GpuTensor& grid = e.tensor(1, &out);
+  require_rank4(e, in, "the input");
+  require_rank4(e, grid, "the grid");
+  e.require_rep(in, out, "the input", false);
+  e.require_rep(grid, out, "the grid", false);
+  const int64_t mode = e.int_arg(2), padding = e.int_arg(3);
+  if (mode < 0 || mode > 1) e.fail("only bilinear (0) and nearest (1) interpolation are supported");
+  if (padding < 0 || padding > 2) e.fail("padding_mode must be 0, 1 or 2");
+  const auto& v = e.variant(out);
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("grid_sizes", grid.sizes);
+  p.iv("packed_dims", {out.packed_dim, in.packed_dim, grid.packed_dim, 0});
+  p.i("mode", static_cast<int32_t>(mode)).i("padding", static_cast<int32_t>(padding)).i("align_corners", e.bool_arg(4) ? 1 : 0);
+  e.dispatch(v, {out.resource(), in.resource(), grid.resource()}, p, out.items());
+}
+
 }  // namespace
 
 void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t) {
@@ -236,6 +256,7 @@ void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["aten.max_pool2d_with_indices.default"] = max_pool2d;
   t["aten.avg_pool2d.default"] = avg_pool2d;
   t["aten.linear.default"] = linear;
+  t["aten.grid_sampler_2d.default"] = grid_sampler;
   t["aten.addmm.default"] = linear;
   t["aten.mm.default"] = matmul;
   t["aten.bmm.default"] = matmul;

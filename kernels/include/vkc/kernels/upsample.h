@@ -23,4 +23,9 @@ HostTensor upsample_nearest2d(const HostTensor& x, const UpsampleTarget& t);
 /// Input [..., H, W]. Half-pixel source coordinates clamped at 0, or align_corners.
 HostTensor upsample_bilinear2d(const HostTensor& x, const UpsampleTarget& t, bool align_corners);
 
+/// aten.grid_sampler_2d / ONNX GridSample: x [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in
+/// [-1, 1]) -> [N, C, Ho, Wo]. mode 0 bilinear, 1 nearest (half to even); padding 0 zeros,
+/// 1 border, 2 reflection.
+HostTensor grid_sample(const HostTensor& x, const HostTensor& grid, int mode, int padding, bool align_corners);
+
 }  // namespace vkc::kernels
