@@ -200,6 +200,24 @@ TEST_F(VulkanOps, LinearAddmmAndMatmul) {
   }
 }
 
+// Few outputs and a long K (K = 300, 7 outputs of N = 7 for 2 rows): linear_splitk.glsl, each
+// output a workgroup's shared-memory sum; also with a K that is not a multiple of 4 or of 64.
+TEST_F(VulkanOps, LinearWithALongKSplitsItAcrossAWorkgroup) {
+  VKC_REQUIRE_VULKAN();
+  for (int64_t k : {300, 129}) {
+    for (StorageType st : {kBuf, kTex}) {
+      VkProgramBuilder b;
+      const int x = tensor(b, {2, k}, st, kW), y = tensor(b, {2, 7}, st, kW);
+      b.call("aten.linear.default", {x, b.constant({7, k}, random_values(static_cast<size_t>(7 * k), 5)),
+                                     b.constant({7}, random_values(7, 6)), y});
+      b.input(x);
+      b.output(y);
+      SCOPED_TRACE(k);
+      expect_same(b.build(), {random_f32({2, k}, 13)});
+    }
+  }
+}
+
 TEST_F(VulkanOps, BatchNormAndUpsample) {
   VKC_REQUIRE_VULKAN();
   {

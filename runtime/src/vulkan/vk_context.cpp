@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -321,6 +323,20 @@ void Context::run(VkCommandBuffer cb) const {
   si.pCommandBuffers = &cb;
   check(vkResetFences(device_, 1, &fence_), "vkResetFences");
   check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+  // Poll the fence for up to VKC_VULKAN_SPIN_US microseconds before blocking: a driver's blocking
+  // wait may sleep far longer than a small program runs.
+  static const long spin_us = [] {
+    const char* env = std::getenv("VKC_VULKAN_SPIN_US");
+    return env ? std::strtol(env, nullptr, 10) : 0L;
+  }();
+  if (spin_us > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
+    while (std::chrono::steady_clock::now() < until) {
+      const VkResult r = vkGetFenceStatus(device_, fence_);
+      if (r == VK_SUCCESS) return;
+      if (r != VK_NOT_READY) check(r, "vkGetFenceStatus");
+    }
+  }
   check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 }
 

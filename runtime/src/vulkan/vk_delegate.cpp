@@ -90,7 +90,9 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
   if (const char* env = std::getenv("VKC_VULKAN_MEMORY"); env && std::string_view(env) == "1")
     fmt::print(stderr, "vulkan delegate: {} memory object(s) shared; tensors use {} bytes ({} without sharing)\n",
                shared_.size(), device_bytes_, unshared_bytes_);
-  recording_ = std::make_unique<Recording>(dev_->ctx, *dev_->pipelines, run_, std::vector<VkImage>{});
+  const char* profile = std::getenv("VKC_VULKAN_PROFILE");
+  recording_ = std::make_unique<Recording>(dev_->ctx, *dev_->pipelines, run_, std::vector<VkImage>{},
+                                           profile && std::string_view(profile) == "1");
 }
 
 VulkanDelegate::~VulkanDelegate() = default;

@@ -96,6 +96,9 @@ void avg_pool2d(Encoder& e) {
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
+// Below this many outputs (elements or texels) and from this K on, linear splits K.
+constexpr int64_t kSplitKMaxOutputs = 16384, kSplitKMinK = 128;
+
 // linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
 void linear(Encoder& e) {
   GpuTensor& out = e.out();
@@ -107,12 +110,16 @@ void linear(Encoder& e) {
   const VkBuffer weight = e.raw(w_arg, out.dtype, n * k);
   const bool has_bias = !e.is_null(b_arg);
   const VkBuffer bias = has_bias ? e.raw(b_arg, out.dtype, n) : e.filled(1, 0, out.dtype);
-  const auto& v = e.variant(out);
+  // Few outputs and a long K (a vector times a matrix): a workgroup per output splits K
+  // (linear_splitk.glsl); otherwise one invocation per output.
+  const bool split_k = out.items() <= kSplitKMaxOutputs && k >= kSplitKMinK;
+  const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : "linear");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);
   p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
-  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items());
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p,
+             split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 void matmul(Encoder& e) {

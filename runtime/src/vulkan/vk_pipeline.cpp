@@ -90,7 +90,7 @@ const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
 }
 
 Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-                     const std::vector<VkImage>& images)
+                     const std::vector<VkImage>& images, bool profile)
     : ctx_(std::move(ctx)) {
   VkDevice dev = ctx_->device();
   uint32_t buffers = 0, imgs = 0;
@@ -107,6 +107,15 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     check(vkCreateDescriptorPool(dev, &pci, nullptr, &pool_), "vkCreateDescriptorPool");
   }
   cb_ = ctx_->begin_commands();
+  if (profile && !ds.empty() && ctx_->properties().limits.timestampPeriod > 0) {
+    auto qci = make_info<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
+    qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qci.queryCount = static_cast<uint32_t>(ds.size() + 1);
+    check(vkCreateQueryPool(dev, &qci, nullptr, &queries_), "vkCreateQueryPool");
+    vkCmdResetQueryPool(cb_, queries_, 0, qci.queryCount);
+    for (const auto& d : ds) where_.push_back(d.variant->name + " " + d.where);
+    gpu_ns_.assign(ds.size(), 0.0);
+  }
   std::vector<VkImageMemoryBarrier> to_general;
   for (VkImage im : images) {
     auto b = make_info<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
@@ -127,6 +136,8 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
+  uint32_t query = 1;
   for (const auto& d : ds) {
     const codegen::LibraryVariant& v = *d.variant;
     const Pipeline& p = cache.get(v);
@@ -178,6 +189,7 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     vkCmdDispatch(cb_, gx, gy, 1);
     vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
                          nullptr, 0, nullptr);
+    if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, query++);
   }
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
@@ -185,7 +197,34 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
 }
 
+void Recording::run() {
+  ctx_->run(cb_);
+  if (!queries_) return;
+  std::vector<uint64_t> ticks(gpu_ns_.size() + 1);
+  check(vkGetQueryPoolResults(ctx_->device(), queries_, 0, static_cast<uint32_t>(ticks.size()),
+                              ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const double period = ctx_->properties().limits.timestampPeriod;
+  for (size_t i = 0; i < gpu_ns_.size(); ++i) gpu_ns_[i] += static_cast<double>(ticks[i + 1] - ticks[i]) * period;
+  ++runs_;
+}
+
+// The mean GPU time per run of each dispatch (in dispatch order), then the total.
+void Recording::print_profile() const {
+  if (!queries_ || runs_ == 0) return;
+  double total = 0;
+  for (double ns : gpu_ns_) total += ns;
+  fmt::print(stderr, "vulkan profile: {} dispatch(es), {:.3f} ms GPU time per run (mean of {} run(s))\n",
+             gpu_ns_.size(), total / runs_ / 1e6, runs_);
+  for (size_t i = 0; i < gpu_ns_.size(); ++i)
+    fmt::print(stderr, "  {:9.1f} us  {:5.1f}%  {}\n", gpu_ns_[i] / runs_ / 1e3, total > 0 ? 100.0 * gpu_ns_[i] / total : 0.0,
+               where_[i]);
+}
+
 Recording::~Recording() {
+  print_profile();
+  if (queries_) vkDestroyQueryPool(ctx_->device(), queries_, nullptr);
   if (cb_) ctx_->free_commands(cb_);
   if (pool_) vkDestroyDescriptorPool(ctx_->device(), pool_, nullptr);
 }

@@ -65,20 +65,26 @@ class PipelineCache {
 };
 
 /// Descriptor sets for a list of dispatches, recorded into one command buffer with a full
-/// memory barrier between dispatches.
+/// memory barrier between dispatches. With `profile`, a GPU timestamp follows every dispatch;
+/// the destructor prints each operator's mean GPU time over the runs to stderr.
 class Recording {
  public:
   Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-            const std::vector<VkImage>& images_to_prepare);
+            const std::vector<VkImage>& images_to_prepare, bool profile = false);
   ~Recording();
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
-  void run() const { ctx_->run(cb_); }
+  void run();
 
  private:
+  void print_profile() const;
   std::shared_ptr<Context> ctx_;
   VkDescriptorPool pool_ = VK_NULL_HANDLE;
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;  // profiling: timestamps before the first and after each dispatch
+  std::vector<std::string> where_;        // per dispatch
+  std::vector<double> gpu_ns_;            // per dispatch, summed over runs
+  int runs_ = 0;
 };
 
 }  // namespace vkc::runtime::vk
