@@ -87,6 +87,29 @@ TEST_F(VulkanOps, SoftmaxAlongPackedAndOtherDims) {
   }
 }
 
+// Rows of 300 and 301 (>= 256: softmax_wg.glsl, a workgroup per row unit), along the packed dim
+// and another, texture and buffer; 301 leaves a partial last texel.
+TEST_F(VulkanOps, SoftmaxOverLongRowsUsesAWorkgroupPerRow) {
+  VKC_REQUIRE_VULKAN();
+  for (int64_t len : {300, 301}) {
+    for (auto [st, ml, dim] : {std::tuple{kTex, kW, -1}, std::tuple{kTex, kC, -1}, std::tuple{kBuf, kW, -1},
+                               std::tuple{kTex, kW, 1}}) {
+      for (const char* op : {"aten._softmax.default", "aten._log_softmax.default"}) {
+        const auto l = static_cast<uint32_t>(len);
+        const std::vector<uint32_t> dims = dim == 1 ? std::vector<uint32_t>{2, l, 5} : std::vector<uint32_t>{2, 5, l};
+        const std::vector<int64_t> shape(dims.begin(), dims.end());
+        VkProgramBuilder b;
+        const int x = tensor(b, dims, st, ml), out = tensor(b, dims, st, ml);
+        b.call(op, {x, b.value(int64_t{dim}), b.value(false), out});
+        b.input(x);
+        b.output(out);
+        SCOPED_TRACE(std::string(op) + " len " + std::to_string(len) + " dim " + std::to_string(dim));
+        expect_same(b.build(), {random_f32(shape, 4, -6, 6)});
+      }
+    }
+  }
+}
+
 TEST_F(VulkanOps, Reductions) {
   VKC_REQUIRE_VULKAN();
   struct Case { const char* op; StorageType st; MemoryLayout ml; std::vector<int64_t> dims; bool keep; std::vector<uint32_t> out; };

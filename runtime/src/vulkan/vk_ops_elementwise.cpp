@@ -83,12 +83,15 @@ void softmax(Encoder& e) {
   if (e.bool_arg(2)) e.fail("half_to_float is not supported");
   const int dim = whcn_dim(e.int_arg(1), in.dims.size());
   if (dim < 0 || dim >= static_cast<int>(in.dims.size())) e.fail("dim is out of range");
-  const auto& v = e.variant(out);
+  // Long rows: a workgroup per row unit (softmax_wg.glsl) instead of one invocation.
+  const bool wide = out.sizes[dim] >= 256;
+  const bool log = e.op() == "aten._log_softmax.default";
+  const auto& v = e.variant(out, {}, wide ? (log ? "log_softmax_wg" : "softmax_wg") : (log ? "log_softmax" : "softmax"));
   Push p(v);
   p.iv("sizes", out.sizes).i("dim", dim).i("packed_dim", out.packed_dim);
   ivec4 rows = out.sizes;
   rows[dim] = 1;
-  e.dispatch(v, {out.resource(), in.resource()}, p, out.items(rows));
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items(rows) * (wide ? v.local_size[0] : 1));
 }
 
 void reduce(Encoder& e) {
