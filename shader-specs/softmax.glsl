@@ -9,22 +9,11 @@
 // sizes[dim] set to 1.
 #include "vkc_common.glslh"
 
-// The output from x, the row max m and the row sum s of exp(x - m).
-#if LOG
-#define SOFTMAX_OUT(x, m, s) ((x) - (m) - log(s))
-#else
-#define SOFTMAX_OUT(x, m, s) (exp((x) - (m)) / (s))
-#endif
-
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
 #include "vkc_out_in.glslh"
 
-layout(push_constant) uniform Params {
-  ivec4 sizes;
-  int dim;         // WHCN dim reduced over
-  int packed_dim;  // texture only
-} p;
+#include "vkc_softmax.glslh"
 
 void main() {
   const int i = global_index();

@@ -6,21 +6,11 @@
 // would run them serially. Dispatch: items = row units * local_size.x.
 #include "vkc_common.glslh"
 
-#if LOG
-#define SOFTMAX_OUT(x, m, s) ((x) - (m) - log(s))
-#else
-#define SOFTMAX_OUT(x, m, s) (exp((x) - (m)) / (s))
-#endif
-
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
 #include "vkc_out_in.glslh"
 
-layout(push_constant) uniform Params {
-  ivec4 sizes;
-  int dim;         // WHCN dim reduced over
-  int packed_dim;  // texture only
-} p;
+#include "vkc_softmax.glslh"
 
 const float kLowest = -3.402823466e38;
 shared vec4 red[LOCAL_SIZE_X];

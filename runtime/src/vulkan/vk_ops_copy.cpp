@@ -210,8 +210,10 @@ void pixel_shuffle(Encoder& e) {
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
-// index_select(self, dim, index): index is a 1-D int tensor (index_select.glsl).
-void index_select(Encoder& e) {
+// index_select(self, dim, index) with a 1-D index, and gather(self, dim, index) with an index
+// shaped like the output (`elements`); both index_select.glsl (gather: ELEMENTS 1). The index
+// is an int tensor, constant or computed, in the output's storage.
+void select_along(Encoder& e, bool elements) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0, &out);
   e.require_rep(in, out, "the input", false);
@@ -220,32 +222,13 @@ void index_select(Encoder& e) {
   like.texture = out.texture;
   like.packed_dim = out.packed_dim;
   GpuTensor& index = e.tensor(2, &like);
-  if (index.texture != out.texture || index.dtype != ir::DType::Int32 || index.dims.size() != 1)
-    e.fail("the index must be a 1-D int tensor in the output's storage");
+  const bool shape_ok = elements ? index.dims == out.dims : index.dims.size() == 1;
+  if (index.texture != out.texture || index.dtype != ir::DType::Int32 || !shape_ok)
+    e.fail(elements ? "the index must be an int tensor shaped like the output, in its storage"
+                    : "the index must be a 1-D int tensor in the output's storage");
   const int dim = whcn_dim(e.int_arg(1), in.dims.size());
-  if (dim < 0 || dim >= static_cast<int>(in.dims.size()) || in.dims.size() > 4) e.fail("dim is out of range");
-  const auto& v = e.variant(out);
-  Push p(v);
-  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("index_sizes", index.sizes);
-  p.iv("packed_dims", {out.packed_dim, in.packed_dim, index.packed_dim, 0}).i("dim", dim);
-  e.dispatch(v, {out.resource(), in.resource(), index.resource()}, p, out.items());
-}
-
-// gather(self, dim, index): index (constant or computed, int) is shaped like the output
-// (index_select.glsl, ELEMENTS 1).
-void gather(Encoder& e) {
-  GpuTensor& out = e.out();
-  GpuTensor& in = e.tensor(0, &out);
-  e.require_rep(in, out, "the input", false);
-  GpuTensor like;  // a constant index is materialized as i32 in the output's storage
-  like.dtype = ir::DType::Int32;
-  like.texture = out.texture;
-  like.packed_dim = out.packed_dim;
-  GpuTensor& index = e.tensor(2, &like);
-  if (index.texture != out.texture || index.dtype != ir::DType::Int32 || index.dims != out.dims)
-    e.fail("the index must be an int tensor shaped like the output, in its storage");
-  const int dim = whcn_dim(e.int_arg(1), in.dims.size());
-  if (dim < 0 || dim >= static_cast<int>(in.dims.size()) || in.dims.size() > 4 || in.dims.size() != out.dims.size())
+  if (dim < 0 || dim >= static_cast<int>(in.dims.size()) || in.dims.size() > 4 ||
+      (elements && in.dims.size() != out.dims.size()))
     e.fail("dim is out of range, or the ranks differ or exceed 4");
   const auto& v = e.variant(out);
   Push p(v);
@@ -253,6 +236,9 @@ void gather(Encoder& e) {
   p.iv("packed_dims", {out.packed_dim, in.packed_dim, index.packed_dim, 0}).i("dim", dim);
   e.dispatch(v, {out.resource(), in.resource(), index.resource()}, p, out.items());
 }
+
+void index_select(Encoder& e) { select_along(e, false); }
+void gather(Encoder& e) { select_along(e, true); }
 
 // repeat(self, repeats): tiles self (rank <= 4, output rank <= 4) (gather_copy.glsl).
 void repeat(Encoder& e) {
