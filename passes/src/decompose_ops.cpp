@@ -13,6 +13,7 @@
 //   Max / Min(a, b, c, ...)  -> Max / Min(Max / Min(a, b), c) ...
 //   Mean(a, b, ...)         -> Sum(a, b, ...) / count
 //   Hardmax(x, axis)        -> Cast(Equal(0..n-1 along axis, ArgMax(x, axis)))
+//   CumSum(x, axis)         -> MatMul(x along the last axis, constant 0/1 triangle)
 //   Trilu(x, k)             -> Where(j - i >= k (upper) or <= k (lower), x, 0)   (static x)
 //   LayerNormalization's Mean / InvStdDev outputs, where used -> ReduceMean / Sqrt / Reciprocal
 // Only floating-point tensors with known types are rewritten; anything else stays and is reported.
@@ -179,6 +180,53 @@ void pairwise(ir::Graph& g, ir::Node* n) {
   n->morph(ir::kOnnxDomain, op, {acc, ins.back()}, {});
 }
 
+// CumSum(x, axis) of a static float x and a constant axis (at most 2048 long) -> x moved to the
+// last axis, MatMul by a constant 0/1 triangular matrix (exclusive: strict; reverse: the other
+// triangle), moved back. M[k][j] = 1 where input k adds into output j.
+void cumsum_as_matmul(ir::Graph& g, ir::Node* n) {
+  const ir::Value* x = n->input(0);
+  if (!x->type().known() || !ir::is_float(x->dtype()) || !x->shape().is_static() || x->shape().rank() == 0 ||
+      n->num_inputs() < 2 || !n->input(1))
+    return;
+  const auto axis_v = constant_ints(n->input(1));
+  if (!axis_v || axis_v->size() != 1) return;
+  const auto rank = static_cast<int64_t>(x->shape().rank());
+  int64_t axis = (*axis_v)[0];
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return;
+  const auto dims = x->shape().sizes();
+  const int64_t len = dims[static_cast<size_t>(axis)];
+  if (len == 0 || len > 2048) return;
+  const bool exclusive = n->attr_int("exclusive", 0) != 0, reverse = n->attr_int("reverse", 0) != 0;
+  std::vector<float> m(static_cast<size_t>(len * len), 0.0f);
+  for (int64_t k = 0; k < len; ++k)
+    for (int64_t j = 0; j < len; ++j) {
+      const bool adds = reverse ? (exclusive ? k > j : k >= j) : (exclusive ? k < j : k <= j);
+      if (adds) m[static_cast<size_t>(k * len + j)] = 1.0f;
+    }
+  ir::Value* tri = add_f32_constant(g, g.unique_name(n->name() + "_triangle"), {len, len}, m);
+  std::vector<int64_t> perm(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = d;
+  std::swap(perm[static_cast<size_t>(axis)], perm.back());
+  std::vector<int64_t> moved = dims;
+  std::swap(moved[static_cast<size_t>(axis)], moved.back());
+  auto add = [&](const char* op, std::vector<ir::Value*> ins, const std::vector<int64_t>& shape, ir::AttributeMap attrs) {
+    ir::Node* k = g.add_node(ir::kOnnxDomain, op, std::move(ins), {{x->dtype(), ir::Shape::of(shape)}},
+                             g.unique_name(n->name() + "_" + op), n);
+    k->attrs() = std::move(attrs);
+    k->set_opset(13);
+    return k->output(0);
+  };
+  ir::Value* v = n->input(0);
+  if (axis != rank - 1) v = add("Transpose", {v}, moved, {{"perm", perm}});
+  if (axis == rank - 1) {
+    n->morph(ir::kOnnxDomain, "MatMul", {v, tri}, {});
+    return;
+  }
+  v = add("MatMul", {v, tri}, moved, {});
+  n->morph(ir::kOnnxDomain, "Transpose", {v}, {{"perm", perm}});
+}
+
 // Hardmax(x, axis) (opset 13: one axis) -> Cast(Equal(iota, ArgMax(x, axis, keepdims 1))), iota the
 // constant positions 0..n-1 along the axis: 1 at the first maximum, 0 elsewhere.
 void hardmax(ir::Graph& g, ir::Node* n) {
@@ -279,6 +327,10 @@ void decompose_ops(ir::Graph& g, PassContext&) {
       sum->set_opset(13);
       ir::Value* k = add_f32_constant(g, g.unique_name(n->name() + "_count"), {}, {static_cast<float>(count)});
       n->morph(ir::kOnnxDomain, "Div", {sum->output(0), k}, {});
+      continue;
+    }
+    if (n->is_onnx("CumSum")) {
+      cumsum_as_matmul(g, n);
       continue;
     }
     if (n->is_onnx("Hardmax")) {

@@ -24,7 +24,7 @@ const std::vector<PassInfo>& pipeline() {
       // Operators the ONNX spec defines by others (Selu, Softplus, ReduceL2, CastLike, ...) as those
       // (after folding: static shapes).
       {"decompose-ops",
-       "rewrite Selu/Celu/Softplus/Softsign/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike/Hardmax/Mean/"
+       "rewrite Selu/Celu/Softplus/Softsign/ThresholdedRelu/ReduceL1/L2/SumSquare/LogSum(Exp)/CastLike/Hardmax/Mean/CumSum/"
        "Trilu, variadic Max/Min, LayerNorm statistics",
        decompose_ops},
       // Einsum (attention, batched products, transposes) as Transpose/Reshape/ReduceSum/MatMul.
