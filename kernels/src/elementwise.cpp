@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "broadcast.h"
+#include "vkc/ir/half.h"
 
 namespace vkc::kernels {
 namespace {
@@ -117,8 +118,22 @@ HostTensor where(const HostTensor& cond, const HostTensor& a, const HostTensor& 
 
 HostTensor cast(const HostTensor& x, ir::DType to) {
   HostTensor out = HostTensor::zeros(to, x.shape);
+  const int64_t n = x.numel();
+  // f32 <-> f16 (the Vulkan backend's staging of fp16 programs): typed loops, no per-element dispatch.
+  if (x.dtype == ir::DType::Float32 && to == ir::DType::Float16) {
+    const auto* src = reinterpret_cast<const float*>(x.data.data());
+    auto* dst = reinterpret_cast<uint16_t*>(out.mutable_bytes());
+    for (int64_t i = 0; i < n; ++i) dst[i] = ir::float_to_half(src[i]);
+    return out;
+  }
+  if (x.dtype == ir::DType::Float16 && to == ir::DType::Float32) {
+    const auto* src = reinterpret_cast<const uint16_t*>(x.data.data());
+    auto* dst = reinterpret_cast<float*>(out.mutable_bytes());
+    for (int64_t i = 0; i < n; ++i) dst[i] = ir::half_to_float(src[i]);
+    return out;
+  }
   const bool from_float = ir::is_float(x.dtype);
-  for (int64_t i = 0; i < x.numel(); ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     if (ir::is_float(to)) out.set_f(i, x.get_f(i));
     else if (to == ir::DType::Bool) out.set_i(i, from_float ? x.get_f(i) != 0 : x.get_i(i) != 0);
     else out.set_i(i, from_float ? static_cast<int64_t>(std::trunc(x.get_f(i))) : x.get_i(i));
