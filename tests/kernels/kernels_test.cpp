@@ -45,6 +45,10 @@ TEST(Kernels, UnaryWhereCast) {
   HostTensor c = cast(f32({3}, {1.9f, -1.9f, 0}), ir::DType::Int64);
   EXPECT_EQ(c.ints(), (std::vector<int64_t>{1, -1, 0}));
   EXPECT_EQ(cast(f32({2}, {0.0f, 2.0f}), ir::DType::Bool).ints(), (std::vector<int64_t>{0, 1}));
+  // f32 <-> f16 (typed loops): round to nearest even, overflow to inf, and back exactly
+  HostTensor h = cast(f32({4}, {1.0f / 3, -2.5f, 65520.0f, 1e-8f}), ir::DType::Float16);
+  EXPECT_EQ(h.dtype, ir::DType::Float16);
+  EXPECT_EQ(values(cast(h, ir::DType::Float32)), (std::vector<double>{0.333251953125, -2.5, INFINITY, 0}));
 }
 
 TEST(Kernels, ShapeOps) {
