@@ -26,6 +26,8 @@ layout(push_constant) uniform Params {
 
 #define ALPHA (p.alpha)
 
+#include "vkc_broadcast_pair.glslh"
+
 void main() {
   const int i = global_index();
 #if defined(STORAGE_buffer)
@@ -47,16 +49,7 @@ void main() {
   } else {
     X = VEC4_T(0);
     Y = VEC4_T(0);
-    const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.packed_dims.x);
-    const ivec4 step = dim_unit(p.packed_dims.x);
-    for (int lane = 0; lane < 4; ++lane) {
-      const ivec4 w = base + lane * step;
-      if (!in_bounds(w, p.out_sizes)) break;
-      const ivec4 ti = whcn_to_texel(min(w, p.in_sizes - 1), p.in_sizes, p.packed_dims.y);
-      const ivec4 to = whcn_to_texel(min(w, p.other_sizes - 1), p.other_sizes, p.packed_dims.z);
-      X[lane] = VEC4_T(imageLoad(t_in, ti.xyz))[ti.w];
-      Y[lane] = VEC4_T(imageLoad(t_other, to.xyz))[to.w];
-    }
+    BROADCAST_PAIR(VEC4_T, texel_to_whcn(pos, p.out_sizes, p.packed_dims.x), X, Y)
   }
   const VEC4_T r = OPERATOR;
   imageStore(t_out, pos, r);

@@ -22,6 +22,8 @@ layout(push_constant) uniform Params {
   ivec4 packed_dims;
 } p;
 
+#include "vkc_broadcast_pair.glslh"
+
 void main() {
   const int i = global_index();
 #if defined(STORAGE_buffer)
@@ -35,15 +37,7 @@ void main() {
   if (i >= extents.x * extents.y * extents.z) return;
   const ivec3 pos = index_to_pos(i, extents);
   IN_VEC4_T X = IN_VEC4_T(0), Y = IN_VEC4_T(0);
-  const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.packed_dims.x);
-  for (int lane = 0; lane < 4; ++lane) {
-    const ivec4 w = base + lane * dim_unit(p.packed_dims.x);
-    if (!in_bounds(w, p.out_sizes)) break;
-    const ivec4 ti = whcn_to_texel(min(w, p.in_sizes - 1), p.in_sizes, p.packed_dims.y);
-    const ivec4 to = whcn_to_texel(min(w, p.other_sizes - 1), p.other_sizes, p.packed_dims.z);
-    X[lane] = imageLoad(t_in, ti.xyz)[ti.w];
-    Y[lane] = imageLoad(t_other, to.xyz)[to.w];
-  }
+  BROADCAST_PAIR(IN_VEC4_T, texel_to_whcn(pos, p.out_sizes, p.packed_dims.x), X, Y)
   imageStore(t_out, pos, VEC4_T(ivec4(OPERATOR)));
 #endif
 }

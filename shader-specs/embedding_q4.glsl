@@ -1,17 +1,10 @@
 #version 450
-// out[..., d] = q4(table[indices[...], d]) * scales[row, d / group]: out's WHCN (d, a, b, c) reads
-// indices at WHCN (a, b, c, 0). Indices are int32; one outside [0, V) gives 0.
+// out[..., d] = q4(table[indices[...], d]) * scales[row, d / group]; an index outside [0, V)
+// gives 0 (vkc_embedding.glslh).
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
-#if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
-layout(set = 0, binding = 1, std430) restrict readonly buffer IdxBuf { int t_idx[]; };
-#else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
-layout(set = 0, binding = 1, rgba32i) uniform restrict readonly iimage3D t_idx;
-#endif
 layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { uint t_weight[]; };
 layout(set = 0, binding = 3, std430) restrict readonly buffer ScalesBuf { float t_scales[]; };
 
@@ -23,12 +16,13 @@ layout(push_constant) uniform Params {
   int group;
 } p;
 
+#include "vkc_embedding.glslh"
 #include "vkc_q4.glslh"
 
 SCALAR_T source(ivec4 w) {
-  const int row = TENSOR_AT(t_idx, ivec4(w.yzw, 0), p.idx_sizes, p.packed_dims.y);
+  const int row = embedding_row(w);
   const int d = p.out_sizes.x;
-  return row >= 0 && row < p.rows ? float(q4_at(row, w.x, d)) * t_scales[row * (d / p.group) + w.x / p.group] : 0.0;
+  return row >= 0 ? float(q4_at(row, w.x, d)) * t_scales[row * (d / p.group) + w.x / p.group] : 0.0;
 }
 
 #include "vkc_gather_main.glslh"

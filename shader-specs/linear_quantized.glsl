@@ -9,30 +9,16 @@
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
 #include "vkc_out_in.glslh"
-layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { uint t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer ScalesBuf { float t_scales[]; };
-layout(set = 0, binding = 4, std430) restrict readonly buffer BiasBuf { float t_bias[]; };
-
-layout(push_constant) uniform Params {
-  ivec4 out_sizes;  // WHCN: x = N
-  int k;
-  int group;
-  int scales_stride;
-  int has_bias;
-} p;
-
-#include "vkc_q4.glslh"
+#include "vkc_linear_q.glslh"
 
 float weight_at(int n, int k) {
 #if defined(WEIGHTS_q8)
   const int q = int(weight_byte(n * p.k + k) << 24) >> 24;  // sign-extend
   return float(q) * t_scales[n];
 #else
-  return float(q4_at(n, k, p.k)) * t_scales[(k / p.group) * p.scales_stride + n];
+  return q4_weight(n, k);
 #endif
 }
-
-float finish(float acc, int n) { return acc + (p.has_bias != 0 ? t_bias[n] : 0.0); }
 
 vec2 row_params(int row) { return vec2(0.0); }
 float input_value(float x, vec2 params) { return x; }

@@ -60,4 +60,20 @@ ir::Value* add_f32_constant(ir::Graph& g, const std::string& name, const std::ve
                         ir::TensorData::owned(std::move(bytes)));
 }
 
+ir::Value* add_i64_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
+                            const std::vector<int64_t>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return g.add_constant(g.unique_name(name), ir::TensorType{ir::DType::Int64, ir::Shape::of(shape)},
+                        ir::TensorData::owned(std::move(bytes)));
+}
+
+ir::Value* add_onnx_node(ir::Graph& g, const ir::Node* from, const char* op, std::vector<ir::Value*> inputs,
+                         const ir::TensorType& type, ir::AttributeMap attrs) {
+  ir::Node* m = g.add_node(ir::kOnnxDomain, op, std::move(inputs), {type}, g.unique_name(from->name() + "_" + op), from);
+  m->attrs() = std::move(attrs);
+  m->set_opset(13);
+  return m->output(0);
+}
+
 }  // namespace vkc::passes

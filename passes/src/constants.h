@@ -18,5 +18,12 @@ std::optional<double> constant_scalar(const ir::Value* v);
 /// A new f32 constant.
 ir::Value* add_f32_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
                             const std::vector<float>& values);
+/// A new int64 constant (indices, shapes, axes).
+ir::Value* add_i64_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
+                            const std::vector<int64_t>& values);
+/// A new standard ONNX node (opset 13) after `from`, named after it, with one output of `type`;
+/// returns that output. For rewrites into operators lowering already knows.
+ir::Value* add_onnx_node(ir::Graph& g, const ir::Node* from, const char* op, std::vector<ir::Value*> inputs,
+                         const ir::TensorType& type, ir::AttributeMap attrs = {});
 
 }  // namespace vkc::passes

@@ -10,10 +10,10 @@
 // products and transposes all take this path. Other forms stay and are reported.
 #include <algorithm>
 #include <cctype>
-#include <cstring>
 #include <map>
 #include <optional>
 
+#include "constants.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -30,20 +30,10 @@ class Builder {
  public:
   Builder(ir::Graph& g, ir::Node* n) : g_(g), n_(n) {}
 
-  ir::Value* ints(const Ints& v) {
-    std::vector<uint8_t> bytes(v.size() * 8);
-    std::memcpy(bytes.data(), v.data(), bytes.size());
-    return g_.add_constant(g_.unique_name(n_->name() + "_shape"), {ir::DType::Int64, ir::Shape::of({int64_t(v.size())})},
-                           ir::TensorData::owned(std::move(bytes)));
-  }
+  ir::Value* ints(const Ints& v) { return add_i64_constant(g_, n_->name() + "_shape", {int64_t(v.size())}, v); }
   ir::Value* node(const char* op, std::vector<ir::Value*> ins, const Ints& shape, ir::AttributeMap attrs = {}) {
-    ir::Node* m = g_.add_node(ir::kOnnxDomain, op, std::move(ins), {{dtype(), ir::Shape::of(shape)}},
-                              g_.unique_name(n_->name() + "_" + op), n_);
-    m->attrs() = std::move(attrs);
-    m->set_opset(13);
-    return m->output(0);
+    return add_onnx_node(g_, n_, op, std::move(ins), {n_->output(0)->dtype(), ir::Shape::of(shape)}, std::move(attrs));
   }
-  ir::DType dtype() const { return n_->output(0)->dtype(); }
 
   // `t` with its letters reordered to `order` (a permutation of them).
   Term transpose(const Term& t, const std::string& order) {

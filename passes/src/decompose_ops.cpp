@@ -18,7 +18,6 @@
 //   LayerNormalization's Mean / InvStdDev outputs, where used -> ReduceMean / Sqrt / Reciprocal
 // Only floating-point tensors with known types are rewritten; anything else stays and is reported.
 #include <algorithm>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
@@ -147,10 +146,7 @@ void layer_norm_statistics(ir::Graph& g, ir::Node* n) {
   for (int64_t d = axis; d < r; ++d) axes.push_back(d), kept[d] = 1;
   const ir::TensorType stat{x->dtype(), ir::Shape::of(kept)};
   auto add = [&](const char* op, std::vector<ir::Value*> ins, const ir::TensorType& t, ir::AttributeMap attrs = {}) {
-    ir::Node* m = g.add_node(ir::kOnnxDomain, op, std::move(ins), {t}, g.unique_name(n->name() + "_" + op), n);
-    m->attrs() = std::move(attrs);
-    m->set_opset(13);
-    return m->output(0);
+    return add_onnx_node(g, n, op, std::move(ins), t, std::move(attrs));
   };
   ir::Value* mean = add("ReduceMean", {n->input(0)}, stat, {{"axes", axes}, {"keepdims", int64_t{1}}});
   ir::Value* centered = add("Sub", {n->input(0), mean}, x->type());
@@ -166,18 +162,23 @@ void layer_norm_statistics(ir::Graph& g, ir::Node* n) {
 // Max / Min of more than two inputs as a chain of two-input ones (each step typed as the output:
 // broadcasting into the final shape early gives the same values).
 void pairwise(ir::Graph& g, ir::Node* n) {
-  if (!n->output(0)->type().known()) return;
+  if (n->num_inputs() <= 2 || !n->output(0)->type().known()) return;
   std::vector<ir::Value*> ins(n->inputs().begin(), n->inputs().end());
   if (std::find(ins.begin(), ins.end(), nullptr) != ins.end()) return;
   const std::string op = n->op_type();
   ir::Value* acc = ins[0];
-  for (size_t i = 1; i + 1 < ins.size(); ++i) {
-    ir::Node* m = g.add_node(ir::kOnnxDomain, op, {acc, ins[i]}, {n->output(0)->type()},
-                             g.unique_name(n->name() + "_pair"), n);
-    m->set_opset(n->opset());
-    acc = m->output(0);
-  }
+  for (size_t i = 1; i + 1 < ins.size(); ++i)
+    acc = add_onnx_node(g, n, op.c_str(), {acc, ins[i]}, n->output(0)->type());
   n->morph(ir::kOnnxDomain, op, {acc, ins.back()}, {});
+}
+
+// Mean(a, b, ...) of floats -> Sum(a, b, ...) / count.
+void mean_as_sum(ir::Graph& g, ir::Node* n) {
+  if (!n->output(0)->type().known() || !ir::is_float(n->output(0)->dtype())) return;
+  const auto count = static_cast<float>(n->num_inputs());
+  ir::Value* sum = add_onnx_node(g, n, "Sum", std::vector<ir::Value*>(n->inputs().begin(), n->inputs().end()),
+                                 n->output(0)->type());
+  n->morph(ir::kOnnxDomain, "Div", {sum, add_f32_constant(g, n->name() + "_count", {}, {count})}, {});
 }
 
 // CumSum(x, axis) of a static float x and a constant axis (at most 2048 long) -> x moved to the
@@ -210,20 +211,14 @@ void cumsum_as_matmul(ir::Graph& g, ir::Node* n) {
   std::swap(perm[static_cast<size_t>(axis)], perm.back());
   std::vector<int64_t> moved = dims;
   std::swap(moved[static_cast<size_t>(axis)], moved.back());
-  auto add = [&](const char* op, std::vector<ir::Value*> ins, const std::vector<int64_t>& shape, ir::AttributeMap attrs) {
-    ir::Node* k = g.add_node(ir::kOnnxDomain, op, std::move(ins), {{x->dtype(), ir::Shape::of(shape)}},
-                             g.unique_name(n->name() + "_" + op), n);
-    k->attrs() = std::move(attrs);
-    k->set_opset(13);
-    return k->output(0);
-  };
+  const ir::TensorType moved_type{x->dtype(), ir::Shape::of(moved)};
   ir::Value* v = n->input(0);
-  if (axis != rank - 1) v = add("Transpose", {v}, moved, {{"perm", perm}});
   if (axis == rank - 1) {
     n->morph(ir::kOnnxDomain, "MatMul", {v, tri}, {});
     return;
   }
-  v = add("MatMul", {v, tri}, moved, {});
+  v = add_onnx_node(g, n, "Transpose", {v}, moved_type, {{"perm", perm}});
+  v = add_onnx_node(g, n, "MatMul", {v, tri}, moved_type);
   n->morph(ir::kOnnxDomain, "Transpose", {v}, {{"perm", perm}});
 }
 
@@ -244,19 +239,10 @@ void hardmax(ir::Graph& g, ir::Node* n) {
   iota_shape[static_cast<size_t>(axis)] = size;
   std::vector<int64_t> iota(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) iota[static_cast<size_t>(i)] = i;
-  std::vector<uint8_t> bytes(iota.size() * 8);
-  std::memcpy(bytes.data(), iota.data(), bytes.size());
-  ir::Value* positions = g.add_constant(g.unique_name(n->name() + "_positions"),
-                                        {ir::DType::Int64, ir::Shape::of(iota_shape)}, ir::TensorData::owned(std::move(bytes)));
-  auto add = [&](const char* op, std::vector<ir::Value*> ins, ir::TensorType t, ir::AttributeMap attrs) {
-    ir::Node* m = g.add_node(ir::kOnnxDomain, op, std::move(ins), {t}, g.unique_name(n->name() + "_" + op), n);
-    m->attrs() = std::move(attrs);
-    m->set_opset(13);
-    return m->output(0);
-  };
-  ir::Value* first = add("ArgMax", {n->input(0)}, {ir::DType::Int64, ir::Shape::of(kept)},
-                         {{"axis", axis}, {"keepdims", int64_t{1}}});
-  ir::Value* hit = add("Equal", {positions, first}, {ir::DType::Bool, x->shape()}, {});
+  ir::Value* positions = add_i64_constant(g, n->name() + "_positions", iota_shape, iota);
+  ir::Value* first = add_onnx_node(g, n, "ArgMax", {n->input(0)}, {ir::DType::Int64, ir::Shape::of(kept)},
+                                   {{"axis", axis}, {"keepdims", int64_t{1}}});
+  ir::Value* hit = add_onnx_node(g, n, "Equal", {positions, first}, {ir::DType::Bool, x->shape()});
   n->morph(ir::kOnnxDomain, "Cast", {hit}, {{"to", static_cast<int64_t>(x->dtype() == ir::DType::Float16 ? 10 : 1)}});
 }
 
@@ -289,18 +275,23 @@ void trilu_as_where(ir::Graph& g, ir::Node* n) {
     std::vector<int64_t> diff(static_cast<size_t>(rows * cols));
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j) diff[static_cast<size_t>(i * cols + j)] = j - i;
-    std::vector<uint8_t> bytes(diff.size() * 8);
-    std::memcpy(bytes.data(), diff.data(), bytes.size());
-    ir::Value* d = g.add_constant(g.unique_name(n->name() + "_diagonal_offset"), {k_in->dtype(), mask_shape},
-                                  ir::TensorData::owned(std::move(bytes)));
-    ir::Node* cmp = g.add_node(ir::kOnnxDomain, upper ? "GreaterOrEqual" : "LessOrEqual", {d, k_in},
-                               {{ir::DType::Bool, mask_shape}}, g.unique_name(n->name() + "_keep"), n);
-    cmp->set_opset(16);
-    keep = cmp->output(0);
+    ir::Value* d = add_i64_constant(g, n->name() + "_diagonal_offset", {rows, cols}, diff);
+    keep = add_onnx_node(g, n, upper ? "GreaterOrEqual" : "LessOrEqual", {d, k_in}, {ir::DType::Bool, mask_shape});
   }
   ir::Value* zero = g.add_constant(g.unique_name(n->name() + "_zero"), {x->dtype(), ir::Shape::of({})},
                                    ir::TensorData::owned(std::vector<uint8_t>(ir::dtype_size(x->dtype()))));
   n->morph(ir::kOnnxDomain, "Where", {keep, n->input(0), zero}, {});
+}
+
+// Rewrites that build more than one node or read more than one input (each checks its own
+// conditions and leaves the node alone when they do not hold).
+using GraphRewrite = void (*)(ir::Graph&, ir::Node*);
+const std::map<std::string, GraphRewrite, std::less<>>& graph_rewrites() {
+  static const std::map<std::string, GraphRewrite, std::less<>> kRewrites = {
+      {"Max", pairwise},       {"Min", pairwise},  {"Mean", mean_as_sum},
+      {"CumSum", cumsum_as_matmul}, {"Hardmax", hardmax}, {"Trilu", trilu_as_where},
+      {"LayerNormalization", layer_norm_statistics}};
+  return kRewrites;
 }
 
 }  // namespace
@@ -315,34 +306,8 @@ void decompose_ops(ir::Graph& g, PassContext&) {
       n->morph(ir::kOnnxDomain, "Cast", {n->input(0)}, {});
       continue;
     }
-    if ((n->is_onnx("Max") || n->is_onnx("Min")) && n->num_inputs() > 2) {
-      pairwise(g, n);
-      continue;
-    }
-    if (n->is_onnx("Mean") && n->output(0)->type().known() && ir::is_float(n->output(0)->dtype())) {
-      // Mean(a, b, ...) -> Sum(a, b, ...) / count
-      const auto count = static_cast<double>(n->num_inputs());
-      ir::Node* sum = g.add_node(ir::kOnnxDomain, "Sum", std::vector<ir::Value*>(n->inputs().begin(), n->inputs().end()),
-                                 {n->output(0)->type()}, g.unique_name(n->name() + "_sum"), n);
-      sum->set_opset(13);
-      ir::Value* k = add_f32_constant(g, g.unique_name(n->name() + "_count"), {}, {static_cast<float>(count)});
-      n->morph(ir::kOnnxDomain, "Div", {sum->output(0), k}, {});
-      continue;
-    }
-    if (n->is_onnx("CumSum")) {
-      cumsum_as_matmul(g, n);
-      continue;
-    }
-    if (n->is_onnx("Hardmax")) {
-      hardmax(g, n);
-      continue;
-    }
-    if (n->is_onnx("Trilu")) {
-      trilu_as_where(g, n);
-      continue;
-    }
-    if (n->is_onnx("LayerNormalization")) {
-      layer_norm_statistics(g, n);
+    if (auto r = graph_rewrites().find(n->op_type()); r != graph_rewrites().end()) {
+      r->second(g, n);
       continue;
     }
     auto it = rules().find(n->op_type());

@@ -51,9 +51,7 @@ std::vector<uint8_t> if_model(const char* op_type = "If") {
     }
     ModelBuilder::set_type(g->add_output(), "out", kF32, {1, 4});
   }
-  std::string s;
-  EXPECT_TRUE(b.model.SerializeToString(&s));
-  return {s.begin(), s.end()};
+  return b.bytes();
 }
 
 TEST(ControlFlow, IfRunsTheTakenBranchForEitherCondition) {
@@ -88,9 +86,7 @@ std::vector<uint8_t> logic_model() {
   b.node("And", {"ge", "ne"}, {"gt"}, "and");
   b.node("Or", {"lt", "flag"}, {"mixed"}, "or");
   b.node("Where", {"gt", "x", "y"}, {"picked"}, "where");
-  std::string s;
-  EXPECT_TRUE(b.model.SerializeToString(&s));
-  return {s.begin(), s.end()};
+  return b.bytes();
 }
 
 TEST(ControlFlow, ComparisonsLogicWhereAndIfOnVulkanMatchCpu) {

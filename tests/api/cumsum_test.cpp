@@ -18,9 +18,7 @@ std::vector<uint8_t> cumsum_model(int64_t axis, bool exclusive, bool reverse) {
   auto* n = b.node("CumSum", {"x", "axis"}, {"y"}, "cumsum");
   attr_int(n, "exclusive", exclusive ? 1 : 0);
   attr_int(n, "reverse", reverse ? 1 : 0);
-  std::string s;
-  EXPECT_TRUE(b.model.SerializeToString(&s));
-  return {s.begin(), s.end()};
+  return b.bytes();
 }
 
 // The running sum of x [2, 5, 3] along `axis` (1 or 2), written out directly.

@@ -45,10 +45,7 @@ TEST(ApiDiagnostics, ImportErrorsNameTheNodeAndOperator) {
   b.input("x", kF32, {1, 4});
   b.node("Mystery", {"x"}, {"y"}, "odd_one", "com.example");
   b.output("y", kF32, {1, 4});
-  std::string bytes;
-  ASSERT_TRUE(b.model.SerializeToString(&bytes));
-  const CompileResult r =
-      compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path());
+  const CompileResult r = compile(b.bytes(), fs::path());
   EXPECT_FALSE(r);
   ASSERT_EQ(r.diagnostics.size(), 1u) << describe(r.diagnostics);
   EXPECT_EQ(r.diagnostics[0].node, "odd_one");

@@ -80,9 +80,7 @@ std::vector<uint8_t> einsum_model(const Case& c) {
   }
   b.output("y", kF32, std::vector<DimSpec>(c.out_shape.begin(), c.out_shape.end()));
   attr_string(b.node("Einsum", names, {"y"}, "einsum"), "equation", c.equation);
-  std::string s;
-  EXPECT_TRUE(b.model.SerializeToString(&s));
-  return {s.begin(), s.end()};
+  return b.bytes();
 }
 
 const std::vector<Case> kCases = {

@@ -119,11 +119,7 @@ struct Block {
   // [1, H, S, D] -> [1, S, E] -> output projection
   std::string merge(const std::string& x) { return linear(reshape(transpose(x, {0, 2, 1, 3}), {1, kS, kE}), kE, kE); }
 
-  std::vector<uint8_t> bytes() {
-    std::string s;
-    EXPECT_TRUE(b.model.SerializeToString(&s));
-    return {s.begin(), s.end()};
-  }
+  std::vector<uint8_t> bytes() const { return b.bytes(); }
 };
 
 // Llama as torch.onnx (legacy) exports HF transformers: RMSNorm, rotate-half RoPE with cos/sin computed

@@ -17,9 +17,7 @@ std::vector<uint8_t> int_model(int32_t dtype, const char* last = "Sub") {
   b.node("Add", {"a", "b"}, {"s"}, "add");
   b.node("Mul", {"s", "a"}, {"p"}, "mul");
   b.node(last, {"p", "b"}, {"y"}, "last");
-  std::string s;
-  EXPECT_TRUE(b.model.SerializeToString(&s));
-  return {s.begin(), s.end()};
+  return b.bytes();
 }
 
 TEST(IntegerArithmetic, AddSubMulRunOnCpuAndVulkan) {

@@ -16,9 +16,7 @@ std::vector<uint8_t> pad_model(const std::string& mode, const std::vector<int64_
   auto* p = b.initializer("pads", onnx::TensorProto_DataType_INT64, {static_cast<int64_t>(pads.size())});
   for (int64_t v : pads) p->add_int64_data(v);
   attr_string(b.node("Pad", {"x", "pads"}, {"y"}, "pad"), "mode", mode);
-  std::string s;
-  EXPECT_TRUE(b.model.SerializeToString(&s));
-  return {s.begin(), s.end()};
+  return b.bytes();
 }
 
 TEST(PadModes, ReflectEdgeAndWrapMatchTheirDefinitions) {

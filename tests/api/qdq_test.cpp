@@ -69,14 +69,32 @@ struct QdqBuilder {
     for (auto& x : v) x = d(rng);
     return v;
   }
-  std::vector<uint8_t> bytes() {
-    std::string s;
-    EXPECT_TRUE(b.model.SerializeToString(&s));
-    return {s.begin(), s.end()};
-  }
+  std::vector<uint8_t> bytes() const { return b.bytes(); }
 };
 
 std::vector<float> random_input(size_t n, uint32_t seed) { return normal_floats(n, seed); }
+
+// The int32 accumulators of a 3x3 convolution (pads 1) of x [1, 2, 5, 5] quantized by (sx, zx)
+// with int8 weights w [3, 2, 3, 3] and int32 bias [3]: QLinear semantics, [3 * 25].
+std::vector<int64_t> int_conv3x3(const std::vector<float>& x, float sx, int64_t zx, const std::vector<int32_t>& w,
+                                 const std::vector<int32_t>& bias) {
+  std::vector<int64_t> acc(75);
+  for (int64_t o = 0; o < 3; ++o)
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < 5; ++j) {
+        int64_t a = bias[o];
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t di = 0; di < 3; ++di)
+            for (int64_t dj = 0; dj < 3; ++dj) {
+              const int64_t yy = i + di - 1, xx = j + dj - 1;
+              if (yy < 0 || yy >= 5 || xx < 0 || xx >= 5) continue;
+              a += (quantize(x[c * 25 + yy * 5 + xx], sx, zx, 0, 255) - zx) * w[((o * 2 + c) * 3 + di) * 3 + dj];
+            }
+        acc[o * 25 + i * 5 + j] = a;
+      }
+  return acc;
+}
+
 
 std::vector<float> run(const std::vector<uint8_t>& pte, const std::vector<float>& x, const std::vector<int64_t>& shape,
                        const char* backend = "cpu") {
@@ -151,6 +169,13 @@ double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return m;
 }
 
+// The program's output for x [1, 2, 5, 5] within 1e-5 of `want` on cpu, and on Vulkan when there is a device.
+void expect_conv_output(const std::vector<uint8_t>& pte, const std::vector<float>& x, const std::vector<float>& want) {
+  EXPECT_LT(max_diff(run(pte, x, {1, 2, 5, 5}), want), 1e-5);
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  EXPECT_LT(max_diff(run(pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5);
+}
+
 TEST(Qdq, Int8LinearsKeepTheirWeightsAndMatchTheIntegerReference) {
   const LinearModel model;
   const CompileResult r = compile(model.bytes, fs::path(), CompileOptions{});
@@ -204,23 +229,10 @@ TEST(Qdq, ConvWeightsAreDequantizedAndActivationsFakeQuantizedOnBothBackends) {
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r.partition.rejected, 0u);
   const auto x = random_input(50, 5);
+  const auto acc = int_conv3x3(x, sx, zx, w, bias);
   std::vector<float> want(75);
-  for (int64_t o = 0; o < 3; ++o)
-    for (int64_t i = 0; i < 5; ++i)
-      for (int64_t j = 0; j < 5; ++j) {
-        int64_t acc = bias[o];
-        for (int64_t c = 0; c < 2; ++c)
-          for (int64_t di = 0; di < 3; ++di)
-            for (int64_t dj = 0; dj < 3; ++dj) {
-              const int64_t y = i + di - 1, xcol = j + dj - 1;
-              if (y < 0 || y >= 5 || xcol < 0 || xcol >= 5) continue;
-              acc += (quantize(x[c * 25 + y * 5 + xcol], sx, zx, 0, 255) - zx) * w[((o * 2 + c) * 3 + di) * 3 + dj];
-            }
-        want[o * 25 + i * 5 + j] = static_cast<float>(acc) * (sx * sw[o]);
-      }
-  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}), want), 1e-5);
-  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
-  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5);
+  for (size_t k = 0; k < want.size(); ++k) want[k] = static_cast<float>(acc[k]) * (sx * sw[k / 25]);
+  expect_conv_output(r.pte, x, want);
 }
 
 // onnxruntime's quantize_dynamic: DynamicQuantizeLinear -> MatMulInteger / ConvInteger -> Cast -> Mul(xs * ws).
@@ -386,24 +398,11 @@ TEST(Qdq, QLinearConvMatchesTheIntegerReference) {
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r.partition.rejected, 0u);
   const auto x = random_input(50, 17);
+  const auto acc = int_conv3x3(x, sx, zx, w, bias);
   std::vector<float> want(75);
-  for (int64_t o = 0; o < 3; ++o)
-    for (int64_t i = 0; i < 5; ++i)
-      for (int64_t j = 0; j < 5; ++j) {
-        int64_t acc = bias[o];
-        for (int64_t c = 0; c < 2; ++c)
-          for (int64_t di = 0; di < 3; ++di)
-            for (int64_t dj = 0; dj < 3; ++dj) {
-              const int64_t yy = i + di - 1, xx = j + dj - 1;
-              if (yy < 0 || yy >= 5 || xx < 0 || xx >= 5) continue;
-              acc += (quantize(x[c * 25 + yy * 5 + xx], sx, zx, 0, 255) - zx) * w[((o * 2 + c) * 3 + di) * 3 + dj];
-            }
-        want[o * 25 + i * 5 + j] =
-            static_cast<float>(quantize(static_cast<float>(acc) * (sx * sw[o]), sy, zy, 0, 255) - zy) * sy;
-      }
-  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}), want), 1e-5);
-  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
-  EXPECT_LT(max_diff(run(r.pte, x, {1, 2, 5, 5}, "vulkan"), want), 1e-5);
+  for (size_t k = 0; k < want.size(); ++k)  // requantized to the output's (sy, zy)
+    want[k] = static_cast<float>(quantize(static_cast<float>(acc[k]) * (sx * sw[k / 25]), sy, zy, 0, 255) - zy) * sy;
+  expect_conv_output(r.pte, x, want);
 }
 
 TEST(Qdq, AQuantizedGraphOutputIsReportedNotMiscompiled) {

@@ -17,10 +17,7 @@ std::vector<uint8_t> relu_mul_add_model() {
   b.node("Mul", {"r", "w"}, {"m"}, "mul");
   b.node("Add", {"m", "x"}, {"y"}, "add");
   b.output("y", kF32, {1, 4});
-  std::string bytes;
-  EXPECT_TRUE(b.model.SerializeToString(&bytes));
-  const CompileResult r =
-      compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path(), CompileOptions{});
+  const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
   EXPECT_TRUE(r) << describe(r.diagnostics);
   return r.pte;
 }

@@ -27,10 +27,7 @@ TEST(VulkanModels, OneDimensionalConvolutionMatchesCpu) {
   attr_ints(conv, "dilations", {2});
   attr_int(conv, "group", 2);
   b.node("Relu", {"c"}, {"y"}, "relu");
-  std::string bytes;
-  ASSERT_TRUE(b.model.SerializeToString(&bytes));
-  const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path(),
-                                  CompileOptions{});
+  const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
   ASSERT_TRUE(r) << r.error();
   const std::vector<Tensor> in = {Tensor::of(ir::DType::Float32, {1, 4, 19}, normal(76, 3))};
   RunOptions vk;
@@ -73,10 +70,7 @@ TEST(VulkanModels, RankFiveShapeOpsMatchCpu) {
   b.node("Identity", {"t"}, {"moved"}, "out5");
   b.node("Slice", {"t", "starts", "ends", "axes"}, {"s"}, "slice");                      // [2, 1, 2, 4, 5]
   attr_int(b.node("Gather", {"s", "zero"}, {"picked"}, "select"), "axis", 1);            // [2, 2, 4, 5]
-  std::string bytes;
-  ASSERT_TRUE(b.model.SerializeToString(&bytes));
-  const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path(),
-                                  CompileOptions{});
+  const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r.partition.rejected, 0u);
   const std::vector<Tensor> in = {Tensor::of(ir::DType::Float32, {4, 3, 2, 5}, normal(120, 4))};
@@ -103,10 +97,7 @@ TEST(VulkanModels, IndexSelectMatchesCpu) {
   auto* idx = b.initializer("idx", onnx::TensorProto_DataType_INT64, {3});
   for (int64_t v : {3, 0, -2}) idx->add_int64_data(v);
   attr_int(b.node("Gather", {"x", "idx"}, {"y"}, "pick"), "axis", 1);
-  std::string bytes;
-  ASSERT_TRUE(b.model.SerializeToString(&bytes));
-  const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path(),
-                                  CompileOptions{});
+  const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
   ASSERT_TRUE(r) << r.error();
   const InspectResult report = inspect(r.pte);
   EXPECT_EQ(report.report.delegates.at(0).ops.count("aten.index_select.default"), 1u);
@@ -132,10 +123,7 @@ TEST(VulkanModels, RankFiveBroadcastsAreComputedOrRefused) {
     b.output("z", kF32, {2, 4, 3, 2, 5});
     b.raw_floats("two", {}, {2.f});
     b.node("Mul", {b.node("Add", {"x", "y"}, {"s"}, "add")->output(0), "two"}, {"z"}, "scale");
-    std::string bytes;
-    ASSERT_TRUE(b.model.SerializeToString(&bytes));
-    const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                                    fs::path(), CompileOptions{});
+    const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
     ASSERT_TRUE(r) << r.error();
     RunOptions vk;
     vk.backend = "vulkan";
@@ -166,10 +154,7 @@ TEST(VulkanModels, BroadcastMatMulsMatchTheDefinition) {
   b.output("z", kF32, {1, 2, 4, 5});
   b.node("MatMul", {"a", "w"}, {"y"}, "bcast");
   b.node("MatMul", {"a", "v"}, {"z"}, "rows");
-  std::string bytes;
-  ASSERT_TRUE(b.model.SerializeToString(&bytes));
-  const CompileResult r = compile(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), fs::path(),
-                                  CompileOptions{});
+  const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r.partition.rejected, 0u);
   const auto a = normal(64, 7), w = normal(24, 8), v = normal(40, 9);

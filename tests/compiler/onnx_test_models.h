@@ -106,6 +106,13 @@ struct ModelBuilder {
 
   onnx::GraphProto* graph() { return model.mutable_graph(); }
 
+  /// The serialized model.
+  std::vector<uint8_t> bytes() const {
+    std::string s;
+    EXPECT_TRUE(model.SerializeToString(&s));
+    return {s.begin(), s.end()};
+  }
+
   void import_opset(const std::string& domain, int64_t version) {
     auto* op = model.add_opset_import();
     op->set_domain(domain);

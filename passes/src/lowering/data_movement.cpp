@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "../constants.h"
 #include "lowering.h"
@@ -176,11 +175,7 @@ Result lower_pad(ir::Graph& g, ir::Node* n) {
       const size_t d = padded[k];
       std::vector<int64_t> source;
       for (int64_t j = -pads[d]; j < shape[d] + pads[r + d]; ++j) source.push_back(pad_source(mode, j, shape[d]));
-      std::vector<uint8_t> bytes(source.size() * 8);
-      std::memcpy(bytes.data(), source.data(), bytes.size());
-      ir::Value* idx = g.add_constant(g.unique_name(n->name() + "_pad_source"),
-                                      {ir::DType::Int64, ir::Shape::of({static_cast<int64_t>(source.size())})},
-                                      ir::TensorData::owned(std::move(bytes)));
+      ir::Value* idx = add_i64_constant(g, n->name() + "_pad_source", {static_cast<int64_t>(source.size())}, source);
       shape[d] = static_cast<int64_t>(source.size());
       const ir::AttributeMap attrs = {{"dim", static_cast<int64_t>(d)}};
       if (k + 1 == padded.size()) {

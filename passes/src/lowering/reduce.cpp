@@ -1,5 +1,4 @@
 // ReduceMean / ReduceSum / ReduceMax / ReduceMin, ArgMax / ArgMin.
-#include <cstring>
 #include <map>
 
 #include "../constants.h"
@@ -80,10 +79,7 @@ Result lower_arg_reduce(ir::Graph& g, ir::Node* n) {
   std::vector<int64_t> reversed(static_cast<size_t>(size));
   for (int64_t i = 0; i < size; ++i) reversed[static_cast<size_t>(i)] = size - 1 - i;
   auto i64 = [&](const std::string& tag, const std::vector<int64_t>& v, std::vector<int64_t> shape) {
-    std::vector<uint8_t> bytes(v.size() * 8);
-    std::memcpy(bytes.data(), v.data(), bytes.size());
-    return g.add_constant(g.unique_name(n->name() + tag), {ir::DType::Int64, ir::Shape::of(shape)},
-                          ir::TensorData::owned(std::move(bytes)));
+    return add_i64_constant(g, n->name() + tag, shape, v);
   };
   ir::Node* flip = g.add_node(ir::kVulkanDomain, "aten.index_select.default", {x, i64("_reversed", reversed, {size})},
                               {x->type()}, g.unique_name(n->name() + "_reverse"), n);

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <variant>
 
@@ -147,11 +146,7 @@ Result lower_resize_separable(ir::Graph& g, ir::Node* n) {
   std::vector<Step> steps;
   std::vector<int64_t> shape = in;
   auto i64 = [&](const std::vector<int64_t>& v) {
-    std::vector<uint8_t> bytes(v.size() * 8);
-    std::memcpy(bytes.data(), v.data(), bytes.size());
-    return g.add_constant(g.unique_name(n->name() + "_source"),
-                          {ir::DType::Int64, ir::Shape::of({static_cast<int64_t>(v.size())})},
-                          ir::TensorData::owned(std::move(bytes)));
+    return add_i64_constant(g, n->name() + "_source", {static_cast<int64_t>(v.size())}, v);
   };
   for (size_t d : axes) {
     auto w = axis_weights(ax, in[d], out[d], scale[d]);
