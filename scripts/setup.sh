@@ -9,7 +9,7 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   libssl-dev nlohmann-json3-dev
   libfmt-dev libcli11-dev libyaml-cpp-dev libgtest-dev libgmock-dev
-  libshaderc-dev glslc glslang-dev spirv-tools spirv-headers libspirv-cross-c-shared-dev
+  libshaderc-dev glslc glslang-dev glslang-tools spirv-tools spirv-headers libspirv-cross-c-shared-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   python3-onnx python3-numpy
 )

@@ -59,9 +59,15 @@ std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime:
   OrtRandom rng(a.random_seed.value_or(0));
   std::vector<HostTensor> out;
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (given[i]) out.push_back(*given[i]);
+    if (given[i]) {
+      out.push_back(*given[i]);
+      continue;
+    }
+    // An ONNX test-data folder holds the inputs beside the expected outputs.
+    const fs::path from_expect = a.expect_dir.empty() ? fs::path() : fs::path(a.expect_dir) / fmt::format("input_{}.pb", i);
+    if (!from_expect.empty() && !a.random_seed && fs::exists(from_expect)) out.push_back(load_input(from_expect.string(), specs[i], i));
     else if (a.random_seed) out.push_back(rng.tensor(specs[i].dtype, specs[i].shape));
-    else throw compiler::OptionError(fmt::format("input {} is not given (use --input FILE or --random SEED)", i));
+    else throw compiler::OptionError(fmt::format("input {} is not given (use --input FILE, --random SEED, or --expect DIR holding input_<i>.pb)", i));
   }
   return out;
 }
@@ -84,7 +90,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
       ->capture_default_str();
   run->add_option("--input", a.inputs, "an input tensor: FILE.pb|FILE.bin, or INDEX=FILE (repeatable, in order)");
   run->add_option("--random", a.random_seed, "fill inputs not given with seeded values (as ort-reference.js)");
-  run->add_option("--expect", a.expect_dir, "compare with DIR/output_<i>.pb (or .bin)");
+  run->add_option("--expect", a.expect_dir, "compare with DIR/output_<i>.pb (or .bin); inputs not given are read from DIR/input_<i>.pb");
   run->add_option("--save", a.save_dir, "write the outputs as DIR/output_<i>.pb");
   run->add_option("--rtol", a.rtol, "relative tolerance")->capture_default_str();
   run->add_option("--atol", a.atol, "absolute tolerance")->capture_default_str();

@@ -1,16 +1,23 @@
 // Attention as exporters write it, on rank-4 [B, H, S, D] tensors:
-//   MatMul(Softmax(MatMul(Q*c1, Transpose(K)*c2) * c3 [+ mask], axis=-1), V)
-// (each scale c optional, as Mul or Div by a constant) becomes et_vk.sdpa(Q, K, V, mask, scale)
-// with scale = c1 * c2 * c3 (1 when there is none).
+//   MatMul(Guard(Softmax(MatMul(Q*c1, KT*c2) * c3 [+ mask], axis=-1)), V)
+// becomes et_vk.sdpa(Q, K, V, mask, scale) with scale = c1 * c2 * c3 (1 when there is none).
+// - Each scale is optional, a Mul or Div by a constant scalar, on either side of K's transpose.
+// - KT is K with its last two axes swapped, however spelled: a Transpose(0,1,3,2), or the
+//   Reshape -> Transpose(0,2,1) -> Reshape that torch.onnx's dynamo exporter writes (found by
+//   running the chain on an index tensor, view_chain.h).
+// - Guard is optional: dynamo's Where(IsNaN(p), 0, p), which zeroes rows whose every score was
+//   masked. Fused attention gives such rows the mean of V instead; rows of a causal or padding
+//   mask always keep at least one position, so for them the two agree.
 #include "pattern_utils.h"
+#include "view_chain.h"
+#include "vkc/kernels/data_movement.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
 namespace {
 
-// Peels a Mul/Div by a constant scalar off `v` (only used here): returns the operand and
-// multiplies `scale`; `dead` collects the node.
-ir::Value* unscale(ir::Graph& g, ir::Value* v, double& scale, std::vector<ir::Node*>& dead) {
+// Peels a Mul/Div by a constant scalar off `v`: returns the operand and multiplies `scale`.
+ir::Value* unscale(ir::Graph& g, ir::Value* v, double& scale) {
   for (const char* op : {"Mul", "Div"}) {
     ir::Node* n = sole_producer(g, v, op);
     if (!n) continue;
@@ -18,7 +25,6 @@ ir::Value* unscale(ir::Graph& g, ir::Value* v, double& scale, std::vector<ir::No
       auto c = constant_scalar(n->input(side));
       if (!c || (op[0] == 'D' && side == 0) || *c == 0) continue;
       scale *= op[0] == 'M' ? *c : 1.0 / *c;
-      dead.push_back(n);
       return n->input(1 - side);
     }
   }
@@ -27,15 +33,36 @@ ir::Value* unscale(ir::Graph& g, ir::Value* v, double& scale, std::vector<ir::No
 
 bool is_rank4(const ir::Value* v) { return v && v->type().known() && v->shape().rank() == 4 && v->shape().is_static(); }
 
+// The value whose last two axes `kt` swaps (through any data-movement chain), or null.
+ir::Value* untranspose(const ir::Graph& g, ir::Value* kt) {
+  return find_view_source(g, kt, [](const ir::Value* src, const kernels::HostTensor& mapped) {
+    if (src->shape().rank() != 4) return false;
+    return same_tensor(mapped, kernels::transpose(iota(src->shape().sizes()), {0, 1, 3, 2}));
+  });
+}
+
+// Where(IsNaN(p), 0, p) reading `probs`: the Where's output; else `probs` itself.
+ir::Value* skip_nan_guard(const ir::Graph& g, ir::Value* probs) {
+  auto users = g.users(probs);
+  if (users.size() != 2 || g.is_output(probs)) return probs;
+  ir::Node* isnan = users[0]->is_onnx("IsNaN") ? users[0] : users[1]->is_onnx("IsNaN") ? users[1] : nullptr;
+  ir::Node* where = users[0]->is_onnx("Where") ? users[0] : users[1]->is_onnx("Where") ? users[1] : nullptr;
+  if (!isnan || !where || g.users(isnan->output(0)).size() != 1 || g.is_output(isnan->output(0))) return probs;
+  auto zero = constant_scalar(where->input(1));
+  if (where->input(0) != isnan->output(0) || where->input(2) != probs || !zero || *zero != 0) return probs;
+  return where->output(0);
+}
+
 bool fuse_at(ir::Graph& g, ir::Node* softmax) {
   const auto& shape = softmax->input(0)->shape();
   const int64_t axis = softmax->attr_int("axis", softmax->opset() >= 13 ? -1 : 1);
   if (shape.rank() != 4 || (axis != -1 && axis != 3)) return false;
-  ir::Node* out = sole_user(g, softmax->output(0), "MatMul");
-  if (!out || out->input(0) != softmax->output(0)) return false;
-  std::vector<ir::Node*> dead = {softmax};
+  ir::Value* probs = skip_nan_guard(g, softmax->output(0));
+  ir::Node* out = sole_user(g, probs, "MatMul");
+  if (!out || out->input(0) != probs) return false;
   double scale = 1.0;
   ir::Value* scores = softmax->input(0);
+  if (g.users(scores).size() != 1 || g.is_output(scores)) return false;
   ir::Value* mask = nullptr;
   if (ir::Node* add = sole_producer(g, scores, "Add")) {
     ir::Node* lhs = add->input(0)->producer();
@@ -43,32 +70,31 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
     mask = left_is_scores ? add->input(1) : add->input(0);
     scores = left_is_scores ? add->input(0) : add->input(1);
     if (!ir::is_float(mask->dtype())) return false;
-    dead.push_back(add);
   }
-  scores = unscale(g, scores, scale, dead);
+  scores = unscale(g, scores, scale);
   ir::Node* qk = sole_producer(g, scores, "MatMul");
   if (!qk) return false;
-  dead.push_back(qk);
-  ir::Value* q = unscale(g, qk->input(0), scale, dead);
-  ir::Value* kt = unscale(g, qk->input(1), scale, dead);
-  ir::Node* transpose = sole_producer(g, kt, "Transpose");
-  if (!transpose || transpose->attr_ints("perm") != std::vector<int64_t>{0, 1, 3, 2}) return false;
-  dead.push_back(transpose);
-  ir::Value* k = unscale(g, transpose->input(0), scale, dead);
+  ir::Value* q = unscale(g, qk->input(0), scale);
+  ir::Value* kt = unscale(g, qk->input(1), scale);
+  ir::Value* k = untranspose(g, kt);
+  if (!k) return false;
+  k = unscale(g, k, scale);
   ir::Value* v = out->input(1);
   if (!is_rank4(q) || !is_rank4(k) || !is_rank4(v) || q->dtype() != ir::DType::Float32) return false;
   out->morph(ir::kVulkanDomain, "et_vk.sdpa.default", mask ? std::vector<ir::Value*>{q, k, v, mask}
                                                            : std::vector<ir::Value*>{q, k, v, nullptr},
              {{"scale", scale}});
-  for (ir::Node* n : dead) g.remove_node(n);
   return true;
 }
 
 }  // namespace
 
-void fuse_attention(ir::Graph& g, PassContext&) {
+void fuse_attention(ir::Graph& g, PassContext& ctx) {
+  bool fused = false;
   for (ir::Node* n : g.nodes())
-    if (n->is_onnx("Softmax")) fuse_at(g, n);
+    if (n->is_onnx("Softmax")) fused = fuse_at(g, n) || fused;
+  // The scores, softmax, guard and K's transpose are now unused.
+  if (fused) eliminate_dead_code(g, ctx);
 }
 
 }  // namespace vkc::passes

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <map>
 
 #include "vkc/kernels/data_movement.h"
@@ -176,6 +179,76 @@ Out fold_reduce(const ir::Node& n, const Inputs& ins) {
   return {kernels::reduce(kOps.at(n.op_type()), in(ins, 0), axes, n.attr_int("keepdims", 1) != 0)};
 }
 
+// GatherND(data, indices, batch_dims): slices of data picked by the last axis of indices.
+Out fold_gather_nd(const ir::Node& n, const Inputs& ins) {
+  const HostTensor &x = in(ins, 0), &idx = in(ins, 1);
+  const int64_t b = n.attr_int("batch_dims", 0), r = static_cast<int64_t>(x.shape.size());
+  const int64_t q = static_cast<int64_t>(idx.shape.size());
+  if (q < 1 || b < 0 || b >= q || b > r) throw KernelError("GatherND: bad ranks");
+  const int64_t k = idx.shape.back();
+  if (k < 1 || b + k > r) throw KernelError("GatherND: index depth exceeds the data rank");
+  for (int64_t i = 0; i < b; ++i)
+    if (x.shape[i] != idx.shape[i]) throw KernelError("GatherND: batch dims differ");
+  std::vector<int64_t> out_shape(idx.shape.begin(), idx.shape.end() - 1);
+  out_shape.insert(out_shape.end(), x.shape.begin() + b + k, x.shape.end());
+  const auto xs = kernels::strides_of(x.shape);
+  int64_t batch = 1, inner = 1, per_batch = 1;
+  for (int64_t i = 0; i < b; ++i) batch *= x.shape[i];
+  for (int64_t i = b + k; i < r; ++i) inner *= x.shape[i];
+  for (int64_t i = b; i < q - 1; ++i) per_batch *= idx.shape[i];
+  HostTensor out = HostTensor::zeros(x.dtype, out_shape);
+  const size_t es = ir::dtype_size(x.dtype);
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t t = 0; t < per_batch; ++t) {
+      int64_t off = bi * (b > 0 ? xs[b - 1] : 0);
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t v = idx.get_i((bi * per_batch + t) * k + j);
+        const int64_t dim = x.shape[b + j];
+        if (v < 0) v += dim;
+        if (v < 0 || v >= dim) throw KernelError("GatherND: index out of range");
+        off += v * xs[b + j];
+      }
+      std::memcpy(out.mutable_bytes() + (bi * per_batch + t) * inner * es, x.data.data() + off * es, inner * es);
+    }
+  return {out};
+}
+
+// Split(x, split?, axis, num_outputs): one output per part.
+Out fold_split(const ir::Node& n, const Inputs& ins) {
+  const HostTensor& x = in(ins, 0);
+  const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(x.shape.size()));
+  std::vector<int64_t> parts = n.has_attr("split") ? n.attr_ints("split") : ints_or(ins, 1, {});
+  const int64_t outs = static_cast<int64_t>(n.outputs().size()), len = x.shape[axis];
+  if (parts.empty()) {
+    const int64_t each = (len + outs - 1) / outs;
+    for (int64_t i = 0; i < outs; ++i) parts.push_back(std::max<int64_t>(0, std::min(each, len - i * each)));
+  }
+  if (static_cast<int64_t>(parts.size()) != outs) throw KernelError("Split: parts do not match the outputs");
+  Out result;
+  int64_t start = 0;
+  for (int64_t p : parts) {
+    result.push_back(kernels::slice(x, {start}, {start + p}, {axis}, {}));
+    start += p;
+  }
+  if (start != len) throw KernelError("Split: parts do not add up to the axis");
+  return result;
+}
+
+Out fold_is_nan(const ir::Node&, const Inputs& ins) {
+  const HostTensor& x = in(ins, 0);
+  HostTensor out = HostTensor::zeros(ir::DType::Bool, x.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) out.set_i(i, std::isnan(x.get_f(i)) ? 1 : 0);
+  return {out};
+}
+
+Out fold_xor(const ir::Node&, const Inputs& ins) {
+  const HostTensor &a = in(ins, 0), &b = in(ins, 1);
+  HostTensor ne = kernels::binary(kernels::BinaryOp::Equal, a, b);
+  return {kernels::unary(kernels::UnaryOp::Not, ne)};
+}
+
+Out fold_identity(const ir::Node&, const Inputs& ins) { return {in(ins, 0)}; }
+
 // Trilu(x, k = 0), upper = 1.
 Out fold_trilu(const ir::Node& n, const Inputs& ins) {
   const int64_t k = ins.size() > 1 && ins[1] ? ins[1]->get_i(0) : 0;
@@ -204,7 +277,8 @@ const std::map<std::string, FoldFn, std::less<>>& folders() {
       {"Where", fold_where}, {"Range", fold_range}, {"ConstantOfShape", fold_constant_of_shape},
       {"Expand", fold_expand}, {"Tile", fold_tile}, {"ReduceSum", fold_reduce}, {"ReduceMean", fold_reduce},
       {"ReduceMax", fold_reduce}, {"ReduceMin", fold_reduce}, {"ReduceProd", fold_reduce},
-      {"Trilu", fold_trilu}, {"CumSum", fold_cumsum},
+      {"Trilu", fold_trilu}, {"CumSum", fold_cumsum}, {"GatherND", fold_gather_nd}, {"Split", fold_split},
+      {"IsNaN", fold_is_nan}, {"Xor", fold_xor}, {"Identity", fold_identity},
   };
   return kFolders;
 }

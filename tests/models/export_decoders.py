@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Exports tiny random-weight transformer decoders to ONNX the way real exporters write them.
+
+Run on a machine with PyTorch (2.11), transformers (5.x), onnx and onnxruntime (the GPU machine has
+them); the outputs are committed under tests/models/decoders/ so that CI tests real exporter output.
+
+For each family (Llama with grouped-query attention, Qwen3 with per-head q/k norms, Phi-3 with fused
+qkv/gate_up and partial rotary, Gemma with GeGLU and a scaled embedding) it writes:
+
+  <family>_seq_<exporter>/model.onnx    input_ids [1, sequence] -> logits (no cache)
+  <family>_step_<exporter>/model.onnx   one decode step with a concat-style cache:
+                                        input_ids [1, 1], position_ids [1, 1],
+                                        past_key_i / past_value_i [1, Hkv, past, D] (past symbolic)
+                                        -> logits, present_key_i / present_value_i
+
+with <exporter> `dynamo` (torch.onnx.export(dynamo=True)) and `legacy` (dynamo=False, TorchScript),
+where each works. Beside each model, test_data_set_N/ holds inputs and onnxruntime's outputs in the
+ONNX test-data layout. Step graphs get two data sets (past lengths 8 and 3) whose caches are the
+real ones from running the prompt. Each family folder gets greedy.json: the prompt, the 16 tokens
+transformers' generate() picks greedily, and the tokens of an onnxruntime loop over the step graph
+(prompt fed one token at a time from an empty cache).
+
+Usage: python3 export_decoders.py OUT_DIR [family ...]
+"""
+import json
+import os
+import sys
+import traceback
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import torch
+import transformers
+from onnx import numpy_helper
+
+PROMPT = [17, 200, 45, 3, 99, 128, 250, 7]
+NEW_TOKENS = 16
+VOCAB = 256
+
+
+def configs():
+    common = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
+    c = {}
+    c["llama"] = transformers.LlamaConfig(**common, tie_word_embeddings=False)
+    c["qwen3"] = transformers.Qwen3Config(**common, head_dim=16, tie_word_embeddings=True)
+    c["phi3"] = transformers.Phi3Config(**dict(common, num_key_value_heads=4), partial_rotary_factor=0.5,
+                                        tie_word_embeddings=False, pad_token_id=0)
+    c["gemma"] = transformers.GemmaConfig(**dict(common, num_key_value_heads=1), head_dim=16)
+    return c
+
+
+def make_model(cfg):
+    torch.manual_seed(0)
+    m = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa")
+    # Random init is std 0.02; widen the spread a little so greedy tokens are not all ties.
+    with torch.no_grad():
+        for p in m.parameters():
+            if p.dim() >= 2:
+                p.mul_(3.0)
+    return m.eval().float()
+
+
+class Seq(torch.nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, input_ids):
+        return self.m(input_ids=input_ids, use_cache=False).logits
+
+
+class Step(torch.nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+        self.layers = m.config.num_hidden_layers
+        assert self.layers == 2, "forward names two layers' caches"
+
+    def forward(self, input_ids, position_ids, past_key_0, past_value_0, past_key_1, past_value_1):
+        past = (past_key_0, past_value_0, past_key_1, past_value_1)
+        cache = transformers.DynamicCache(config=self.m.config)
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.m(input_ids=input_ids, position_ids=position_ids, past_key_values=cache, use_cache=True)
+        pres = []
+        for i in range(self.layers):
+            layer = out.past_key_values.layers[i]
+            pres += [layer.keys, layer.values]
+        return (out.logits, *pres)
+
+
+def step_names(layers):
+    ins = ["input_ids", "position_ids"]
+    outs = ["logits"]
+    for i in range(layers):
+        ins += [f"past_key_{i}", f"past_value_{i}"]
+        outs += [f"present_key_{i}", f"present_value_{i}"]
+    return ins, outs
+
+
+def kv_shape(cfg, past):
+    hd = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    return (1, cfg.num_key_value_heads, past, hd)
+
+
+def export(module, args, path, dynamo, in_names, out_names, dyn_axes):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if dynamo:
+        ds = {}
+        dims = {}
+        for name, axes in dyn_axes.items():
+            if name in in_names:
+                ds[name] = {ax: dims.setdefault(label, torch.export.Dim(label, min=1, max=127))
+                            for ax, label in axes.items()}
+        # dynamic_shapes is keyed by forward's parameter names (the input names).
+        dsh = {n: ds.get(n) for n in in_names}
+        prog = torch.onnx.export(module, args, None, dynamo=True, dynamic_shapes=dsh,
+                                 input_names=in_names, output_names=out_names, external_data=False)
+        prog.save(path, external_data=False)
+    else:
+        torch.onnx.export(module, args, path, dynamo=False, input_names=in_names, output_names=out_names,
+                          dynamic_axes={k: dict(v) for k, v in dyn_axes.items()}, opset_version=17,
+                          do_constant_folding=True)
+    m = onnx.load(path)
+    onnx.checker.check_model(m)
+
+
+def save_set(folder, idx, inputs, outputs):
+    d = os.path.join(folder, f"test_data_set_{idx}")
+    os.makedirs(d, exist_ok=True)
+    for i, a in enumerate(inputs):
+        with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a).SerializeToString())
+    for i, a in enumerate(outputs):
+        with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a).SerializeToString())
+
+
+def ort_session(path):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def feed(sess, arrays):
+    return {i.name: a for i, a in zip(sess.get_inputs(), arrays)}
+
+
+def prompt_cache(model, cfg, ids):
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids]), use_cache=True)
+    past = []
+    for layer in out.past_key_values.layers:
+        past += [layer.keys.numpy().copy(), layer.values.numpy().copy()]
+    return past
+
+
+def do_family(out, fam, cfg, report):
+    model = make_model(cfg)
+    layers = cfg.num_hidden_layers
+    fam_dir = os.path.join(out, fam)
+    greedy = {"prompt": PROMPT}
+    with torch.no_grad():
+        gen = model.generate(torch.tensor([PROMPT]), max_new_tokens=NEW_TOKENS, do_sample=False,
+                             min_new_tokens=NEW_TOKENS, eos_token_id=None, pad_token_id=0)
+    greedy["hf_generate"] = gen[0, len(PROMPT):].tolist()
+
+    seq_ids = np.array([PROMPT], dtype=np.int64)
+    for exporter in ("dynamo", "legacy"):
+        name = f"{fam}_seq_{exporter}"
+        folder = os.path.join(fam_dir, name)
+        path = os.path.join(folder, "model.onnx")
+        try:
+            export(Seq(model), (torch.tensor(seq_ids),), path, exporter == "dynamo", ["input_ids"], ["logits"],
+                   {"input_ids": {1: "sequence"}, "logits": {1: "sequence"}})
+            sess = ort_session(path)
+            res = sess.run(None, feed(sess, [seq_ids]))
+            with torch.no_grad():
+                ref = Seq(model)(torch.tensor(seq_ids)).numpy()
+            err = float(np.abs(res[0] - ref).max())
+            save_set(folder, 0, [seq_ids], res)
+            report.append(f"{name}: ok, ort vs torch max abs {err:.2e}")
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
+            report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            traceback.print_exc()
+
+    in_names, out_names = step_names(layers)
+    dyn = {}
+    for i in range(layers):
+        for kind in ("key", "value"):
+            dyn[f"past_{kind}_{i}"] = {2: "past"}
+            dyn[f"present_{kind}_{i}"] = {2: "past_plus_1"}
+    past8 = prompt_cache(model, cfg, PROMPT)
+    with torch.no_grad():
+        nxt = int(model(input_ids=torch.tensor([PROMPT])).logits[0, -1].argmax())
+    past3 = prompt_cache(model, cfg, PROMPT[:3])
+    sets = [([nxt], len(PROMPT), past8), ([PROMPT[3]], 3, past3)]
+    for exporter in ("legacy", "dynamo"):
+        name = f"{fam}_step_{exporter}"
+        folder = os.path.join(fam_dir, name)
+        path = os.path.join(folder, "model.onnx")
+        try:
+            ex_args = (torch.tensor([[nxt]]), torch.tensor([[len(PROMPT)]]), *[torch.tensor(p) for p in past8])
+            export(Step(model), ex_args, path, exporter == "dynamo", in_names, out_names, dyn)
+            sess = ort_session(path)
+            for k, (tok, pos, past) in enumerate(sets):
+                arrays = [np.array([tok], dtype=np.int64), np.array([[pos]], dtype=np.int64), *past]
+                res = sess.run(None, feed(sess, arrays))
+                save_set(folder, k, arrays, res)
+            # An onnxruntime loop over the step graph from an empty cache.
+            past = [np.zeros(kv_shape(cfg, 0), dtype=np.float32) for _ in range(2 * layers)]
+            toks = []
+            seq = list(PROMPT)
+            for pos in range(len(PROMPT) + NEW_TOKENS - 1):
+                arrays = [np.array([[seq[pos]]], dtype=np.int64), np.array([[pos]], dtype=np.int64), *past]
+                res = sess.run(None, feed(sess, arrays))
+                past = res[1:]
+                if pos >= len(PROMPT) - 1:
+                    t = int(res[0][0, -1].argmax())
+                    toks.append(t)
+                    seq.append(t)
+            greedy[f"onnxruntime_{name}"] = toks
+            report.append(f"{name}: ok, ort loop {'==' if toks == greedy['hf_generate'] else '!='} generate()")
+        except Exception as e:  # noqa: BLE001
+            report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            traceback.print_exc()
+    os.makedirs(fam_dir, exist_ok=True)
+    with open(os.path.join(fam_dir, "greedy.json"), "w") as f:
+        json.dump(greedy, f)
+        f.write("\n")
+
+
+def main():
+    out = sys.argv[1]
+    want = sys.argv[2:]
+    report = [f"torch {torch.__version__}, transformers {transformers.__version__}, onnx {onnx.__version__}, "
+              f"onnxruntime {ort.__version__}"]
+    for fam, cfg in configs().items():
+        if want and fam not in want:
+            continue
+        try:
+            do_family(out, fam, cfg, report)
+        except Exception as e:  # noqa: BLE001
+            report.append(f"{fam}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+    print("\n".join(report))
+    with open(os.path.join(out, "export_report.txt"), "w") as f:
+        f.write("\n".join(report) + "\n")
+
+
+if __name__ == "__main__":
+    main()
