@@ -34,10 +34,23 @@ std::string rejected_list(const partitioner::Partition& p) {
 void require_static_inputs(const ir::Graph& g) {
   for (const ir::Value* v : g.inputs) {
     if (v->shape().is_static()) continue;
+    // Name each symbolic dim with a value that suits it: 1 for a batch, a typical length otherwise.
+    std::string fixes;
+    for (const ir::Dim& d : v->shape().dims) {
+      if (d.value) continue;
+      std::string lower = d.symbol;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      const bool batch = lower.find("batch") != std::string::npos || lower == "n" || lower == "b";
+      const std::string value = batch ? "1" : "N";
+      fixes += fmt::format("{}--dim {}={}", fixes.empty() ? "" : " ", d.symbol.empty() ? "?" : d.symbol, value);
+    }
+    const bool unnamed = fixes.find("--dim ?") != std::string::npos;
     std::string example;
-    for (const ir::Dim& d : v->shape().dims) example += (example.empty() ? "" : "x") + std::to_string(d.value.value_or(1));
-    throw CompileError(fmt::format("input '{}' has dynamic shape {}; fix it with --input-shape {}={}", v->name(),
-                                   v->shape().str(), v->name(), example));
+    for (const ir::Dim& d : v->shape().dims) example += (example.empty() ? "" : "x") + (d.value ? std::to_string(*d.value) : "N");
+    throw CompileError(fmt::format("input '{}' has dynamic shape {}; fix {} with {}{} (N: the size to compile for, "
+                                   "e.g. a sequence length)",
+                                   v->name(), v->shape().str(), unnamed ? "it" : "its dims",
+                                   unnamed ? "" : fixes + " or ", fmt::format("--input-shape {}={}", v->name(), example)));
   }
 }
 
@@ -98,6 +111,8 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   begin_phase();
   ImportOptions import_options;
   import_options.input_shapes = config.input_shapes;
+  import_options.dims = config.dims;
+  import_options.kv_cache_len = config.max_seq_len;
   std::shared_ptr<ir::Graph> g = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, import_options)
                                                  : import_onnx_file(model.file, import_options);
 
@@ -107,6 +122,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   stats.onnx_nodes = g->num_nodes();
   passes::PassContext ctx;
   ctx.force_fp16 = options.force_fp16.value_or(false);
+  ctx.max_seq_len = config.max_seq_len;
   ctx.quant = std::move(quant);
   passes::PipelineHooks hooks;
   hooks.skip = config.skip_passes;

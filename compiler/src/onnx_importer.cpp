@@ -100,7 +100,9 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
   std::vector<ir::TensorAttr> initializers = read_initializers(proto, reader);
   run_onnx_checker(*model, model_dir);
 
-  apply_input_shapes(*model, options.input_shapes);
+  std::map<std::string, int64_t> dims = options.dims;
+  if (options.kv_cache_len > 0) fix_kv_cache_dims(*model, options.kv_cache_len, dims);
+  apply_input_shapes(*model, options.input_shapes, dims);
   inline_external_shape_data(*model->mutable_graph(), initializers);
   infer_shapes(*model, node_names);
 

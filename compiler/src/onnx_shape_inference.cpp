@@ -1,6 +1,9 @@
 #include "onnx_shape_inference.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <set>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -73,9 +76,51 @@ void substitute_symbols(ValueInfos& infos, const std::map<std::string, int64_t>&
 
 }  // namespace
 
-void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::map<std::string, int64_t>& dims) {
+  const onnx::GraphProto& graph = model.graph();
+  std::set<std::string> outputs;
+  for (const auto& o : graph.output()) outputs.insert(o.name());
+  // What a one-input Concat or an Identity passes through (the legacy exporter wraps inputs so).
+  std::map<std::string, std::string> passes_through;
+  for (const auto& n : graph.node())
+    if ((n.op_type() == "Identity" || n.op_type() == "Concat") && n.input_size() == 1 && n.output_size() == 1)
+      passes_through[n.output(0)] = n.input(0);
+  auto source = [&](std::string name) {
+    for (int hops = 0; hops < 8 && passes_through.count(name); ++hops) name = passes_through.at(name);
+    return name;
+  };
+  for (const auto& n : graph.node()) {
+    if (n.op_type() != "Concat" || n.input_size() != 2 || n.output_size() != 1 || !outputs.count(n.output(0))) continue;
+    int64_t axis = 0;
+    for (const auto& a : n.attribute())
+      if (a.name() == "axis") axis = a.i();
+    for (const auto& in : graph.input()) {
+      if (in.name() != source(n.input(0)) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+      const auto& shape = in.type().tensor_type().shape();
+      const int rank = shape.dim_size();
+      const int64_t a = axis < 0 ? axis + rank : axis;
+      if (a < 0 || a >= rank) continue;
+      const auto& dim = shape.dim(static_cast<int>(a));
+      if (dim.has_dim_param() && !dim.dim_param().empty()) dims.emplace(dim.dim_param(), max_seq_len - 1);
+    }
+  }
+}
+
+void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                        const std::map<std::string, int64_t>& dims) {
   onnx::GraphProto& graph = *model.mutable_graph();
-  std::map<std::string, int64_t> fixed;  // symbol -> size
+  std::map<std::string, int64_t> fixed = dims;  // symbol -> size
+  std::set<std::string> symbols;                // the symbolic dims of the graph inputs
+  for (const auto& input : graph.input())
+    if (input.type().has_tensor_type() && input.type().tensor_type().has_shape())
+      for (const auto& d : input.type().tensor_type().shape().dim())
+        if (d.has_dim_param() && !d.dim_param().empty()) symbols.insert(d.dim_param());
+  for (const auto& [name, size] : dims) {
+    if (size < 0) throw ImportError(fmt::format("--dim {}={}: a size cannot be negative", name, size));
+    if (!symbols.count(name))
+      throw ImportError(fmt::format("--dim {}: no graph input has a dim named '{}' (symbolic dims: {})", name, name,
+                                    symbols.empty() ? std::string("none") : fmt::format("{}", fmt::join(symbols, ", "))));
+  }
   for (const auto& [name, dims] : input_shapes) {
     onnx::ValueInfoProto* input = find_graph_input(graph, name);
     if (!input)

@@ -18,7 +18,11 @@ namespace vkc::compiler::detail {
 /// Fixes the dims of the graph inputs named in `input_shapes`. A symbolic dim fixed this way is
 /// fixed everywhere its symbol appears (other inputs, outputs, value_info), since ONNX gives one
 /// symbol one size within a graph.
-void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes);
+/// For --max-seq-len N: the symbolic dims that past caches (graph inputs a graph output Concat
+/// extends along that dim) have there, set to N - 1 in `dims` (unless already given).
+void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::map<std::string, int64_t>& dims);
+void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                        const std::map<std::string, int64_t>& dims = {});
 
 /// Copies external int32/int64 initializers of rank <= 1 (`initializers`: all of them, read) into
 /// raw_data: shape inference reads such shape-like constants but cannot read external data.

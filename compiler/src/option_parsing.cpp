@@ -35,6 +35,15 @@ std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view 
           parse_positive_list(text.substr(eq + 1), 'x', fmt::format("--input-shape '{}'", text))};
 }
 
+std::pair<std::string, int64_t> parse_dim(std::string_view text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
+    throw OptionError(fmt::format("--dim '{}': expected NAME=VALUE, e.g. sequence=128", text));
+  const auto v = parse_positive_list(text.substr(eq + 1), ',', fmt::format("--dim '{}'", text));
+  if (v.size() != 1) throw OptionError(fmt::format("--dim '{}': expected one value", text));
+  return {std::string(text.substr(0, eq)), v[0]};
+}
+
 serializer::TextureLimits parse_texture_limits(std::string_view text) {
   const auto v = parse_positive_list(text, ',', fmt::format("--texture-limits '{}'", text));
   if (v.size() != 3) throw OptionError(fmt::format("--texture-limits '{}': expected X,Y,Z", text));

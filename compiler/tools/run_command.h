@@ -23,6 +23,8 @@ struct RunArgs {
   double rtol = 1e-3, atol = 1e-4;
   int repeat = 1;
   bool json = false;
+  int64_t generate = -1;           // --generate N: greedy tokens after --prompt-ids
+  std::string prompt_ids;          // --prompt-ids 1,2,3
 };
 
 /// Adds the `run` subcommand to `app`; returns it.

@@ -44,6 +44,8 @@ struct CompileArgs {
   int progress = 0;  // --progress counts +1, --no-progress -1; 0: on when stderr is a terminal
   std::string texture_limits, dump_ir_after, device, device_file, quantize, fallback = "none", report, report_dot;
   std::vector<std::string> input_shapes;
+  std::vector<std::string> dims;              // --dim NAME=VALUE (repeatable)
+  int64_t max_seq_len = 0;                    // --max-seq-len N
   std::vector<std::string> quantize_exclude;  // --quantize-exclude GLOB (repeatable)
   std::vector<std::string> skip_passes;       // --skip-pass NAME (repeatable)
   std::string quant_report;                   // --quant-report FILE.json
@@ -89,6 +91,14 @@ int run_compile(const CompileArgs& a) {
     if (!config.input_shapes.emplace(name, dims).second)
       throw compiler::OptionError(fmt::format("--input-shape given twice for '{}'", name));
   }
+  for (const auto& s : a.dims) {
+    auto [name, value] = compiler::parse_dim(s);
+    if (!config.dims.emplace(name, value).second)
+      throw compiler::OptionError(fmt::format("--dim given twice for '{}'", name));
+  }
+  if (a.max_seq_len < 0 || a.max_seq_len > (1 << 20))
+    throw compiler::OptionError(fmt::format("--max-seq-len {}: expected 1..1048576", a.max_seq_len));
+  config.max_seq_len = a.max_seq_len;
   config.dump_ir_after = a.dump_ir_after;
   for (const auto& name : a.skip_passes)
     if (std::string why = passes::check_skippable(name); !why.empty()) throw compiler::OptionError("--skip-pass: " + why);
@@ -185,6 +195,9 @@ int run(int argc, char** argv) {
   compile->add_flag("--skip-memory-planning", c.skip_memory_planning, "give every tensor its own memory");
   compile->add_flag("--force-fp16", c.force_fp16, "run fp32 tensors as fp16 on the GPU");
   compile->add_option("--input-shape", c.input_shapes, "fix an input's dims: NAME=1x3x224x224 (repeatable)");
+  compile->add_option("--dim", c.dims, "fix a named symbolic dim everywhere: NAME=VALUE, e.g. sequence=128 (repeatable)");
+  compile->add_option("--max-seq-len", c.max_seq_len,
+                      "keep a decode-step graph's KV cache inside the program, N positions (docs/llm.md)");
   compile->add_flag("--print-pipeline", c.print_pipeline, "list the passes and exit");
   compile->add_option("--dump-ir-after", c.dump_ir_after, "print the IR after PASS (or 'all') to stderr");
   compile->add_option("--skip-pass", c.skip_passes, "do not run optional pass NAME, e.g. a fusion (repeatable)");

@@ -133,6 +133,14 @@ const std::vector<Entry>& entries() {
     {"et_vk.rms_norm.default(Tensor x, Tensor w, float eps) -> Tensor", "normalization", kFp, kContiguousAny, {1}},
     {"et_vk.sdpa.default(Tensor q, Tensor k, Tensor v, Tensor? attn_mask=None, float? scale=None) -> Tensor",
      "sdpa", kFp, kContiguousAny, {}},
+    // SDPA.cpp (LLM path): q [1, S, Hq, D], k/v [1, S, Hkv, D] written into the caches [1, C, Hkv, D] at
+    // start_pos, then causal attention over positions [0, start_pos + S) with scale 1/sqrt(D). The caches
+    // are zero constants the op replaces with its own state at load (it never reads them); start_pos is
+    // fed at run time (a trailing input: element 0 of an integer tensor). Output [1, S, Hq, D].
+    {"sdpa_with_kv_cache.default(Tensor query, Tensor key, Tensor value, Tensor key_cache, Tensor value_cache, "
+     "SymInt start_pos, SymInt seq_len, Tensor? attn_mask=None, float drpout_p=0.0, bool is_causal=False, "
+     "float? scale=None) -> Tensor",
+     "sdpa", kFp, kContiguousAny, {3, 4}},
     // RotaryEmbedding.cpp: x [B=1, S, H, D] width-packed, xk with at most xq's heads; cos/sin [S, D/2]
     // (pairs) or [max_S, R] read from row start_pos (halves; R % 8 == 0, R <= D). Outputs (xq_out, xk_out).
     {"et_vk.apply_rotary_emb.default(Tensor xq, Tensor xk, Tensor freqs_cos, Tensor freqs_sin) -> (Tensor, Tensor)",

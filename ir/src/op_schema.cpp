@@ -109,7 +109,10 @@ ArgSpec parse_arg(std::string_view decl, bool kwarg_only, std::string_view text)
     type = type.substr(0, lb);
   }
   if (type == "Tensor") a.kind = list ? ArgKind::TensorList : ArgKind::Tensor;
-  else if (type == "int" || type == "SymInt") a.kind = list ? ArgKind::IntList : ArgKind::Int;
+  else if (type == "int" || type == "SymInt") {
+    a.kind = list ? ArgKind::IntList : ArgKind::Int;
+    a.symint = type == "SymInt" && !list;
+  }
   else if (type == "float") a.kind = list ? ArgKind::FloatList : ArgKind::Float;
   else if (type == "bool") a.kind = list ? ArgKind::BoolList : ArgKind::Bool;
   else if (type == "Scalar" && !list) a.kind = ArgKind::Scalar;
@@ -176,7 +179,7 @@ bool OpSchema::has_tensor_list() const {
   return false;
 }
 
-std::vector<std::string> OpSchema::check_attrs(const AttributeMap& attrs) const {
+std::vector<std::string> OpSchema::check_attrs(const AttributeMap& attrs, size_t symint_inputs) const {
   std::vector<std::string> problems;
   for (const auto& [key, value] : attrs) {
     const ArgSpec* spec = nullptr;
@@ -189,6 +192,10 @@ std::vector<std::string> OpSchema::check_attrs(const AttributeMap& attrs) const 
   }
   for (const auto& a : args) {
     if (a.kind == ArgKind::Tensor || a.kind == ArgKind::TensorList || a.kind == ArgKind::None) continue;
+    if (!attrs.count(a.name) && a.symint && symint_inputs > 0) {
+      --symint_inputs;
+      continue;
+    }
     if (!attrs.count(a.name) && !a.default_value && !a.optional)
       problems.push_back(fmt::format("required argument '{}' is not set", a.name));
   }

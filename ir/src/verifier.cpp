@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <stdexcept>
 #include <unordered_set>
 
@@ -17,15 +19,20 @@ void check_runtime_node(const Node* n, std::vector<std::string>& problems) {
     return;
   }
   const OpSchema* s = &def->schema;
+  // Scalar SymInt arguments may each take one trailing input (fed at run time).
+  size_t symints = 0;
+  for (const ArgSpec& a : s->args) symints += a.symint;
   const bool arity_ok = s->has_tensor_list() ? n->num_inputs() >= s->num_tensor_args()
-                                             : n->num_inputs() == s->num_tensor_args();
+                                             : n->num_inputs() >= s->num_tensor_args() &&
+                                                   n->num_inputs() <= s->num_tensor_args() + symints;
   if (!arity_ok)
     problems.push_back(fmt::format("node '{}' ({}): {} tensor inputs, schema has {}", n->name(), n->op_type(),
                                    n->num_inputs(), s->num_tensor_args()));
   if (s->list_output ? n->outputs().empty() : n->outputs().size() != s->num_outputs)
     problems.push_back(fmt::format("node '{}' ({}): {} outputs, schema has {}", n->name(), n->op_type(),
                                    n->outputs().size(), s->num_outputs));
-  for (const std::string& err : s->check_attrs(n->attrs()))
+  const size_t trailing = s->has_tensor_list() ? 0 : n->num_inputs() - std::min(n->num_inputs(), s->num_tensor_args());
+  for (const std::string& err : s->check_attrs(n->attrs(), trailing))
     problems.push_back(fmt::format("node '{}' ({}): {}", n->name(), n->op_type(), err));
 }
 

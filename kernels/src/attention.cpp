@@ -66,6 +66,48 @@ HostTensor sdpa(const HostTensor& q, const HostTensor& k, const HostTensor& v, c
   return out;
 }
 
+HostTensor sdpa_with_kv_cache(const HostTensor& q, const HostTensor& k, const HostTensor& v, HostTensor& k_cache,
+                              HostTensor& v_cache, int64_t start) {
+  if (q.shape.size() != 4 || k.shape.size() != 4 || v.shape != k.shape || k_cache.shape.size() != 4 ||
+      v_cache.shape != k_cache.shape)
+    throw KernelError("sdpa_with_kv_cache: q, k, v and the caches must be rank 4");
+  const int64_t s = q.shape[1], hq = q.shape[2], d = q.shape[3], hkv = k.shape[2], c = k_cache.shape[1];
+  if (q.shape[0] != 1 || k.shape[0] != 1 || k.shape[1] != s || k.shape[3] != d || k_cache.shape[2] != hkv ||
+      k_cache.shape[3] != d || hkv == 0 || hq % hkv != 0)
+    throw KernelError("sdpa_with_kv_cache: q [1,S,Hq,D], k/v [1,S,Hkv,D] and caches [1,C,Hkv,D] do not agree");
+  if (start < 0 || start + s > c)
+    throw KernelError("sdpa_with_kv_cache: positions " + std::to_string(start) + ".." + std::to_string(start + s - 1) +
+                      " do not fit a cache of " + std::to_string(c));
+  const int64_t row = hkv * d;
+  for (int64_t i = 0; i < s * row; ++i) {
+    k_cache.set_f(start * row + i, k.get_f(i));
+    v_cache.set_f(start * row + i, v.get_f(i));
+  }
+  HostTensor out = HostTensor::zeros(q.dtype, q.shape);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  const int64_t group = hq / hkv;
+  std::vector<double> w(static_cast<size_t>(start + s));
+  for (int64_t i = 0; i < s; ++i)
+    for (int64_t h = 0; h < hq; ++h) {
+      const int64_t kv = h / group, len = start + i + 1;
+      double mx = -INFINITY;
+      for (int64_t j = 0; j < len; ++j) {
+        double dot = 0;
+        for (int64_t e = 0; e < d; ++e) dot += q.get_f((i * hq + h) * d + e) * k_cache.get_f(j * row + kv * d + e);
+        w[j] = dot * scale;
+        mx = std::max(mx, w[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < len; ++j) sum += (w[j] = std::exp(w[j] - mx));
+      for (int64_t e = 0; e < d; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < len; ++j) acc += w[j] * v_cache.get_f(j * row + kv * d + e);
+        out.set_f((i * hq + h) * d + e, acc / sum);
+      }
+    }
+  return out;
+}
+
 namespace {
 
 // x's [S, H, D] view (leading dims fold into rows of S * H), checked against cos/sin [rows >= S, cols].

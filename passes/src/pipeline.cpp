@@ -13,7 +13,7 @@ namespace vkc::passes {
 const std::vector<PassInfo>& pipeline() {
   static const std::vector<PassInfo> kPipeline = {
       // Inference graphs carry training leftovers; drop them before matching patterns.
-      {"remove-identity", "drop Identity and pass-through Dropout (a used mask becomes all true)", remove_identity},
+      {"remove-identity", "drop Identity, one-input Concat and pass-through Dropout (a used mask becomes all true)", remove_identity},
       // onnxruntime's contrib operators (SkipLayerNormalization, FastGelu, ...) as standard ones,
       // before anything matches patterns.
       {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/RMSNorm ops",
@@ -54,6 +54,10 @@ const std::vector<PassInfo>& pipeline() {
        fuse_rotary_embedding},
       // Attention runs on whole [B, H, S, D] tensors, before its MatMuls are lowered one by one.
       {"fuse-attention", "fuse MatMul/scale/mask/Softmax/MatMul attention into et_vk.sdpa", fuse_attention},
+      // --max-seq-len: the concat-style KV cache of a decode-step graph moves inside the program
+      // (sdpa_with_kv_cache over fused attention); the program then takes tokens and input_pos.
+      {"use-kv-cache", "under --max-seq-len, keep a decode step's KV cache inside the program (sdpa_with_kv_cache)",
+       use_kv_cache, true},
       // Folding BatchNorm needs the ONNX Conv/Gemm form, so it runs before lowering.
       {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
       // From here on nodes are runtime operators where a lowering exists.

@@ -195,18 +195,37 @@ std::optional<Sizes> slice(const ir::Node& n, const std::vector<Sizes>& in) {
   return out;
 }
 
+// Expand(x, shape): the broadcast of x's shape and the constant target.
+std::optional<Sizes> expand(const ir::Node& n, const std::vector<Sizes>& in) {
+  auto target = constant_ints(n.input(1));
+  if (!target) return std::nullopt;
+  return kernels::broadcast_shapes(in[0], *target);
+}
+
+// Tile(x, repeats).
+std::optional<Sizes> tile(const ir::Node& n, const std::vector<Sizes>& in) {
+  auto reps = constant_ints(n.input(1));
+  if (!reps || reps->size() != in[0].size()) return std::nullopt;
+  Sizes out = in[0];
+  for (size_t i = 0; i < out.size(); ++i) out[i] *= (*reps)[i];
+  return out;
+}
+
 const std::map<std::string, ShapeFn, std::less<>>& shape_fns() {
   static const std::map<std::string, ShapeFn, std::less<>> kFns = [] {
     std::map<std::string, ShapeFn, std::less<>> m;
     for (const char* op : {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu", "Clip", "Softmax",
                            "LogSoftmax", "Neg", "Abs", "Sqrt", "Reciprocal", "Exp", "Log", "Erf", "Cast", "Identity",
                            "Dropout", "BatchNormalization", "Sin", "Cos", "Not", "Floor", "Ceil", "Round", "Elu",
-                           "Gelu", "Softplus", "LayerNormalization", "InstanceNormalization"})
+                           "Gelu", "Softplus", "LayerNormalization", "InstanceNormalization", "IsNaN", "IsInf",
+                           "Sign", "Mish"})
       m[op] = same_as_first;
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal", "Less", "Greater",
-                           "LessOrEqual", "GreaterOrEqual", "And", "Or", "Where", "PRelu", "Mod"})
+                           "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor", "Where", "PRelu", "Mod"})
       m[op] = broadcast_all;
     m["Reshape"] = reshape;
+    m["Expand"] = expand;
+    m["Tile"] = tile;
     m["Transpose"] = transpose;
     m["MatMul"] = matmul;
     m["Concat"] = concat;

@@ -1,4 +1,5 @@
-// remove-identity: Identity and Dropout that passes its input through (inference mode, or a
+// remove-identity: Identity, a Concat of one input (the legacy exporter wraps cache inputs so),
+// and Dropout that passes its input through (inference mode, or a
 // ratio of 0) are dropped; a used Dropout mask becomes a constant of all true. A pass-through
 // from a graph input straight to a graph output stays (lowered to a copy).
 #include "vkc/passes/passes.h"
@@ -26,7 +27,8 @@ bool dropout_passes_through(const ir::Node* n) {
 void remove_identity(ir::Graph& g, PassContext&) {
   for (ir::Node* n : g.nodes()) {
     const bool dropout = n->is_onnx("Dropout");
-    if (!n->is_onnx("Identity") && !(dropout && dropout_passes_through(n))) continue;
+    const bool single_concat = n->is_onnx("Concat") && n->num_inputs() == 1 && n->input(0);
+    if (!n->is_onnx("Identity") && !single_concat && !(dropout && dropout_passes_through(n))) continue;
     if (dropout && n->outputs().size() > 1 && n->output(1)) {  // the mask keeps every element
       ir::Value* mask = n->output(1);
       if (!g.users(mask).empty() || g.is_output(mask)) {

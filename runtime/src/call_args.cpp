@@ -36,7 +36,11 @@ bool CallArgs::is_null(size_t i) const { return std::holds_alternative<serialize
 
 int64_t CallArgs::int_arg(size_t i) const {
   if (const auto* v = std::get_if<int64_t>(&value(i))) return *v;
-  if (const auto* v = std::get_if<serializer::VkSymInt>(&value(i))) return v->value;
+  if (const auto* v = std::get_if<serializer::VkSymInt>(&value(i))) {
+    if (symints_)
+      if (auto it = symints_->find(id(i)); it != symints_->end()) return it->second;
+    return v->value;
+  }
   fail(fmt::format("argument {} is {}, expected an Int or SymInt", i, value_kind(value(i))));
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "vkc/serializer/vk_graph.h"
@@ -42,11 +43,14 @@ class CallArgs {
   std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
   std::optional<std::vector<double>> opt_double_list(size_t i) const;
   std::vector<int32_t> value_list(size_t i) const;  // ValueList: raw value ids
+  /// Run-time values of SymInts (set by et_vk.select_as_symint), by value id; int_arg reads them.
+  void set_symints(const std::unordered_map<int32_t, int64_t>* s) { symints_ = s; }
 
  protected:
   const serializer::VkGraph* graph_ = nullptr;
   const serializer::VkOperatorCall* call_ = nullptr;
   bool output_last_ = false;
+  const std::unordered_map<int32_t, int64_t>* symints_ = nullptr;
 };
 
 }  // namespace vkc::runtime

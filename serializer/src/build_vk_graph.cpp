@@ -152,11 +152,27 @@ class VkGraphBuilder {
     return scalar_ids_[key] = push(std::move(v));
   }
 
+  // A SymInt read at run time from element 0 of `v` (an integer delegate input), as
+  // et_vk.select_as_symint(v, 0, 0) placed before its first use; one per tensor.
+  int32_t symint_of(uint32_t node_id, const ir::Value* v) {
+    if (auto it = symint_ids_.find(v); it != symint_ids_.end()) return it->second;
+    VkOperatorCall select{node_id, "et_vk.select_as_symint.default", {}};
+    select.args = {tensor(v), scalar(int64_t{0}, ir::ArgKind::Int), scalar(int64_t{0}, ir::ArgKind::Int)};
+    const int32_t id = push(VkSymInt{0});
+    select.args.push_back(id);
+    g_.chain.push_back(std::move(select));
+    return symint_ids_[v] = id;
+  }
+
   void add_call(uint32_t node_id, const ir::Node& n) {
     const ir::OpSchema& s = ir::find_op(n.op_type())->schema;
     VkOperatorCall call{node_id, n.op_type(), {}};
     size_t next_input = 0;
-    const size_t list_len = n.num_inputs() - (s.num_tensor_args());
+    size_t symint_sources = 0;  // trailing inputs feeding SymInt arguments
+    for (const ir::ArgSpec& a : s.args) symint_sources += a.symint;
+    symint_sources = s.has_tensor_list() ? 0 : std::min(symint_sources, n.num_inputs() - s.num_tensor_args());
+    size_t next_symint = n.num_inputs() - symint_sources;
+    const size_t list_len = n.num_inputs() - symint_sources - (s.num_tensor_args());
     for (const ir::ArgSpec& a : s.args) {
       if (a.kind == ir::ArgKind::Tensor) {
         const ir::Value* v = n.input(next_input++);
@@ -167,6 +183,8 @@ class VkGraphBuilder {
         call.args.push_back(push(std::move(items)));
       } else if (const ir::Attribute* set = n.attr(a.name)) {
         call.args.push_back(scalar(*set, a.kind));
+      } else if (a.symint && next_symint < n.num_inputs()) {
+        call.args.push_back(symint_of(node_id, n.input(next_symint++)));
       } else {
         call.args.push_back(scalar(a.default_value.value_or(std::monostate{}), a.kind));
       }
@@ -188,6 +206,7 @@ class VkGraphBuilder {
   VkGraph g_;
   std::unordered_map<const ir::Value*, int32_t> tensor_ids_;
   std::map<std::string, int32_t> scalar_ids_;
+  std::unordered_map<const ir::Value*, int32_t> symint_ids_;
 };
 
 }  // namespace

@@ -47,6 +47,8 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   compiler::CompileConfig config;
   config.options = *options.payload_options();
   config.input_shapes = options.input_shapes;
+  config.dims = options.dims;
+  config.max_seq_len = options.max_seq_len;
   config.dump_ir_after = options.dump_ir_after;
   config.skip_passes = options.skip_passes;
   config.ir_dump = [&r](const std::string& pass, const std::string& text) { r.ir_dumps.emplace_back(pass, text); };

@@ -43,7 +43,24 @@ const HostTensor& GraphState::load(int32_t id, const std::string& where) const {
 }
 
 OpContext::OpContext(GraphState& state, const serializer::VkOperatorCall& call)
-    : CallArgs(state.graph, &call, true), state_(state) {}
+    : CallArgs(state.graph, &call, true), state_(state) {
+  set_symints(&state.symints);
+}
+
+void OpContext::set_symint_output(int64_t v) const {
+  if (call_->args.empty()) fail("no output argument");
+  const int32_t id = call_->args.back();
+  if (id < 0 || static_cast<size_t>(id) >= state_.graph->values.size() ||
+      !std::holds_alternative<serializer::VkSymInt>(state_.graph->values[id]))
+    fail(fmt::format("the output (value {}) is not a SymInt", id));
+  state_.symints[id] = v;
+}
+
+HostTensor& OpContext::persistent(int slot, const HostTensor& like) const {
+  auto [it, fresh] = state_.persistent.try_emplace({call_, slot});
+  if (fresh) it->second = HostTensor::zeros(like.dtype, like.shape);
+  return it->second;
+}
 
 const HostTensor& OpContext::tensor(size_t i) const {
   const VkValue& v = value(i);

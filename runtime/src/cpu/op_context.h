@@ -2,6 +2,7 @@
 // the tensors of the running graph.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,10 @@ struct GraphState {
   const serializer::VkGraph* graph = nullptr;
   std::vector<std::optional<HostTensor>> tensors;  // by value id
   std::unordered_map<int32_t, int32_t> mem_owner;  // mem_obj_id -> value id holding it
+  /// SymInt values set at run time (et_vk.select_as_symint), by value id.
+  std::unordered_map<int32_t, int64_t> symints;
+  /// State that outlives one execute (KV caches), by (operator call, slot); never reset.
+  std::map<std::pair<const void*, int>, HostTensor> persistent;
 
   const serializer::VkTensor* vk_tensor(int32_t id) const;
   /// Stores `t` as value `id`: checks its shape against the payload's dims and converts it to
@@ -45,6 +50,10 @@ class OpContext : public CallArgs {
   void set_output(HostTensor t) const;
   /// A ValueList output: one tensor per listed value, in order.
   void set_outputs(std::vector<HostTensor> ts) const;
+  /// The output is a SymInt: its value for the rest of this run.
+  void set_symint_output(int64_t v) const;
+  /// This call's state `slot` kept across runs; created as zeros of `like`'s dtype and shape.
+  HostTensor& persistent(int slot, const HostTensor& like) const;
 
  private:
   GraphState& state_;

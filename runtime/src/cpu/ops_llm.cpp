@@ -32,9 +32,38 @@ void rotary_emb_hf(const OpContext& c) {
                  kernels::rotary_emb_half(c.tensor(1), cos, sin, start)});
 }
 
+// et_vk.select_as_symint.default(x, dim, index) -> SymInt: x's element `index` along `dim` (x of rank 1,
+// or the first element of the other dims).
+void select_as_symint(const OpContext& c) {
+  const HostTensor& x = c.tensor(0);
+  const int64_t dim = c.int_arg(1), index = c.int_arg(2);
+  if (x.shape.empty() || dim < 0 || dim >= static_cast<int64_t>(x.shape.size()) || index < 0 || index >= x.shape[dim])
+    c.fail("select_as_symint: dim or index out of range");
+  c.set_symint_output(x.get_i(index * kernels::strides_of(x.shape)[dim]));
+}
+
+// sdpa_with_kv_cache.default(q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, dropout_p, is_causal,
+// scale): caches are this call's own state (zeros at load, as ET-VK allocates its own); the cache
+// constants give only their shape.
+void sdpa_with_kv_cache(const OpContext& c) {
+  if (!c.is_null(7)) c.fail("attn_mask must be None");
+  if (!c.is_null(8) && c.float_arg(8) != 0) c.fail("dropout must be 0");
+  if (!c.is_null(9) && !c.bool_arg(9)) c.fail("is_causal must be True");
+  if (!c.is_null(10)) c.fail("scale must be None (1/sqrt(D))");
+  HostTensor& kc = c.persistent(0, c.tensor(3));
+  HostTensor& vc = c.persistent(1, c.tensor(4));
+  try {
+    c.set_output(kernels::sdpa_with_kv_cache(c.tensor(0), c.tensor(1), c.tensor(2), kc, vc, c.int_arg(5)));
+  } catch (const kernels::KernelError& e) {
+    c.fail(e.what());
+  }
+}
+
 }  // namespace
 
 void add_llm_ops(OpTable& t) {
+  t["et_vk.select_as_symint.default"] = select_as_symint;
+  t["sdpa_with_kv_cache.default"] = sdpa_with_kv_cache;
   t["et_vk.rms_norm.default"] = rms_norm;
   t["et_vk.sdpa.default"] = sdpa;
   t["et_vk.apply_rotary_emb.default"] = rotary_emb;

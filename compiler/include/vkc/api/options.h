@@ -23,6 +23,11 @@ using TextureLimits = serializer::TextureLimits;
 struct CompileOptions {
   /// --input-shape NAME=1x3x224x224: fixes a graph input's dims (and its symbols everywhere).
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  /// --dim NAME=VALUE: fixes a named symbolic dim (e.g. "sequence") in every input and value.
+  std::map<std::string, int64_t> dims;
+  /// --max-seq-len N: keep a decode-step graph's KV cache inside the program, N positions long
+  /// (docs/llm.md); 0: off.
+  int64_t max_seq_len = 0;
 
   // ---- Payload options (CompileSpecs), see docs/options.md.
   /// --small-texture-limits: partition for texture limits 2048,2048,2048.

@@ -37,6 +37,11 @@ struct CompileConfig {
   serializer::CompileOptions options;
   /// --input-shape NAME=1x3x224x224
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  /// --dim NAME=VALUE: a named symbolic dim, fixed everywhere it appears.
+  std::map<std::string, int64_t> dims;
+  /// --max-seq-len N: a decode-step graph's concat-style KV cache becomes a static cache of N
+  /// positions kept inside the program (passes/src/use_kv_cache.cpp); 0: off.
+  int64_t max_seq_len = 0;
   /// Print the graph after this pass ("all" for every pass) through `ir_dump`.
   std::string dump_ir_after;
   std::function<void(const std::string& pass, const std::string& text)> ir_dump;

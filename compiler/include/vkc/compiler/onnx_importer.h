@@ -25,6 +25,12 @@ struct ImportOptions {
   /// Graph input name -> dims (--input-shape NAME=1x3x224x224). Fixes the input's symbolic
   /// dims, and every other use of the same symbols, before shape inference.
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  /// Symbolic dim name -> size (--dim NAME=VALUE): fixes that dim in every input, output and
+  /// value it appears in.
+  std::map<std::string, int64_t> dims;
+  /// --max-seq-len N: the symbolic cache-length dim of past inputs (those a graph output
+  /// concatenates with new positions) is fixed to N - 1, so the presents hold N positions.
+  int64_t kv_cache_len = 0;
 };
 
 /// One line naming the problem: the model, then the node / initializer / input concerned.

@@ -18,6 +18,8 @@ struct OptionError : std::invalid_argument {
 
 /// "NAME=1x3x224x224" -> {"NAME", {1,3,224,224}}. The last '=' splits, so names may contain '='.
 std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view text);
+/// "sequence=128" -> {"sequence", 128} (--dim); throws OptionError.
+std::pair<std::string, int64_t> parse_dim(std::string_view text);
 /// "X,Y,Z" with positive 32-bit values.
 serializer::TextureLimits parse_texture_limits(std::string_view text);
 

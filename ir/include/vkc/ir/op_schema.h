@@ -39,6 +39,9 @@ struct ArgSpec {
   ArgKind kind = ArgKind::Tensor;
   bool optional = false;      // "?": may be None
   bool kwarg_only = false;    // after "*"
+  /// A scalar "SymInt": besides an attribute, it may be fed at run time by a trailing node input
+  /// (an integer tensor after the tensor arguments), serialized as et_vk.select_as_symint(x, 0, 0).
+  bool symint = false;
   std::optional<Attribute> default_value;  // parsed "=..." (None is std::monostate)
 };
 
@@ -54,7 +57,8 @@ struct OpSchema {
   size_t num_tensor_args() const;
   bool has_tensor_list() const;
   /// Problems with a node's attributes: unknown names, wrong kinds, missing required values.
-  std::vector<std::string> check_attrs(const AttributeMap& attrs) const;
+  /// `symint_inputs` trailing node inputs feed that many scalar SymInt arguments left unset.
+  std::vector<std::string> check_attrs(const AttributeMap& attrs, size_t symint_inputs = 0) const;
 };
 
 /// Parses "name(args) -> outputs"; throws std::invalid_argument on malformed text.

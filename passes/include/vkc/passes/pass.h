@@ -22,6 +22,10 @@ struct PassContext {
   std::vector<QuantLayerReport> quant_report;
   /// Nodes lowering could not turn into a runtime operator, with the reason, by node name.
   std::map<std::string, std::string> not_lowered;
+  /// --max-seq-len: the KV-cache length use-kv-cache builds the program for (0: off), and the number
+  /// of attention layers it moved onto the cache.
+  int64_t max_seq_len = 0;
+  size_t kv_cache_layers = 0;
   /// Wall time of each pass run, in pipeline order (filled by run_pipeline).
   std::vector<std::pair<std::string, double>> pass_seconds;
 };

@@ -40,6 +40,7 @@ void fuse_rms_norm(ir::Graph& g, PassContext& ctx);
 void fuse_rotary_embedding(ir::Graph& g, PassContext& ctx);
 /// Fuses MatMul -> scale -> (mask) -> Softmax -> MatMul attention into et_vk.sdpa.
 void fuse_attention(ir::Graph& g, PassContext& ctx);
+void use_kv_cache(ir::Graph& g, PassContext& ctx);
 /// Fuses the erf-form GELU decomposition into one Gelu.
 void fuse_gelu(ir::Graph& g, PassContext& ctx);
 /// Folds BatchNormalization into the Conv or Gemm that feeds it.

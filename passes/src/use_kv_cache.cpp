@@ -1,0 +1,224 @@
+// --max-seq-len N: a decode-step graph with a concat-style KV cache
+//   inputs  tokens [1, S], position ids [1, S], past_k_i / past_v_i [1, Hkv, P, D]
+//   outputs logits, present_k_i = Concat(past_k_i, k_i, axis 2), present_v_i likewise
+// becomes a program that keeps the cache inside itself, the way ET-VK's own Llama export does:
+//   inputs  tokens [1, S], input_pos [1] (the position of the first token)
+//   outputs logits
+// Each fused attention (et_vk.sdpa) whose K and V are the presents, read directly or through a
+// grouped-query head repeat, becomes sdpa_with_kv_cache(q, k_i, v_i, k_cache, v_cache, input_pos[0],
+// S, is_causal) on [1, S, H, D] tensors; the runtime owns caches of N positions per call and writes
+// k_i/v_i at input_pos. The position ids become input_pos + [0, S).
+// The importer fixes P to N - 1 (so the presents hold N positions); what the graph computed from P
+// (the causal mask) is checked to be causal and dropped. Anything else that cannot be kept exactly
+// (a non-causal mask, an input beside tokens and positions, attention not over a cache) fails the
+// compile with the reason.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "constants.h"
+#include "pattern_utils.h"
+#include "view_chain.h"
+#include "vkc/kernels/data_movement.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+namespace {
+
+constexpr std::string_view kCacheOp = "sdpa_with_kv_cache.default";
+
+// present = Concat(past, new) on axis 2 of rank-4 tensors, past a graph input and present a graph output.
+struct CachePair {
+  ir::Value* past = nullptr;
+  ir::Value* present = nullptr;
+  ir::Value* fresh = nullptr;  // the new positions, [1, Hkv, S, D]
+};
+
+std::map<const ir::Value*, CachePair> find_cache_pairs(const ir::Graph& g) {
+  std::map<const ir::Value*, CachePair> pairs;  // by present
+  for (ir::Node* n : g.nodes()) {
+    if (!n->is_onnx("Concat") || n->num_inputs() != 2 || !g.is_output(n->output(0))) continue;
+    const ir::Value* out = n->output(0);
+    if (!out->type().known() || out->shape().rank() != 4) continue;
+    const int64_t axis = n->attr_int("axis", 0);
+    if (axis != 2 && axis != -2) continue;
+    if (!g.is_input(n->input(0))) continue;
+    pairs[out] = CachePair{n->input(0), n->output(0), n->input(1)};
+  }
+  return pairs;
+}
+
+// The present that `x` ([1, Hq, L, D]) reads, directly or through a head repeat; null if none.
+const CachePair* cache_source(const ir::Graph& g, ir::Value* x, const std::map<const ir::Value*, CachePair>& pairs,
+                              int64_t& repeat) {
+  const ir::Value* found = find_view_source(g, x, [&](const ir::Value* src, const kernels::HostTensor& mapped) {
+    if (!pairs.count(src) || mapped.shape.size() != 4) return false;
+    const auto s = src->shape().sizes();
+    const int64_t hq = mapped.shape[1];
+    if (hq % s[1] != 0 || mapped.shape[0] != s[0] || mapped.shape[2] != s[2] || mapped.shape[3] != s[3]) return false;
+    const int64_t r = hq / s[1];
+    // repeat_interleave over heads: [1, Hkv, L, D] -> [1, Hkv, r, L, D] -> [1, Hq, L, D]
+    kernels::HostTensor want = kernels::reshape(iota(s), {s[0], s[1], 1, s[2], s[3]});
+    want = kernels::reshape(kernels::expand(want, {s[0], s[1], r, s[2], s[3]}), {s[0], hq, s[2], s[3]});
+    if (!same_tensor(mapped, want)) return false;
+    repeat = r;
+    return true;
+  });
+  return found ? &pairs.at(found) : nullptr;
+}
+
+// Whether an additive mask (absent, or a constant broadcasting to [.., S, L]) lets query row i
+// see exactly the keys j <= L - S + i: causal attention over a cache whose last S rows are new.
+std::string non_causal_reason(const ir::Value* mask, int64_t s, int64_t l) {
+  if (!mask) return {};
+  auto values = constant_floats(mask);
+  if (!values) return fmt::format("its mask '{}' is computed at run time", mask->name());
+  const auto shape = mask->shape().sizes();
+  if (shape.size() < 2 || shape[shape.size() - 1] != l || (shape[shape.size() - 2] != s && shape[shape.size() - 2] != 1))
+    return fmt::format("its mask '{}' has shape {}", mask->name(), mask->shape().str());
+  const int64_t rows = shape[shape.size() - 2];
+  for (size_t base = 0; base < values->size(); base += static_cast<size_t>(rows * l))
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < l; ++j) {
+        const float v = (*values)[base + i * l + j];
+        const bool allowed = v == 0.0f, blocked = v <= -1e9f;
+        const int64_t row = rows == 1 ? s - 1 : i;
+        if ((j <= l - s + row) ? !allowed : !blocked)
+          return fmt::format("its mask '{}' is not causal (row {}, column {}: {})", mask->name(), i, j, v);
+        if (rows == 1 && s != 1) return fmt::format("its mask '{}' has one row for {} queries", mask->name(), s);
+      }
+  return {};
+}
+
+ir::Value* transpose12(ir::Graph& g, const ir::Node* before, ir::Value* x) {
+  auto s = x->shape().sizes();
+  return add_onnx_node(g, before, "Transpose", {x}, {x->dtype(), ir::Shape::of({s[0], s[2], s[1], s[3]})},
+                       {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+}
+
+// The embedding lookup's index input: the input read as Gather's indices into a float constant.
+bool is_token_input(const ir::Graph& g, const ir::Value* v) {
+  for (const ir::Node* u : g.users(v))
+    if (u->is_onnx("Gather") && u->input(1) == v && u->input(0)->is_constant() && ir::is_float(u->input(0)->dtype()))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+void use_kv_cache(ir::Graph& g, PassContext& ctx) {
+  if (ctx.max_seq_len <= 0) return;
+  const int64_t n_max = ctx.max_seq_len;
+  auto pairs = find_cache_pairs(g);
+  if (pairs.empty())
+    throw PassError(
+        "--max-seq-len: the graph has no concat-style KV cache (a graph output Concat(past input, new, axis 2))");
+
+  std::vector<ir::Node*> attention;
+  for (ir::Node* n : g.nodes())
+    if (n->is(ir::kVulkanDomain, "et_vk.sdpa.default")) attention.push_back(n);
+
+  // The program's inputs: tokens, then input_pos in place of the position ids.
+  std::set<const ir::Value*> pasts;
+  for (const auto& [present, p] : pairs) pasts.insert(p.past);
+  ir::Value* positions = nullptr;
+  ir::Value* tokens = nullptr;
+  for (ir::Value* in : g.inputs) {
+    if (pasts.count(in)) continue;
+    if (!ir::is_integer(in->dtype()) || in->shape().rank() != 2)
+      throw PassError(fmt::format("--max-seq-len: input '{}' {} is neither tokens nor position ids", in->name(),
+                                  in->type().str()));
+    if (is_token_input(g, in) && !tokens) tokens = in;
+    else if (!positions) positions = in;
+    else throw PassError(fmt::format("--max-seq-len: input '{}' is a third integer input (an attention mask?); the "
+                                     "program takes tokens and a position only", in->name()));
+  }
+  if (!tokens) throw PassError("--max-seq-len: no input feeds the token embedding");
+  if (!positions)
+    throw PassError("--max-seq-len: the graph has no position ids input; positions computed from the cache length "
+                    "cannot be kept (export with position_ids)");
+  if (positions->shape() != tokens->shape())
+    throw PassError(fmt::format("--max-seq-len: position ids {} do not match tokens {}", positions->shape().str(),
+                                tokens->shape().str()));
+  const int64_t seq = tokens->shape().sizes()[1];
+  ir::Node* first = g.nodes().front();
+  ir::Value* input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})});
+  ir::Value* pos_col = add_onnx_node(g, first, "Reshape", {input_pos, add_i64_constant(g, g.unique_name("pos_shape"), {2}, {1, 1})},
+                                     {ir::DType::Int64, ir::Shape::of({1, 1})});
+  std::vector<int64_t> steps(seq);
+  for (int64_t i = 0; i < seq; ++i) steps[i] = i;
+  ir::Value* pos_ids = add_onnx_node(g, first, "Add", {pos_col, add_i64_constant(g, g.unique_name("pos_steps"), {1, seq}, steps)},
+                                     {ir::DType::Int64, ir::Shape::of({1, seq})});
+  if (positions->dtype() != ir::DType::Int64)
+    pos_ids = add_onnx_node(g, first, "Cast", {pos_ids}, positions->type(),
+                            {{"to", static_cast<int64_t>(positions->dtype() == ir::DType::Int32 ? 6 : 7)}});
+  g.replace_all_uses(positions, pos_ids);
+
+  ir::Value* zeros = nullptr;  // one zero constant stands for every cache (the runtime allocates its own)
+  size_t fused = 0;
+  std::set<const ir::Value*> used_presents;
+  for (ir::Node* n : attention) {
+    ir::Value *q = n->input(0), *k = n->input(1), *v = n->input(2), *mask = n->input(3);
+    int64_t rk = 0, rv = 0;
+    const CachePair* kp = cache_source(g, k, pairs, rk);
+    const CachePair* vp = cache_source(g, v, pairs, rv);
+    if (!kp || !vp)
+      throw PassError(fmt::format("--max-seq-len: attention '{}' does not read the KV cache's presents", n->name()));
+    const auto qs = q->shape().sizes(), cs = kp->present->shape().sizes();
+    if (qs[0] != 1 || qs[2] != seq || cs[2] != n_max || vp->present->shape() != kp->present->shape() || rk != rv)
+      throw PassError(fmt::format("--max-seq-len: attention '{}': q {} with caches {} and {} (want batch 1, {} "
+                                  "queries, {} positions)",
+                                  n->name(), q->shape().str(), kp->present->shape().str(), vp->present->shape().str(),
+                                  seq, n_max));
+    if (std::string why = non_causal_reason(mask, seq, n_max); !why.empty())
+      throw PassError(fmt::format("--max-seq-len: attention '{}': {}", n->name(), why));
+    used_presents.insert(kp->present);
+    used_presents.insert(vp->present);
+    const int64_t d = qs[3];
+    // The runtime scales by 1/sqrt(D); another scale is folded into q.
+    const double scale = n->attr_float("scale", 1.0 / std::sqrt(static_cast<double>(d)));
+    const double extra = scale * std::sqrt(static_cast<double>(d));
+    if (std::abs(extra - 1.0) > 1e-7)
+      q = add_onnx_node(g, n, "Mul", {q, add_f32_constant(g, g.unique_name(n->name() + "_qscale"), {}, {static_cast<float>(extra)})},
+                        q->type());
+    if (!zeros) {
+      auto sz = std::vector<int64_t>{1, n_max, cs[1], cs[3]};
+      zeros = g.add_constant(g.unique_name("kv_cache_zeros"), {ir::DType::Float32, ir::Shape::of(sz)},
+                             ir::TensorData::owned(std::vector<uint8_t>(static_cast<size_t>(n_max * cs[1] * cs[3] * 4), 0)));
+    } else if (zeros->shape().sizes() != std::vector<int64_t>{1, n_max, cs[1], cs[3]}) {
+      throw PassError(fmt::format("--max-seq-len: attention '{}': caches of different shapes", n->name()));
+    }
+    ir::Value* qt = transpose12(g, n, q);
+    ir::Value* kt = transpose12(g, n, kp->fresh);
+    ir::Value* vt = transpose12(g, n, vp->fresh);
+    ir::Node* c = g.add_node(ir::kVulkanDomain, kCacheOp, {qt, kt, vt, zeros, zeros, nullptr, input_pos},
+                             {{q->dtype(), ir::Shape::of({1, seq, qs[1], d})}}, g.unique_name(n->name() + "_kv"), n);
+    c->set_attr("seq_len", seq);
+    c->set_attr("is_causal", true);
+    ir::Value* back = transpose12(g, n, c->output(0));
+    g.replace_all_uses(n->output(0), back);
+    g.remove_node(n);
+    ++fused;
+  }
+  if (used_presents.size() != pairs.size())
+    throw PassError(fmt::format("--max-seq-len: {} of {} cache outputs are not read by a fused attention",
+                                pairs.size() - used_presents.size(), pairs.size()));
+  // The new signature: tokens and input_pos in; the presents leave the outputs.
+  std::vector<ir::Value*> inputs;
+  for (ir::Value* in : g.inputs) {
+    if (in == positions) inputs.push_back(input_pos);
+    else if (!pasts.count(in)) inputs.push_back(in);
+  }
+  g.inputs = std::move(inputs);
+  std::vector<ir::Value*> outputs;
+  for (ir::Value* out : g.outputs)
+    if (!pairs.count(out)) outputs.push_back(out);
+  g.outputs = std::move(outputs);
+  g.topo_sort();
+  eliminate_dead_code(g, ctx);
+  ctx.kv_cache_layers = fused;
+}
+
+}  // namespace vkc::passes

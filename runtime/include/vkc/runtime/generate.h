@@ -1,0 +1,31 @@
+// Greedy token generation with a program that keeps its KV cache inside (vkc compile
+// --max-seq-len N): inputs tokens [1, S] (integer) and input_pos [1] (integer), output 0 logits
+// [1, S, V] (or [S, V]). The prompt is fed S tokens at a time at positions 0, S, 2S, ...; a last
+// short chunk is padded on the right, which is exact under causal attention (padding sits after
+// every real token and is overwritten by the next write). Then each new token is fed at its position.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vkc/runtime/executor.h"
+
+namespace vkc::runtime {
+
+struct GenerateResult {
+  std::vector<int64_t> tokens;  // the generated ids, in order
+  double prefill_seconds = 0, decode_seconds = 0;
+  size_t prompt_tokens = 0;
+  /// Tokens per second of each phase (0 when the phase had no tokens).
+  double prefill_tokens_per_s() const;
+  double decode_tokens_per_s() const;
+};
+
+/// Why `exec` cannot generate (its signature), or empty.
+std::string generate_misfit(const Executor& exec);
+
+/// Runs the prompt, then `n` greedy steps. The cache state starts empty only on a freshly loaded
+/// executor. Throws RuntimeError (a program that does not fit, a prompt + n over the cache).
+GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, size_t n, int64_t max_positions = 0);
+
+}  // namespace vkc::runtime

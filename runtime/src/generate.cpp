@@ -1,0 +1,118 @@
+#include "vkc/runtime/generate.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+namespace vkc::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Signature {
+  size_t tokens = 0, position = 1;
+  int64_t seq = 1;
+};
+
+std::string signature(const Executor& exec, Signature& sig) {
+  const auto& in = exec.inputs();
+  if (in.size() != 2 || exec.outputs().empty())
+    return fmt::format("the program has {} inputs; generation needs tokens [1, S] and input_pos [1] (compile a "
+                       "decode-step graph with --max-seq-len N)",
+                       in.size());
+  for (size_t i = 0; i < 2; ++i) {
+    const TensorSpec& t = in[i];
+    if (!ir::is_integer(t.dtype)) return fmt::format("input {} is not an integer tensor", i);
+    if (t.shape.size() == 2 && t.shape[0] == 1) {
+      sig.tokens = i;
+      sig.seq = t.shape[1];
+    } else if (t.shape == std::vector<int64_t>{1}) {
+      sig.position = i;
+    } else {
+      return fmt::format("input {} has shape [{}]; generation needs tokens [1, S] and input_pos [1]", i,
+                         fmt::join(t.shape, ","));
+    }
+  }
+  if (sig.tokens == sig.position) return "the program needs one tokens input [1, S] and one input_pos [1]";
+  const auto& logits = exec.outputs()[0].shape;
+  if (logits.size() < 2 || logits[logits.size() - 2] != sig.seq)
+    return fmt::format("output 0 has shape [{}]; generation needs logits [1, {}, V]", fmt::join(logits, ","), sig.seq);
+  return {};
+}
+
+template <typename T>
+kernels::HostTensor ints_tensor(ir::DType dtype, std::vector<int64_t> shape, const std::vector<int64_t>& values) {
+  std::vector<T> v(values.begin(), values.end());
+  return kernels::HostTensor::of(dtype, std::move(shape), v);
+}
+
+kernels::HostTensor int_tensor(const TensorSpec& spec, const std::vector<int64_t>& values) {
+  if (spec.dtype == ir::DType::Int32) return ints_tensor<int32_t>(spec.dtype, spec.shape, values);
+  return ints_tensor<int64_t>(ir::DType::Int64, spec.shape, values);
+}
+
+int64_t argmax_row(const kernels::HostTensor& logits, int64_t row) {
+  const int64_t v = logits.shape.back();
+  int64_t best = 0;
+  double best_value = logits.get_f(row * v);
+  for (int64_t j = 1; j < v; ++j) {
+    const double x = logits.get_f(row * v + j);
+    if (x > best_value) best_value = x, best = j;
+  }
+  return best;
+}
+
+}  // namespace
+
+double GenerateResult::prefill_tokens_per_s() const {
+  return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0;
+}
+double GenerateResult::decode_tokens_per_s() const {
+  return decode_seconds > 0 && tokens.size() > 1 ? static_cast<double>(tokens.size() - 1) / decode_seconds : 0;
+}
+
+std::string generate_misfit(const Executor& exec) {
+  Signature sig;
+  return signature(exec, sig);
+}
+
+GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, size_t n, int64_t max_positions) {
+  Signature sig;
+  if (std::string why = signature(exec, sig); !why.empty()) throw RuntimeError(why);
+  if (prompt.empty()) throw RuntimeError("the prompt is empty");
+  const int64_t total = static_cast<int64_t>(prompt.size() + n);
+  if (max_positions > 0 && total - 1 > max_positions)
+    throw RuntimeError(fmt::format("{} prompt + {} new tokens need {} positions; the program's cache holds {}",
+                                   prompt.size(), n, total - 1, max_positions));
+  const TensorSpec &tok_spec = exec.inputs()[sig.tokens], &pos_spec = exec.inputs()[sig.position];
+  // Feeds tokens [pos, pos + chunk.size()) and returns the logits row of the last one.
+  auto step = [&](const std::vector<int64_t>& chunk, int64_t pos) {
+    std::vector<int64_t> padded = chunk;
+    padded.resize(static_cast<size_t>(sig.seq), chunk.back());
+    std::vector<kernels::HostTensor> ins(2);
+    ins[sig.tokens] = int_tensor(tok_spec, padded);
+    ins[sig.position] = int_tensor(pos_spec, {pos});
+    auto outs = exec.run(ins);
+    return argmax_row(outs[0], static_cast<int64_t>(chunk.size()) - 1);
+  };
+  GenerateResult r;
+  r.prompt_tokens = prompt.size();
+  auto t0 = Clock::now();
+  int64_t next = 0;
+  for (size_t at = 0; at < prompt.size(); at += static_cast<size_t>(sig.seq)) {
+    const size_t len = std::min(prompt.size() - at, static_cast<size_t>(sig.seq));
+    next = step({prompt.begin() + static_cast<std::ptrdiff_t>(at), prompt.begin() + static_cast<std::ptrdiff_t>(at + len)},
+                static_cast<int64_t>(at));
+  }
+  r.prefill_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  t0 = Clock::now();
+  int64_t pos = static_cast<int64_t>(prompt.size());
+  for (size_t i = 0; i < n; ++i) {
+    r.tokens.push_back(next);
+    if (i + 1 < n) next = step({next}, pos++);
+  }
+  r.decode_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return r;
+}
+
+}  // namespace vkc::runtime
