@@ -324,6 +324,12 @@ VkBuffer VulkanDelegate::filled(int64_t n, double v, ir::DType dtype) {
   return scratch_.back()->buffer.buffer;
 }
 
+const GpuTensor* VulkanDelegate::input_staging(int32_t id) {
+  for (size_t i = 0; i < graph_.input_ids.size() && i < in_stage_.size(); ++i)
+    if (static_cast<int32_t>(graph_.input_ids[i]) == id) return in_stage_[i].get();
+  return nullptr;
+}
+
 GpuTensor& VulkanDelegate::scratch(std::vector<int64_t> dims, const GpuTensor& like) {
   VkTensor t;
   t.dims.assign(dims.begin(), dims.end());

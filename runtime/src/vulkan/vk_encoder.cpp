@@ -46,6 +46,15 @@ bool Encoder::is_constant(size_t i) const {
   return t && t->constant_id >= 0;
 }
 
+Encoder::SymIntSource Encoder::symint_source(size_t i) const {
+  if (!std::holds_alternative<serializer::VkSymInt>(value(i)))
+    fail(fmt::format("argument {} is {}, expected a SymInt set at run time", i, value_kind(value(i))));
+  auto it = symint_sources.find(id(i));
+  if (it == symint_sources.end())
+    fail(fmt::format("argument {}: SymInt value {} is not set by an earlier et_vk.select_as_symint", i, id(i)));
+  return it->second;
+}
+
 void Encoder::require_rep(const GpuTensor& t, const GpuTensor& ref, const char* what, bool same_layout) const {
   if (t.texture != ref.texture || (same_layout && t.texture && t.packed_dim != ref.packed_dim))
     fail(fmt::format("{} is {} {} but the output is {} {}; no kernel mixes them", what, t.storage(), t.layout(),

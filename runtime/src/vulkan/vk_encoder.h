@@ -74,6 +74,17 @@ class Encoder : public CallArgs {
   /// Fails when value `id` is read by another operator or is a graph output (ops that do not
   /// write some of their outputs).
   virtual void require_unused(int32_t id, const char* what) = 0;
+  /// The host-visible staging buffer of delegate input value `id` (written before every run), or null.
+  virtual const GpuTensor* input_staging(int32_t id) = 0;
+
+  /// Where each SymInt value (by id) is read at run time: an int32 buffer and the element in it.
+  struct SymIntSource {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    int32_t index = 0;
+  };
+  std::unordered_map<int32_t, SymIntSource> symint_sources;
+  /// SymInt argument i's run-time source; fails for a SymInt no et_vk.select_as_symint defined.
+  SymIntSource symint_source(size_t i) const;
 
   // ---- shaders
   /// The variant for this op (or `op_override`), in `out`'s dtype/storage/layout; `name_prefix`

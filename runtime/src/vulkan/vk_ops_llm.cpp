@@ -96,11 +96,77 @@ void embedding(Encoder& e) {
   e.dispatch(v, {out.resource(), idx.resource(), {table.buffer.buffer, VK_NULL_HANDLE}}, p, out.items());
 }
 
+// et_vk.select_as_symint(x, dim, index) -> SymInt: read at run time from x's staging buffer (x must be
+// a delegate input, written on the host before every run), as ET-VK reads the input's CPU copy.
+void select_as_symint(Encoder& e) {
+  const int32_t x = e.id(0);
+  const GpuTensor* staged = e.input_staging(x);
+  if (!staged) e.fail("select_as_symint reads a tensor that is not a delegate input");
+  if (staged->dtype != ir::DType::Int32 && staged->dtype != ir::DType::Int64)
+    e.fail(fmt::format("select_as_symint reads a {} tensor, an integer one expected", staged->dtype_name()));
+  const int64_t dim = e.int_arg(1), index = e.int_arg(2);
+  const auto& dims = staged->dims;
+  if (dim < 0 || dim >= static_cast<int64_t>(dims.size()) || index < 0 || index >= dims[dim])
+    e.fail("select_as_symint: dim or index out of range");
+  int64_t stride = 1;
+  for (size_t k = static_cast<size_t>(dim) + 1; k < dims.size(); ++k) stride *= dims[k];
+  const int64_t words = staged->dtype == ir::DType::Int64 ? 2 : 1;  // little-endian: the low word
+  e.symint_sources[e.id(e.num_args() - 1)] = {staged->buffer.buffer, static_cast<int32_t>(index * stride * words)};
+}
+
+// sdpa_with_kv_cache(q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, dropout, is_causal, scale):
+// k and v go into this delegate's own caches (buffers of the cache constants' shape, allocated here,
+// never read before written) at start_pos, then causal attention over them (kv_cache_update.glsl,
+// sdpa_kv_cache.glsl).
+void sdpa_with_kv_cache(Encoder& e) {
+  if (!e.is_null(7)) e.fail("attn_mask must be None");
+  if (!e.is_null(10)) e.fail("scale must be None (1/sqrt(D))");
+  if (!e.is_null(9) && !e.bool_arg(9)) e.fail("is_causal must be True");
+  GpuTensor& out = e.out();
+  GpuTensor& q = e.tensor(0, &out);
+  GpuTensor& k = e.tensor(1, &out);
+  GpuTensor& v = e.tensor(2, &out);
+  for (const auto& [t, what] : {std::pair<GpuTensor*, const char*>{&q, "q"}, {&k, "k"}, {&v, "v"}}) {
+    e.require_rep(*t, out, what, true);
+    if (t->dims.size() != 4 || t->dims[0] != 1) e.fail(fmt::format("{} must be [1, S, H, D]", what));
+  }
+  if (out.texture && out.packed_dim != 0) e.fail("textures must be width-packed");
+  const auto& kc_dims = e.vk_tensor(e.id(3)).dims;
+  if (kc_dims.size() != 4 || e.vk_tensor(e.id(4)).dims != kc_dims) e.fail("the caches must be [1, C, Hkv, D] alike");
+  const std::vector<int64_t> cache_dims(kc_dims.begin(), kc_dims.end());
+  const int64_t rows = cache_dims[1], kv_heads = cache_dims[2], d = cache_dims[3];
+  if (k.dims != v.dims || k.dims[2] != kv_heads || k.dims[3] != d || q.dims[3] != d || q.dims != out.dims ||
+      kv_heads == 0 || q.dims[2] % kv_heads != 0 || k.dims[1] != q.dims[1])
+    e.fail("q [1,S,Hq,D], k/v [1,S,Hkv,D] and the caches [1,C,Hkv,D] do not agree");
+  const Encoder::SymIntSource pos = e.symint_source(5);
+  GpuTensor like;
+  like.dtype = out.dtype;
+  GpuTensor& k_cache = e.scratch(cache_dims, like);
+  GpuTensor& v_cache = e.scratch(cache_dims, like);
+  for (const auto& [value, cache] : {std::pair<GpuTensor*, GpuTensor*>{&k, &k_cache}, {&v, &v_cache}}) {
+    const auto& var = e.variant(*value, {}, "kv_cache_update");
+    Push p(var);
+    p.iv("value_sizes", value->sizes).i("cache_rows", static_cast<int32_t>(rows)).i("pos_index", pos.index);
+    e.dispatch(var, {{cache->buffer.buffer, VK_NULL_HANDLE}, value->resource(), {pos.buffer, VK_NULL_HANDLE}}, p,
+               value->items());
+  }
+  const auto& var = e.variant(out, {}, "sdpa_kv_cache");
+  Push p(var);
+  p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
+  p.i("pos_index", pos.index);
+  e.dispatch(var,
+             {out.resource(), q.resource(), {k_cache.buffer.buffer, VK_NULL_HANDLE},
+              {v_cache.buffer.buffer, VK_NULL_HANDLE}, {pos.buffer, VK_NULL_HANDLE}},
+             p, out.items());
+}
+
 }  // namespace
 
 void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["et_vk.rms_norm.default"] = rms_norm;
   t["et_vk.sdpa.default"] = sdpa;
+  t["et_vk.select_as_symint.default"] = select_as_symint;
+  t["sdpa_with_kv_cache.default"] = sdpa_with_kv_cache;
   t["aten.embedding.default"] = embedding;
   t["et_vk.apply_rotary_emb.default"] = rotary;
   t["et_vk.apply_rotary_emb_hf.default"] = rotary;

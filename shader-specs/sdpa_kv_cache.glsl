@@ -1,0 +1,64 @@
+#version 450
+// WHCN: q and out (D, Hq, S, 1); caches row-major [C, Hkv, D].
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#if defined(STORAGE_buffer)
+layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
+layout(set = 0, binding = 1, std430) restrict readonly buffer QBuf { T t_q[]; };
+#define Q_AT(w) float(t_q[whcn_to_index(w, p.out_sizes)])
+#else
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
+layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_q;
+float texel_lane(vec4 texel, int lane) { return texel[lane]; }
+#define Q_AT(w) texel_lane(vec4(imageLoad(t_q, whcn_to_texel(w, p.out_sizes, 0).xyz)), (w).x & 3)
+#endif
+layout(set = 0, binding = 2, std430) restrict readonly buffer KBuf { T t_k[]; };
+layout(set = 0, binding = 3, std430) restrict readonly buffer VBuf { T t_v[]; };
+layout(set = 0, binding = 4, std430) restrict readonly buffer PosBuf { int t_pos[]; };
+
+layout(push_constant) uniform Params {
+  ivec4 out_sizes;
+  int kv_heads;
+  int cache_rows;
+  int pos_index;
+} p;
+
+// Output (d.., s, h) for `lanes` consecutive d.
+vec4 attend(ivec4 o, int lanes) {
+  const int d = p.out_sizes.x, heads = p.out_sizes.y;
+  const int kv = o.y / (heads / p.kv_heads);
+  const int last = min(t_pos[p.pos_index] + o.z, p.cache_rows - 1);
+  const float scale = inversesqrt(float(d));
+  float m = -1.0 / 0.0, sum = 0.0;
+  vec4 acc = vec4(0.0);
+  for (int j = 0; j <= last; ++j) {
+    const int row = (j * p.kv_heads + kv) * d;
+    float dot_qk = 0.0;
+    for (int c = 0; c < d; ++c) dot_qk += Q_AT(ivec4(c, o.y, o.z, 0)) * float(t_k[row + c]);
+    const float score = dot_qk * scale;
+    const float m_new = max(m, score);
+    const float keep = exp(m - m_new), e = exp(score - m_new);
+    sum = sum * keep + e;
+    vec4 vj = vec4(0.0);
+    for (int lane = 0; lane < lanes; ++lane) vj[lane] = float(t_v[row + o.x + lane]);
+    acc = acc * keep + e * vj;
+    m = m_new;
+  }
+  return sum > 0.0 ? acc / sum : vec4(0.0);
+}
+
+void main() {
+  const int i = global_index();
+#if defined(STORAGE_buffer)
+  if (i >= numel(p.out_sizes)) return;
+  t_out[i] = T(attend(index_to_whcn(i, p.out_sizes), 1).x);
+#else
+  const ivec3 extents = texture_extents(p.out_sizes, 0);
+  if (i >= extents.x * extents.y * extents.z) return;
+  const ivec3 pos = index_to_pos(i, extents);
+  const ivec4 base = texel_to_whcn(pos, p.out_sizes, 0);
+  imageStore(t_out, pos, VEC4_T(attend(base, min(4, p.out_sizes.x - base.x))));
+#endif
+}
