@@ -7,6 +7,7 @@
 
 #include "error_diagnostic.h"
 #include "vkc/runtime/backend.h"
+#include "vkc/runtime/generate.h"
 #include "vkc/runtime/vulkan.h"
 #include "vkc/serializer/pte_reader.h"
 
@@ -112,6 +113,26 @@ RunResult Session::run(const std::vector<Tensor>& inputs) {
           shaped[i].shape = specs[i].shape;
         }
         r.outputs = s_->exec->run(shaped);
+      })) {
+    r.diagnostics.push_back(*err);
+    return r;
+  }
+  r.ok = true;
+  return r;
+}
+
+GenerateResult Session::generate(const std::vector<int64_t>& prompt, size_t n) {
+  GenerateResult r;
+  if (!ok()) {
+    r.diagnostics = s_ ? s_->diagnostics : std::vector<Diagnostic>{};
+    if (r.diagnostics.empty()) r.diagnostics.push_back(detail::error_from_message("the session is not open"));
+    return r;
+  }
+  if (auto err = guarded([&] {
+        const runtime::GenerateResult g = runtime::generate(*s_->exec, prompt, n);
+        r.tokens = g.tokens;
+        r.prefill_tokens_per_s = g.prefill_tokens_per_s();
+        r.decode_tokens_per_s = g.decode_tokens_per_s();
       })) {
     r.diagnostics.push_back(*err);
     return r;

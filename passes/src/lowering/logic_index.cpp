@@ -29,6 +29,15 @@ Result lower_logic(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
+Result lower_is_nan(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = n->input(0);
+  if (!x->type().known()) return std::string("input type is unknown");
+  ir::Node* eq = g.add_node(ir::kVulkanDomain, "aten.eq.Tensor", {x, x}, {{ir::DType::Bool, x->shape()}},
+                            g.unique_name(n->name() + "_self_equal"), n);
+  to_runtime(n, "aten.bitwise_not.default", {eq->output(0)}, {});
+  return std::nullopt;
+}
+
 // Gather: a constant table with runtime indices is an embedding lookup; one constant scalar index
 // is select_copy; other indices (constant or computed, any rank) are index_select over them
 // flattened to 1-D, viewed to the output's shape when they are not 1-D.

@@ -69,6 +69,7 @@ Result lower_pad(ir::Graph&, ir::Node*);
 Result lower_cast(ir::Graph&, ir::Node*);
 Result lower_where(ir::Graph&, ir::Node*);
 Result lower_logic(ir::Graph&, ir::Node*);
+Result lower_is_nan(ir::Graph&, ir::Node*);
 Result lower_gather(ir::Graph&, ir::Node*);
 Result lower_identity(ir::Graph&, ir::Node*);
 Result lower_gather_elements(ir::Graph&, ir::Node*);

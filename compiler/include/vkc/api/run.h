@@ -38,6 +38,15 @@ struct RunResult {
   explicit operator bool() const { return ok; }
 };
 
+struct GenerateResult {
+  bool ok = false;
+  std::vector<Diagnostic> diagnostics;  // one error when !ok
+  std::vector<int64_t> tokens;          // the generated ids
+  double prefill_tokens_per_s = 0, decode_tokens_per_s = 0;
+
+  explicit operator bool() const { return ok; }
+};
+
 /// A loaded program: its delegates initialized on one backend, ready to run many times. One Session
 /// is used by one thread at a time; separate Sessions are independent.
 class Session {
@@ -61,6 +70,10 @@ class Session {
   /// Runs the plan once. Inputs must match inputs() in dtype and element count (a shape with the
   /// same elements, e.g. [N] for [1, N], is accepted).
   RunResult run(const std::vector<Tensor>& inputs);
+  /// Greedy generation with a program compiled with --max-seq-len (tokens and input_pos in, logits
+  /// out; docs/llm.md): the prompt, then `n` tokens, as `vkc run --generate`. The cache lives in
+  /// the session: generate once per freshly opened Session.
+  GenerateResult generate(const std::vector<int64_t>& prompt, size_t n);
 
  private:
   struct State;

@@ -1,0 +1,182 @@
+// Real exporter output: the tiny decoders tests/models/export_decoders.py exported with torch.onnx
+// (dynamo and legacy) from transformers' Llama, Qwen3, Phi-3 and Gemma, with onnxruntime's outputs
+// and transformers' greedy tokens saved beside them (tests/models/decoders/).
+// - Full-sequence graphs: fully delegated, attention/RoPE/RMSNorm fused, logits equal onnxruntime's,
+//   and the fused program equals the unfused one (fusions skipped, run with --fallback cpu).
+// - Decode-step graphs with a concat-style cache (past length fixed with --dim): every output equals
+//   onnxruntime's at two past lengths.
+// - The same step graphs compiled with --max-seq-len (the cache inside the program): greedy tokens
+//   equal transformers' generate(), through vkc::Session::generate.
+// Each on the cpu backend and, where a Vulkan device exists (lavapipe in CI), on the vulkan backend.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tensor_file.h"
+#include "vkc/runtime/compare.h"
+#include "vkc/runtime/vulkan.h"
+#include "vkc/vkc.h"
+
+namespace vkc::test {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/decoders";
+const std::vector<std::string> kFamilies = {"llama", "qwen3", "phi3", "gemma"};
+
+std::vector<std::string> backends() {
+  std::vector<std::string> b = {"cpu"};
+  if (!runtime::vulkan_device_name().empty()) b.push_back("vulkan");
+  return b;
+}
+
+std::vector<Tensor> read_set(const fs::path& dir, const char* prefix) {
+  std::vector<Tensor> out;
+  for (int i = 0;; ++i) {
+    const fs::path p = dir / (std::string(prefix) + "_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    onnx::TensorProto t;
+    if (!t.ParseFromString(ss.str())) throw std::runtime_error(p.string() + " is not a TensorProto");
+    out.push_back(tools::tensor_from_proto(t));
+  }
+  return out;
+}
+
+std::string diags(const std::vector<Diagnostic>& ds) {
+  std::string s;
+  for (const auto& d : ds) s += d.str() + "\n";
+  return s;
+}
+
+std::vector<Tensor> run_pte(const std::vector<uint8_t>& pte, const std::vector<Tensor>& inputs, const std::string& backend) {
+  RunOptions ro;
+  ro.backend = backend;
+  RunResult r = run(std::span<const uint8_t>(pte), inputs, ro);
+  EXPECT_TRUE(r.ok) << diags(r.diagnostics);
+  return r.outputs;
+}
+
+void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const runtime::Comparison c = runtime::compare(got[i], want[i], 1e-3, 1e-4);
+    EXPECT_TRUE(c.pass()) << what << " output " << i << ": max abs " << c.max_abs << ", " << c.mismatches
+                          << " mismatch(es)";
+  }
+}
+
+std::set<std::string> ops_of(const CompileResult& r) {
+  std::set<std::string> ops;
+  for (const auto& n : r.partition.nodes) {
+    EXPECT_GE(n.delegate, 0) << n.name << " (" << n.op << ") left out: " << n.reason;
+    ops.insert(n.op);
+  }
+  return ops;
+}
+
+std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
+
+TEST(DecoderExports, SequenceGraphsFuseAndMatchOnnxruntime) {
+  const std::vector<std::string> fusions = {"fuse-rms-norm", "fuse-rotary-embedding", "fuse-attention"};
+  for (const std::string& fam : kFamilies) {
+    const fs::path dir = kDir / fam / (fam + "_seq_dynamo");
+    SCOPED_TRACE(dir.string());
+    const auto inputs = read_set(dir / "test_data_set_0", "input");
+    const auto want = read_set(dir / "test_data_set_0", "output");
+    CompileOptions o;
+    o.dims["sequence"] = inputs.at(0).shape.at(1);
+    const CompileResult fused = compile(dir / "model.onnx", o);
+    ASSERT_TRUE(fused.ok) << diags(fused.diagnostics);
+    const auto ops = ops_of(fused);
+    for (const char* op : {"vk.et_vk.sdpa.default", "vk.et_vk.apply_rotary_emb_hf.default", "vk.et_vk.rms_norm.default"})
+      EXPECT_TRUE(ops.count(op)) << op << " missing";
+    EXPECT_FALSE(ops.count("vk.aten.softmax.default")) << "an attention was left unfused";
+    for (const std::string& b : backends()) expect_close(run_pte(fused.pte, inputs, b), want, fam + " on " + b);
+    // The same graph without the fusions computes the same logits.
+    CompileOptions plain = o;
+    plain.skip_passes = fusions;
+    plain.cpu_fallback = true;
+    const CompileResult unfused = compile(dir / "model.onnx", plain);
+    ASSERT_TRUE(unfused.ok) << diags(unfused.diagnostics);
+    const auto a = run_pte(fused.pte, inputs, "cpu"), b = run_pte(unfused.pte, inputs, "cpu");
+    expect_close(a, b, fam + ": fused vs unfused");
+  }
+}
+
+TEST(DecoderExports, StepGraphsMatchOnnxruntimeAtTwoPastLengths) {
+  for (const std::string& fam : kFamilies)
+    for (const char* exporter : {"dynamo", "legacy"}) {
+      const fs::path dir = kDir / fam / (fam + "_step_" + exporter);
+      SCOPED_TRACE(dir.string());
+      for (const char* set : {"test_data_set_0", "test_data_set_1"}) {
+        const auto inputs = read_set(dir / set, "input");
+        const auto want = read_set(dir / set, "output");
+        CompileOptions o;
+        o.dims["past"] = inputs.at(2).shape.at(2);
+        const CompileResult r = compile(dir / "model.onnx", o);
+        ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+        EXPECT_TRUE(ops_of(r).count("vk.et_vk.sdpa.default"));
+        for (const std::string& b : backends()) expect_close(run_pte(r.pte, inputs, b), want, fam + " " + set + " on " + b);
+      }
+    }
+}
+
+TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
+  for (const std::string& fam : kFamilies) {
+    std::ifstream f(kDir / fam / "greedy.json");
+    const nlohmann::json greedy = nlohmann::json::parse(f);
+    const auto prompt = ints(greedy.at("prompt")), want = ints(greedy.at("hf_generate"));
+    for (const char* exporter : {"dynamo", "legacy"}) {
+      const fs::path model = kDir / fam / (fam + "_step_" + std::string(exporter)) / "model.onnx";
+      SCOPED_TRACE(model.string());
+      CompileOptions o;
+      o.max_seq_len = 32;
+      const CompileResult r = compile(model, o);
+      ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+      const auto ops = ops_of(r);
+      EXPECT_TRUE(ops.count("vk.sdpa_with_kv_cache.default"));
+      EXPECT_FALSE(ops.count("vk.et_vk.sdpa.default")) << "an attention does not use the cache";
+      for (const std::string& b : backends()) {
+        RunOptions ro;
+        ro.backend = b;
+        Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+        ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+        ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the caches are inside
+        const GenerateResult g = s.generate(prompt, want.size());
+        ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+        EXPECT_EQ(g.tokens, want) << "on " << b;
+      }
+    }
+  }
+}
+
+TEST(DecoderExports, KvCacheRefusesWhatItCannotKeep) {
+  // A full-sequence graph has no cache to keep.
+  CompileOptions o;
+  o.max_seq_len = 32;
+  o.dims["sequence"] = 4;
+  const CompileResult r = compile(kDir / "llama/llama_seq_dynamo/model.onnx", o);
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(diags(r.diagnostics).find("no concat-style KV cache"), std::string::npos) << diags(r.diagnostics);
+  // A prompt past the cache fails with one error instead of writing out of bounds.
+  CompileOptions small;
+  small.max_seq_len = 8;
+  const CompileResult c = compile(kDir / "llama/llama_step_dynamo/model.onnx", small);
+  ASSERT_TRUE(c.ok) << diags(c.diagnostics);
+  Session s = Session::open(std::span<const uint8_t>(c.pte));
+  const GenerateResult g = s.generate({1, 2, 3, 4, 5, 6, 7}, 4);
+  EXPECT_FALSE(g.ok);
+  EXPECT_NE(diags(g.diagnostics).find("do not fit a cache of 8"), std::string::npos) << diags(g.diagnostics);
+}
+
+}  // namespace
+}  // namespace vkc::test
