@@ -35,22 +35,24 @@ void require_static_inputs(const ir::Graph& g) {
   for (const ir::Value* v : g.inputs) {
     if (v->shape().is_static()) continue;
     // Name each symbolic dim with a value that suits it: 1 for a batch, a typical length otherwise.
-    std::string fixes;
-    for (const ir::Dim& d : v->shape().dims) {
-      if (d.value) continue;
+    auto suggestion = [](const ir::Dim& d) {
       std::string lower = d.symbol;
       std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
       const bool batch = lower.find("batch") != std::string::npos || lower == "n" || lower == "b";
-      const std::string value = batch ? "1" : "N";
-      fixes += fmt::format("{}--dim {}={}", fixes.empty() ? "" : " ", d.symbol.empty() ? "?" : d.symbol, value);
+      return std::string(batch ? "1" : "N");
+    };
+    std::string fixes, example;
+    for (const ir::Dim& d : v->shape().dims) {
+      example += (example.empty() ? "" : "x") + (d.value ? std::to_string(*d.value) : suggestion(d));
+      if (!d.value)
+        fixes += fmt::format("{}--dim {}={}", fixes.empty() ? "" : " ", d.symbol.empty() ? "?" : d.symbol, suggestion(d));
     }
     const bool unnamed = fixes.find("--dim ?") != std::string::npos;
-    std::string example;
-    for (const ir::Dim& d : v->shape().dims) example += (example.empty() ? "" : "x") + (d.value ? std::to_string(*d.value) : "N");
-    throw CompileError(fmt::format("input '{}' has dynamic shape {}; fix {} with {}{} (N: the size to compile for, "
-                                   "e.g. a sequence length)",
-                                   v->name(), v->shape().str(), unnamed ? "it" : "its dims",
-                                   unnamed ? "" : fixes + " or ", fmt::format("--input-shape {}={}", v->name(), example)));
+    const bool has_n = example.find('N') != std::string::npos;
+    throw CompileError(fmt::format("input '{}' has dynamic shape {}; fix {} with {}{}{}", v->name(), v->shape().str(),
+                                   unnamed ? "it" : "its dims", unnamed ? "" : fixes + " or ",
+                                   fmt::format("--input-shape {}={}", v->name(), example),
+                                   has_n ? " (N: the size to compile for, e.g. a sequence length)" : ""));
   }
 }
 
@@ -86,6 +88,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     throw CompileError(e.what());
   }
   quant.exclude = config.quantize_exclude;
+  quant.min_elements = config.quantize_min_elements;
   // A "-fp16" recipe is force_fp16, recorded in the payload exactly like the flag.
   serializer::CompileOptions options = config.options;
   if (quant.recipe.force_fp16) options.force_fp16 = true;

@@ -47,6 +47,7 @@ struct CompileArgs {
   std::vector<std::string> dims;              // --dim NAME=VALUE (repeatable)
   int64_t max_seq_len = 0;                    // --max-seq-len N
   std::vector<std::string> quantize_exclude;  // --quantize-exclude GLOB (repeatable)
+  int64_t quantize_min_elements = vkc::passes::kMinQuantizedElements;
   std::vector<std::string> skip_passes;       // --skip-pass NAME (repeatable)
   std::string quant_report;                   // --quant-report FILE.json
 };
@@ -105,6 +106,8 @@ int run_compile(const CompileArgs& a) {
   config.skip_passes = a.skip_passes;
   config.quantize = a.quantize;
   config.quantize_exclude = a.quantize_exclude;
+  if (a.quantize_min_elements < 0) throw compiler::OptionError("--quantize-min-elements must be >= 0");
+  config.quantize_min_elements = a.quantize_min_elements;
   config.ir_dump = [](const std::string& pass, const std::string& text) {
     fmt::print(stderr, "// ----- IR after {}\n{}", pass, text);
   };
@@ -216,6 +219,8 @@ int run(int argc, char** argv) {
                     "do not store the SPIR-V of the shader variants the model uses in its payload");
   compile->add_option("--quantize", c.quantize,
                       "quantize weights: 8da4w[:G], int4-weight-only[:G], int8-weight-only, +-fp16/-embedding");
+  compile->add_option("--quantize-min-elements", c.quantize_min_elements,
+                      "linears with fewer weight elements stay fp (default 16384)");
   compile->add_option("--quantize-exclude", c.quantize_exclude, "keep layers whose node or weight name matches GLOB fp (repeatable)");
   compile->add_option("--quant-report", c.quant_report, "write the per-layer quantization report (JSON) to FILE");
 

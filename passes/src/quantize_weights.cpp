@@ -69,12 +69,13 @@ ir::Value* weight_constant(ir::Value* w, bool& transposed) {
 }
 
 // Why a linear stays in floating point under the recipe; nullopt when it is quantized.
-std::optional<std::string> linear_misfit(const QuantRecipe& r, const ir::Node& n, int64_t N, int64_t K) {
+std::optional<std::string> linear_misfit(const QuantRecipe& r, const ir::Node& n, int64_t N, int64_t K,
+                                         int64_t min_elements) {
   const ir::Value* x = n.input(0);
   if (!x || !x->shape().is_static()) return std::string("input shape is not static");
   const auto xs = x->shape().sizes();
-  if (N * K < kMinQuantizedElements)
-    return fmt::format("{} weight elements < {} (tiny layers stay fp)", N * K, kMinQuantizedElements);
+  if (N * K < min_elements)
+    return fmt::format("{} weight elements < {} (tiny layers stay fp; see --quantize-min-elements)", N * K, min_elements);
   if (r.scheme == QuantScheme::Int8WeightOnly) {
     if (K % 4 != 0) return fmt::format("K={} is not a multiple of 4", K);
     if (xs.size() != 2 && xs.size() != 3) return fmt::format("input rank {} (the int8 linear takes 2 or 3)", xs.size());
@@ -235,7 +236,7 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
     }
     Job j{n, w, transposed, JobKind::Q4Embedding, rep.rows, rep.cols, r.embedding_group_size, ctx.quant_report.size()};
     if (!why && linear) {
-      why = linear_misfit(r, *n, rep.rows, rep.cols);
+      why = linear_misfit(r, *n, rep.rows, rep.cols, ctx.quant.min_elements);
       j.group = r.group_size;
       j.kind = r.scheme == QuantScheme::Int8WeightOnly      ? JobKind::Q8Linear
                : r.scheme == QuantScheme::Int4WeightOnly    ? JobKind::Q4Linear

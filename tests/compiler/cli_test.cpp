@@ -96,7 +96,8 @@ TEST(Cli, InspectShowsCalledDelegateFamiliesAndOptions) {
 TEST(Cli, SymbolicInputWithoutInputShapeSaysHowToFixIt) {
   TempDir dir;
   CliResult r = run_vkc("compile " + kExample + " -o " + (dir / "m.pte").string());
-  expect_one_line_error(r, 1, "input 'image' has dynamic shape [batch,3,32,32]; fix it with --input-shape image=1x3x32x32");
+  expect_one_line_error(r, 1, "input 'image' has dynamic shape [batch,3,32,32]; fix its dims with --dim batch=1 or "
+                        "--input-shape image=1x3x32x32");
   EXPECT_FALSE(fs::exists(dir / "m.pte"));
 }
 

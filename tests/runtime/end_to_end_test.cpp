@@ -134,7 +134,7 @@ TEST_F(RunCommand, ErrorsAreOneLine) {
   const std::string pte = (dir_ / "tiny.pte").string();
   CliResult r = run_vkc("run " + pte);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "vkc: error: input 0 is not given (use --input FILE or --random SEED)\n");
+  EXPECT_EQ(r.err, "vkc: error: input 0 is not given (use --input FILE, --random SEED, or --expect DIR holding input_<i>.pb)\n");
   r = run_vkc("run " + pte + " --input image=" + (kData / "input_0.bin").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("name inputs by index"), std::string::npos) << r.err;

@@ -57,6 +57,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.embed_shaders = options.embed_shaders;
   config.quantize = options.quantization_recipe.value_or("");
   config.quantize_exclude = options.quantize_exclude;
+  config.quantize_min_elements = options.quantize_min_elements;
   config.on_partition = [&r](const ir::Graph&, const partitioner::Partition& p, const partitioner::DeviceLimits& l) {
     r.partition = report_of(p, l.name);
   };

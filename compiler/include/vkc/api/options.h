@@ -64,6 +64,8 @@ struct CompileOptions {
   std::optional<std::string> quantization_recipe;
   /// --quantize-exclude GLOB: layers whose node or weight name matches stay in floating point.
   std::vector<std::string> quantize_exclude;
+  /// --quantize-min-elements N: linears with fewer weight elements stay in floating point (16384).
+  int64_t quantize_min_elements = 16384;
 
   /// The payload options as the serializer's struct (other_specs decoded and merged in).
   /// Returns nullopt and sets `*error` when other_specs is malformed or repeats a modelled key.

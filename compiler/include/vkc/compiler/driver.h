@@ -61,6 +61,8 @@ struct CompileConfig {
   /// --quantize RECIPE (empty: none; passes::parse_quant_recipe) and --quantize-exclude GLOBs.
   std::string quantize;
   std::vector<std::string> quantize_exclude;
+  /// --quantize-min-elements N: smaller linears stay in floating point.
+  int64_t quantize_min_elements = passes::kMinQuantizedElements;
 };
 
 /// A compile that cannot produce a program; the message is one line.

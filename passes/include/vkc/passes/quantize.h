@@ -46,6 +46,8 @@ inline constexpr int64_t kMinQuantizedElements = 16384;
 struct QuantConfig {
   QuantRecipe recipe;
   std::vector<std::string> exclude;
+  /// --quantize-min-elements: linears with fewer weight elements stay in floating point.
+  int64_t min_elements = kMinQuantizedElements;
 };
 
 /// One candidate layer (a linear with a constant weight, or an embedding table).
