@@ -1,5 +1,6 @@
 // RMSNorm as exporters decompose it over the last axis:
-//   x * 1 / Sqrt(ReduceMean(x^2) + eps) [* w]   (also x / Sqrt(...) and x * Pow(..., -0.5))
+//   x * 1 / Sqrt(ReduceMean(x^2) + eps) [* w]   (also x / Sqrt(...), x * Reciprocal(Sqrt(...)) and
+//   x * Pow(..., -0.5))
 // becomes et_vk.rms_norm(x, w, eps); a missing w is ones.
 #include <cmath>
 
@@ -37,7 +38,9 @@ bool fuse_at(ir::Graph& g, ir::Node* mean) {
     dead.push_back(sqrt);
     if (ir::Node* div = sole_user(g, sqrt->output(0), "Div"); div && div->input(0) == x) {
       scaled = div;
-    } else if (ir::Node* rec = sole_user(g, sqrt->output(0), "Reciprocal")) {
+    } else if (ir::Node* rec = sole_user(g, sqrt->output(0), "Reciprocal");
+               rec || ((rec = sole_user(g, sqrt->output(0), "Div")) && rec->input(1) == sqrt->output(0) &&
+                       constant_scalar(rec->input(0)) == 1.0)) {  // Reciprocal(s) or Div(1, s)
       ir::Node* mul = sole_user(g, rec->output(0), "Mul");
       if (!mul || other_operand(mul, rec->output(0)) != x) return false;
       dead.push_back(rec);

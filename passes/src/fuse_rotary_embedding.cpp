@@ -144,6 +144,8 @@ int seq_axis_of(const ir::Value* x, const ir::Value* table, int64_t cols) {
   t.insert(t.begin(), 4 - t.size(), 1);
   const Ints d = x->shape().sizes();
   if (d[0] != 1 || t[0] != 1) return 0;
+  // One table row (a decode step, S = 1): the sequence axis is whichever of x's is 1.
+  if (t[1] == 1 && t[2] == 1 && (d[1] == 1 || d[2] == 1)) return d[1] == 1 ? 1 : 2;
   if (t[1] == d[1] && t[2] == 1 && (d[1] > 1 || d[2] == 1)) return 1;
   if (t[2] == d[2] && t[1] == 1 && d[2] > 1) return 2;
   return 0;

@@ -13,7 +13,7 @@ namespace vkc::passes {
 const std::vector<PassInfo>& pipeline() {
   static const std::vector<PassInfo> kPipeline = {
       // Inference graphs carry training leftovers; drop them before matching patterns.
-      {"remove-identity", "drop Identity, one-input Concat and pass-through Dropout (a used mask becomes all true)", remove_identity},
+      {"remove-identity", "drop Identity, one-input Concat, same-dtype Cast and pass-through Dropout (a used mask becomes all true)", remove_identity},
       // onnxruntime's contrib operators (SkipLayerNormalization, FastGelu, ...) as standard ones,
       // before anything matches patterns.
       {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/RMSNorm ops",

@@ -1,4 +1,5 @@
-// remove-identity: Identity, a Concat of one input (the legacy exporter wraps cache inputs so),
+// remove-identity: Identity, a Concat of one input (the legacy exporter wraps cache inputs so), a
+// Cast to the dtype its input has,
 // and Dropout that passes its input through (inference mode, or a
 // ratio of 0) are dropped; a used Dropout mask becomes a constant of all true. A pass-through
 // from a graph input straight to a graph output stays (lowered to a copy).
@@ -28,7 +29,10 @@ void remove_identity(ir::Graph& g, PassContext&) {
   for (ir::Node* n : g.nodes()) {
     const bool dropout = n->is_onnx("Dropout");
     const bool single_concat = n->is_onnx("Concat") && n->num_inputs() == 1 && n->input(0);
-    if (!n->is_onnx("Identity") && !single_concat && !(dropout && dropout_passes_through(n))) continue;
+    // A Cast to the dtype its input already has (the legacy exporter's .to(float32) around norms).
+    const bool noop_cast = n->is_onnx("Cast") && n->input(0) && n->input(0)->type().known() &&
+                           ir::dtype_from_onnx(n->attr_int("to", 0)) == n->input(0)->dtype();
+    if (!n->is_onnx("Identity") && !single_concat && !noop_cast && !(dropout && dropout_passes_through(n))) continue;
     if (dropout && n->outputs().size() > 1 && n->output(1)) {  // the mask keeps every element
       ir::Value* mask = n->output(1);
       if (!g.users(mask).empty() || g.is_output(mask)) {

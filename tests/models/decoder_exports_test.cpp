@@ -143,8 +143,12 @@ TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
       const CompileResult r = compile(model, o);
       ASSERT_TRUE(r.ok) << diags(r.diagnostics);
       const auto ops = ops_of(r);
-      EXPECT_TRUE(ops.count("vk.sdpa_with_kv_cache.default"));
-      EXPECT_FALSE(ops.count("vk.et_vk.sdpa.default")) << "an attention does not use the cache";
+      // Every fusion fires: attention on the cache, RoPE (tables computed from input_pos), RMSNorm.
+      for (const char* op : {"vk.sdpa_with_kv_cache.default", "vk.et_vk.apply_rotary_emb_hf.default",
+                             "vk.et_vk.rms_norm.default"})
+        EXPECT_TRUE(ops.count(op)) << op << " missing";
+      for (const char* op : {"vk.et_vk.sdpa.default", "vk.aten.softmax.default", "vk.aten.pow.Tensor_Scalar"})
+        EXPECT_FALSE(ops.count(op)) << op << " left: a pattern did not fuse";
       for (const std::string& b : backends()) {
         RunOptions ro;
         ro.backend = b;
