@@ -7,6 +7,11 @@ references name, next to the model, with Gaussian values (std 0.02; fp16 and bf1
 them), so vkc can compile the model as if its checkpoint were there. For speed the values are
 slices of one random pool rather than fresh draws.
 
+Tied embeddings: torch.onnx's optimizer folds a tied output projection's Transpose(embedding) into a
+second initializer; a real checkpoint then holds the same values twice. A float matrix [D, V] whose
+transpose has the shape of an embedding table (a [V, D] matrix a Gather reads) is written as that
+transpose, so the weights stay tied as they would be.
+
 usage: fill_external_data.py MODEL.onnx   (needs python3-onnx and numpy: PYENV_VERSION=system python3)
 """
 import os
@@ -23,6 +28,15 @@ def main():
     pool = (rng.standard_normal(1 << 24, dtype=np.float32) * 0.02).astype(np.float32)
     files = {}
     written = 0
+    ext = [t for t in m.graph.initializer if t.data_location == onnx.TensorProto.EXTERNAL]
+    by_shape = {tuple(t.dims): t for t in ext if t.data_type == onnx.TensorProto.FLOAT and len(t.dims) == 2}
+    tables = {n.input[0] for n in m.graph.node if n.op_type == "Gather"}
+    tied = {}  # name of a [D, V] copy -> the [V, D] table it transposes
+    for shape, t in by_shape.items():
+        twin = by_shape.get((shape[1], shape[0]))
+        if twin is not None and t.name in tables and shape[0] != shape[1]:
+            tied[twin.name] = t
+    values = {}  # the tables written, kept for their copies
     for k, t in enumerate(m.graph.initializer):
         if t.data_location != onnx.TensorProto.EXTERNAL:
             continue
@@ -33,7 +47,12 @@ def main():
         f = files[loc]
         offset, length = int(info.get("offset", 0)), int(info["length"])
         f.seek(offset)
-        if t.data_type == onnx.TensorProto.FLOAT:
+        if t.name in tied:
+            src = values.get(tied[t.name].name)
+            if src is None:
+                raise SystemExit(f"{t.name}: its tied table {tied[t.name].name} comes later in the file")
+            f.write(np.ascontiguousarray(src.reshape(tied[t.name].dims).T).tobytes())
+        elif t.data_type == onnx.TensorProto.FLOAT:
             n = length // 4
             start = (k * 7919) % (len(pool) // 2)
             chunks = []
@@ -45,6 +64,8 @@ def main():
                 start = 0
             for c in chunks:
                 f.write(c.tobytes())
+            if t.name in {v.name for v in tied.values()}:
+                values[t.name] = np.concatenate(chunks)
         elif t.data_type in (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16):
             n = length // 2
             v = np.resize(pool, n)

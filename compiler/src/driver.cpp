@@ -126,6 +126,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   passes::PassContext ctx;
   ctx.force_fp16 = options.force_fp16.value_or(false);
   ctx.max_seq_len = config.max_seq_len;
+  ctx.max_texture_width = limits_for(options, config.device).texture[0];
   ctx.quant = std::move(quant);
   passes::PipelineHooks hooks;
   hooks.skip = config.skip_passes;

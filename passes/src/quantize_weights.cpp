@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <thread>
 #include <type_traits>
 
@@ -66,6 +67,23 @@ ir::Value* weight_constant(ir::Value* w, bool& transposed) {
     return p->input(0);
   }
   return w;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Whether f32 matrix `a` [R, C] equals `b` ([R, C], or [C, R] read transposed when `b_transposed`).
+bool same_matrix(const ir::Value* a, const ir::Value* b, bool b_transposed) {
+  const auto as = a->shape().sizes(), bs = b->shape().sizes();
+  const int64_t rows = as[0], cols = as[1];
+  if (b_transposed ? (bs[0] != cols || bs[1] != rows) : bs != as) return false;
+  if (a == b && !b_transposed) return true;
+  const auto* x = reinterpret_cast<const float*>(a->data().data());
+  const auto* y = reinterpret_cast<const float*>(b->data().data());
+  if (!b_transposed) return std::memcmp(x, y, static_cast<size_t>(rows * cols) * sizeof(float)) == 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t k = 0; k < cols; ++k)
+      if (std::memcmp(&x[i * cols + k], &y[k * rows + i], sizeof(float)) != 0) return false;
+  return true;
 }
 
 // Why a linear stays in floating point under the recipe; nullopt when it is quantized.
@@ -215,6 +233,17 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
   const QuantRecipe& r = ctx.quant.recipe;
   if (!r.enabled()) return;
   std::vector<Job> jobs;
+  // Tables a linear also reads (tied input/output embeddings): the embedding is quantized with the
+  // linear's group size, so both pack to the same bytes, which the program then stores once.
+  // Exporters may store the tied output projection as its own (transposed) copy: compared by value.
+  std::vector<std::pair<const ir::Value*, bool>> linear_weights;  // (weight, stored [K, N])
+  if (r.scheme != QuantScheme::None && r.scheme != QuantScheme::Int8WeightOnly)
+    for (ir::Node* n : g.nodes())
+      if (n->is(ir::kVulkanDomain, "aten.linear.default")) {
+        bool t = false;
+        const ir::Value* w = weight_constant(n->input(1), t);
+        if (is_f32_matrix(w)) linear_weights.emplace_back(w, t);
+      }
   for (ir::Node* n : g.nodes()) {
     const bool linear = n->is(ir::kVulkanDomain, "aten.linear.default") && r.scheme != QuantScheme::None;
     const bool embedding = n->is(ir::kVulkanDomain, "aten.embedding.default") && r.embedding;
@@ -241,7 +270,15 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
       j.kind = r.scheme == QuantScheme::Int8WeightOnly      ? JobKind::Q8Linear
                : r.scheme == QuantScheme::Int4WeightOnly    ? JobKind::Q4Linear
                                                             : JobKind::DQ8Q4Linear;
+      // The dynamic-activation linear takes width-packed textures only: a layer whose input or output
+      // row is wider than a texture (an LLM's lm_head over a 128K vocabulary) keeps its int4 weights
+      // with fp activations (linear_q4gsw, any storage).
+      if (j.kind == JobKind::DQ8Q4Linear &&
+          (ceil_div(rep.rows, 4) > ctx.max_texture_width || ceil_div(rep.cols, 4) > ctx.max_texture_width))
+        j.kind = JobKind::Q4Linear;
     } else if (!why) {
+      for (const auto& [lw, t] : linear_weights)
+        if (rep.cols % r.group_size == 0 && same_matrix(w, lw, t)) j.group = r.group_size;
       if (rep.cols % 32 != 0) why = fmt::format("embedding dim {} is not a multiple of 32", rep.cols);
       else if (rep.cols % j.group != 0) why = fmt::format("embedding dim {} is not a multiple of {}", rep.cols, j.group);
     }

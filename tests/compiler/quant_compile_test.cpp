@@ -214,3 +214,57 @@ TEST(OpFamilies, EveryRegistryFamilyIsDescribedAndQuantizedFamiliesMeetTheirFloa
 
 }  // namespace
 }  // namespace vkc::test
+
+namespace vkc::test {
+namespace {
+
+// A real dynamo export with tied input/output embeddings (Qwen3; the exporter stores the output
+// projection as a transposed copy of the table).
+const fs::path kTiedModel = fs::path(VKC_SOURCE_DIR) / "tests/models/decoders/qwen3/qwen3_step_dynamo/model.onnx";
+
+const ir::Node* find_op(const compiler::CompileStats& s, const std::string& op) {
+  for (const ir::Node* n : s.graph->nodes())
+    if (n->op_type() == op) return n;
+  return nullptr;
+}
+
+TEST(QuantCompile, TiedEmbeddingAndOutputProjectionShareOnePackedTable) {
+  TempDir dir;
+  compiler::CompileConfig c;
+  c.quantize = "8da4w:32-embedding";
+  c.quantize_min_elements = 0;
+  c.max_seq_len = 16;
+  const auto s = compiler::compile_file(kTiedModel, dir / "q.pte", c);
+  const ir::Node* emb = find_op(s, "et_vk.embedding_q4gsw.default");
+  ASSERT_NE(emb, nullptr);
+  EXPECT_EQ(std::get<int64_t>(*emb->attr("group_size")), 32);  // the linears' group, not the embedding default
+  const ir::Node* head = nullptr;
+  for (const ir::Node* n : s.graph->nodes())
+    if ((n->op_type() == "et_vk.linear_dq8ca_q4gsw.default" && n->input(3)->shape() == emb->input(0)->shape()) ||
+        (n->op_type() == "et_vk.linear_q4gsw.default" && n->input(1)->shape() == emb->input(0)->shape()))
+      head = n;
+  ASSERT_NE(head, nullptr) << "no quantized output projection of the table's shape";
+  const ir::Value* packed = head->op_type() == "et_vk.linear_q4gsw.default" ? head->input(1) : head->input(3);
+  ASSERT_EQ(packed->data().size(), emb->input(0)->data().size());
+  EXPECT_EQ(std::memcmp(packed->data().data(), emb->input(0)->data().data(), packed->data().size()), 0)
+      << "tied weights packed differently: the program would store the table twice";
+  // (Named data is keyed by content, so the program holds the packed table once.)
+}
+
+TEST(QuantCompile, DynamicActivationLinearWiderThanATextureKeepsInt4WeightsOnly) {
+  TempDir dir;
+  compiler::CompileConfig c;
+  c.quantize = "8da4w:32";
+  c.quantize_min_elements = 0;
+  c.max_seq_len = 16;
+  c.options.texture_limits = serializer::TextureLimits{32, 2048, 2048};  // 128 floats per texture row
+  const auto s = compiler::compile_file(kTiedModel, dir / "q.pte", c);
+  for (const auto& l : s.quantized_layers) {
+    if (!l.quantized) continue;
+    const bool wide = (l.rows + 3) / 4 > 32 || (l.cols + 3) / 4 > 32;
+    EXPECT_EQ(l.op, wide ? "et_vk.linear_q4gsw.default" : "et_vk.linear_dq8ca_q4gsw.default") << l.node;
+  }
+}
+
+}  // namespace
+}  // namespace vkc::test

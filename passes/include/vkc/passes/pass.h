@@ -25,6 +25,9 @@ struct PassContext {
   /// --max-seq-len: the KV-cache length use-kv-cache builds the program for (0: off), and the number
   /// of attention layers it moved onto the cache.
   int64_t max_seq_len = 0;
+  /// The widest 3-D texture (texels along x) the compile partitions for; ops that must use
+  /// textures avoid tensors wider than this.
+  int64_t max_texture_width = 16384;
   size_t kv_cache_layers = 0;
   /// Wall time of each pass run, in pipeline order (filled by run_pipeline).
   std::vector<std::pair<std::string, double>> pass_seconds;
