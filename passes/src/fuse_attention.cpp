@@ -10,7 +10,6 @@
 //   mask always keep at least one position, so for them the two agree.
 #include "pattern_utils.h"
 #include "view_chain.h"
-#include "vkc/kernels/data_movement.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -35,9 +34,10 @@ bool is_rank4(const ir::Value* v) { return v && v->type().known() && v->shape().
 
 // The value whose last two axes `kt` swaps (through any data-movement chain), or null.
 ir::Value* untranspose(const ir::Graph& g, ir::Value* kt) {
-  return find_view_source(g, kt, [](const ir::Value* src, const kernels::HostTensor& mapped) {
-    if (src->shape().rank() != 4) return false;
-    return same_tensor(mapped, kernels::transpose(iota(src->shape().sizes()), {0, 1, 3, 2}));
+  return find_view_source(g, kt, [](const ir::Value* src, const ViewMap& map) {
+    const auto s = src->shape().sizes(), o = map.out_shape();
+    if (s.size() != 4 || o != std::vector<int64_t>{s[0], s[1], s[3], s[2]}) return false;
+    return map.equals([&](const std::vector<int64_t>& i) { return flat_index({i[0], i[1], i[3], i[2]}, s); });
   });
 }
 

@@ -21,7 +21,6 @@
 #include "constants.h"
 #include "pattern_utils.h"
 #include "view_chain.h"
-#include "vkc/kernels/data_movement.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -53,16 +52,16 @@ std::map<const ir::Value*, CachePair> find_cache_pairs(const ir::Graph& g) {
 // The present that `x` ([1, Hq, L, D]) reads, directly or through a head repeat; null if none.
 const CachePair* cache_source(const ir::Graph& g, ir::Value* x, const std::map<const ir::Value*, CachePair>& pairs,
                               int64_t& repeat) {
-  const ir::Value* found = find_view_source(g, x, [&](const ir::Value* src, const kernels::HostTensor& mapped) {
-    if (!pairs.count(src) || mapped.shape.size() != 4) return false;
+  const ir::Value* found = find_view_source(g, x, [&](const ir::Value* src, const ViewMap& map) {
+    const auto& o = map.out_shape();
+    if (!pairs.count(src) || o.size() != 4) return false;
     const auto s = src->shape().sizes();
-    const int64_t hq = mapped.shape[1];
-    if (hq % s[1] != 0 || mapped.shape[0] != s[0] || mapped.shape[2] != s[2] || mapped.shape[3] != s[3]) return false;
+    const int64_t hq = o[1];
+    if (s[1] == 0 || hq % s[1] != 0 || o[0] != s[0] || o[2] != s[2] || o[3] != s[3]) return false;
     const int64_t r = hq / s[1];
-    // repeat_interleave over heads: [1, Hkv, L, D] -> [1, Hkv, r, L, D] -> [1, Hq, L, D]
-    kernels::HostTensor want = kernels::reshape(iota(s), {s[0], s[1], 1, s[2], s[3]});
-    want = kernels::reshape(kernels::expand(want, {s[0], s[1], r, s[2], s[3]}), {s[0], hq, s[2], s[3]});
-    if (!same_tensor(mapped, want)) return false;
+    // repeat_interleave over heads: output head h reads kv head h / r.
+    if (!map.equals([&](const std::vector<int64_t>& i) { return flat_index({i[0], i[1] / r, i[2], i[3]}, s); }))
+      return false;
     repeat = r;
     return true;
   });
