@@ -2,6 +2,9 @@
 // out[m, n] = sum_k q(x[m, k]) * W[n][k] (+ bias[n]) with q(x) = (clamp(round(x / s_m) + z_m,
 // -128, 127) - z_m) * s_m, W the int4 grouped weights (vkc_q4.glslh) times their scales.
 #include "vkc_common.glslh"
+#if defined(SPLIT_k)
+#define VKC_SPLIT_K
+#endif
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 

@@ -5,6 +5,9 @@
 //       times scales[(k / group) * scales_stride + n].
 // Bytes come from a uint array (little-endian words); scales and bias are f32 buffers.
 #include "vkc_common.glslh"
+#if defined(SPLIT_k)
+#define VKC_SPLIT_K
+#endif
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 

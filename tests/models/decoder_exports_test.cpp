@@ -163,6 +163,28 @@ TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
   }
 }
 
+TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend) {
+  // Every linear quantized (groups of 32 fit the tiny dims); decoding runs the split-K kernels.
+  for (const char* recipe : {"8da4w:32-embedding", "int4-weight-only:32", "int8-weight-only"}) {
+    CompileOptions o;
+    o.max_seq_len = 32;
+    o.quantization_recipe = recipe;
+    o.quantize_min_elements = 0;
+    const CompileResult r = compile(kDir / "llama/llama_step_dynamo/model.onnx", o);
+    ASSERT_TRUE(r.ok) << recipe << ": " << diags(r.diagnostics);
+    std::vector<std::vector<int64_t>> tokens;
+    for (const std::string& b : backends()) {
+      RunOptions ro;
+      ro.backend = b;
+      Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+      const GenerateResult g = s.generate({17, 200, 45, 3, 99, 128, 250, 7}, 12);
+      ASSERT_TRUE(g.ok) << recipe << " on " << b << ": " << diags(g.diagnostics);
+      tokens.push_back(g.tokens);
+    }
+    for (size_t i = 1; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], tokens[0]) << recipe;
+  }
+}
+
 TEST(DecoderExports, KvCacheRefusesWhatItCannotKeep) {
   // A full-sequence graph has no cache to keep.
   CompileOptions o;

@@ -97,7 +97,6 @@ void avg_pool2d(Encoder& e) {
 }
 
 // Below this many outputs (elements or texels) and from this K on, linear splits K.
-constexpr int64_t kSplitKMaxOutputs = 16384, kSplitKMinK = 128;
 
 // linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
 void linear(Encoder& e) {
@@ -112,7 +111,7 @@ void linear(Encoder& e) {
   const VkBuffer bias = has_bias ? e.raw(b_arg, out.dtype, n) : e.filled(1, 0, out.dtype);
   // Few outputs and a long K (a vector times a matrix): a workgroup per output splits K
   // (linear_splitk.glsl); otherwise one invocation per output.
-  const bool split_k = out.items() <= kSplitKMaxOutputs && k >= kSplitKMinK;
+  const bool split_k = use_split_k(out, k);
   const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : "linear");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
