@@ -25,6 +25,76 @@ layout(push_constant) uniform Params {
 float load(ivec4 w) { return float(TENSOR_AT(t_in, w, p.in_sizes, 0)); }
 
 // (scale, zero point) of the row at WHCN (., h, c, n).
+vec2 params_of(float lo, float hi) {
+  const float s = max((hi - lo) / float(p.qmax - p.qmin), p.eps);
+  return vec2(s, clamp(float(p.qmin) - roundEven(lo / s), float(p.qmin), float(p.qmax)));
+}
+
+#if defined(SPLIT_k)
+// Invocation t of a workgroup reduces elements t, t + 64, ... of its row(s); shared memory finishes.
+shared vec4 s_lo[LOCAL_SIZE_X], s_hi[LOCAL_SIZE_X];
+
+// min/max (with 0) over the rows `row0` + lane (lanes < `lanes`), combined across the workgroup.
+void reduce_rows(ivec3 row0, int lanes, out vec4 lo, out vec4 hi) {
+  const int t = int(gl_LocalInvocationID.x);
+  lo = vec4(0.0);
+  hi = vec4(0.0);
+  for (int lane = 0; lane < lanes; ++lane)
+    for (int k = t; k < p.in_sizes.x; k += LOCAL_SIZE_X) {
+      const float v = load(ivec4(k, row0.x + lane, row0.yz));
+      lo[lane] = min(lo[lane], v);
+      hi[lane] = max(hi[lane], v);
+    }
+  s_lo[t] = lo;
+  s_hi[t] = hi;
+  barrier();
+  for (int stride = LOCAL_SIZE_X / 2; stride > 0; stride /= 2) {
+    if (t < stride) {
+      s_lo[t] = min(s_lo[t], s_lo[t + stride]);
+      s_hi[t] = max(s_hi[t], s_hi[t + stride]);
+    }
+    barrier();
+  }
+  lo = s_lo[0];
+  hi = s_hi[0];
+}
+
+void main() {
+  const int group = global_index() / LOCAL_SIZE_X;
+  const bool first = gl_LocalInvocationID.x == 0;
+  const ivec4 out_sizes = ivec4(p.in_sizes.yzw, 1);
+  vec4 lo, hi;
+#if defined(STORAGE_buffer)
+  const bool live = group < numel(out_sizes);
+  const ivec4 w = index_to_whcn(live ? group : 0, out_sizes);
+  reduce_rows(w.xyz, live ? 1 : 0, lo, hi);
+  if (!first || !live) return;
+  const vec2 q = params_of(lo.x, hi.x);
+  t_scale[group] = T(q.x);
+  t_zp[group] = int(q.y);
+#else
+  const ivec3 extents = texture_extents(out_sizes, 0);
+  const bool live = group < extents.x * extents.y * extents.z;
+  const ivec3 pos = index_to_pos(live ? group : 0, extents);
+  const ivec4 base = texel_to_whcn(pos, out_sizes, 0);
+  const int lanes = live ? min(4, out_sizes.x - base.x) : 0;
+  reduce_rows(base.xyz, lanes, lo, hi);
+  if (!first || !live) return;
+  vec4 s = vec4(0.0);
+  ivec4 z = ivec4(0);
+  for (int lane = 0; lane < lanes; ++lane) {
+    const vec2 q = params_of(lo[lane], hi[lane]);
+    s[lane] = q.x;
+    z[lane] = int(q.y);
+  }
+  imageStore(t_scale, pos, VEC4_T(s));
+#if defined(DTYPE_f16)
+#undef imageStore  // the zero point is an integer image: no f16 rounding (vkc_common.glslh)
+#endif
+  imageStore(t_zp, pos, z);
+#endif
+}
+#else
 vec2 qparams(ivec3 row) {
   float lo = 0.0, hi = 0.0;
   for (int k = 0; k < p.in_sizes.x; ++k) {
@@ -32,8 +102,7 @@ vec2 qparams(ivec3 row) {
     lo = min(lo, v);
     hi = max(hi, v);
   }
-  const float s = max((hi - lo) / float(p.qmax - p.qmin), p.eps);
-  return vec2(s, clamp(float(p.qmin) - roundEven(lo / s), float(p.qmin), float(p.qmax)));
+  return params_of(lo, hi);
 }
 
 void main() {
@@ -64,3 +133,4 @@ void main() {
   imageStore(t_zp, pos, z);
 #endif
 }
+#endif  // SPLIT_k

@@ -65,12 +65,14 @@ void choose_qparams(Encoder& e) {
   e.require_rep(x, scale, "the input", true);
   if (zp.texture != scale.texture || zp.dtype != ir::DType::Int32) e.fail("the zero point must be i32 like the scale's storage");
   if (scale.texture && scale.packed_dim != 0) e.fail("textures must be width-packed");
-  const auto& v = e.variant(scale);
+  const bool split_k = use_split_k(scale, x.dims.back());
+  const auto& v = e.variant(scale, {}, split_k ? "choose_qparams_splitk" : "choose_qparams");
   Push p(v);
   p.iv("in_sizes", x.sizes).i("qmin", static_cast<int32_t>(e.opt_scalar(4).value_or(-128)));
   p.i("qmax", static_cast<int32_t>(e.opt_scalar(5).value_or(127)));
   p.f("eps", e.is_null(6) ? 1.1920929e-07f : static_cast<float>(e.float_arg(6)));
-  e.dispatch(v, {scale.resource(), zp.resource(), x.resource()}, p, scale.items());
+  e.dispatch(v, {scale.resource(), zp.resource(), x.resource()}, p,
+             split_k ? scale.items() * v.local_size[0] : scale.items());
 }
 
 // et_vk.linear_dq8ca_q4gsw(input, input_scale, input_zero_point, weights, weight_sums, weight_scales,
