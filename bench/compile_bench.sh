@@ -5,8 +5,8 @@
 #   bench/compile_bench.sh [--models DIR] [--repeat N] [--vkc PATH] [--keep-going]
 #
 #   --models DIR   dev models as fetched by get-dev-models.sh (DIR or DIR/dev holds manifest.tsv). Default:
-#                  ${VKC_MODELS_DIR:-$HOME/.cache/vkc-models}, fetched there with get-dev-models.sh if missing
-#                  (found next to the repo as shared/models/, or set VKC_GET_DEV_MODELS=/path/to/script).
+#                  ${VKC_MODELS_DIR:-$HOME/.cache/vkc-models}, fetched there if missing with the repo's
+#                  tests/models/get-dev-models.sh (or VKC_GET_DEV_MODELS=/path/to/script, same interface).
 #   --repeat N     timed runs per model and tool, after one untimed warm-up run (default 5). Medians are shown.
 #   --vkc PATH     the vkc binary (default: $VKC, else build/compiler/vkc in this repo, else vkc on PATH).
 #   --keep-going   after a failed compile, go on with the other models (the exit status is still 1).
@@ -71,15 +71,10 @@ if [ -n "$MODELS_ARG" ]; then
 else
   MODELS_HOME=${VKC_MODELS_DIR:-$HOME/.cache/vkc-models}
   if ! MODEL_DIR=$(find_manifest "$MODELS_HOME"); then
-    GET=${VKC_GET_DEV_MODELS:-}
-    if [ -z "$GET" ]; then
-      for cand in "$REPO/shared/models/get-dev-models.sh" "$REPO/../shared/models/get-dev-models.sh"; do
-        if [ -f "$cand" ]; then GET=$cand; break; fi
-      done
-    fi
-    [ -n "$GET" ] || die "no models in $MODELS_HOME and no get-dev-models.sh found; pass --models DIR or set VKC_GET_DEV_MODELS"
+    GET=${VKC_GET_DEV_MODELS:-$REPO/tests/models/get-dev-models.sh}
+    [ -f "$GET" ] || die "no models in $MODELS_HOME and no $GET; pass --models DIR or set VKC_GET_DEV_MODELS"
     echo "fetching dev models into $MODELS_HOME" >&2
-    SKIP_APT=1 bash "$GET" "$MODELS_HOME" >&2 || die "get-dev-models.sh failed"
+    bash "$GET" "$MODELS_HOME" >&2 || die "get-dev-models.sh failed (exit $?)"
     MODEL_DIR=$(find_manifest "$MODELS_HOME") || die "get-dev-models.sh left no manifest in $MODELS_HOME"
   fi
 fi

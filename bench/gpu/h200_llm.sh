@@ -41,6 +41,25 @@ vkc_gen 1.1b_fp16 "$WORK/tl_fp16.pte"
 "$VKC" compile "$WORK/tl/model.onnx" --max-seq-len 2048 --quantize 8da4w-fp16-embedding -o "$WORK/tl_q.pte"
 vkc_gen 1.1b_8da4w-fp16-embedding "$WORK/tl_q.pte"
 
+echo "== where the GPU time of one decode step goes (VKC_VULKAN_PROFILE=1), by operator"
+for pte in tl_fp16 tl_q; do
+  VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$pte.pte" --backend vulkan --generate 8 --prompt-ids "$PROMPT" > /dev/null 2> "$WORK/$pte.prof"
+  python3 - "$WORK/$pte.prof" "$pte" <<'PY'
+import re, sys, collections
+total, per_op, header = 0.0, collections.Counter(), ""
+for line in open(sys.argv[1]):
+    if line.startswith("vulkan profile:"):
+        header = line.strip()
+    m = re.match(r"\s+([\d.]+) us\s+[\d.]+%\s+node \d+ \((.*)\)", line)
+    if m:
+        per_op[m.group(2)] += float(m.group(1))
+        total += float(m.group(1))
+print(f"{sys.argv[2]}: {header}")
+for op, us in per_op.most_common(8):
+    print(f"   {us:9.1f} us  {100 * us / total:5.1f}%  {op}")
+PY
+done
+
 echo "== PyTorch eager (transformers generate, greedy), same GPU"
 python3 - "$N" <<'PY' | tee -a "$results"
 import sys, time, torch, transformers

@@ -3,7 +3,8 @@
 # and compares them with onnxruntime on the same inputs (opt-in; needs node and
 # onnxruntime-node, see docs/conformance.md). REPEAT=N times each run (best of N reported).
 #   usage: dev_models_run.sh VKC_BINARY SOURCE_DIR [--doc docs/conformance.md]
-# Models come from VKC_MODELS_DIR (fetched with ../shared/models/get-dev-models.sh when missing);
+# Models come from VKC_MODELS_DIR (default ~/.cache/vkc-models; tests/models/get-dev-models.sh fetches
+# what is missing, exit 77 when the npm registry cannot be reached);
 # onnxruntime-node from NODE_PATH (default ~/.cache/vkc-bench/node_modules).
 set -euo pipefail
 VKC=${1:?vkc binary}
@@ -22,9 +23,7 @@ REPEAT=${REPEAT:-1}
 MODELS=$(grep -v '^#' "$SRC/tests/models/dev_models.txt")
 command -v node >/dev/null || { echo "dev models run: node is not installed" >&2; exit 77; }
 node -e "require('onnxruntime-node')" 2>/dev/null || { echo "dev models run: onnxruntime-node not found in NODE_PATH=$NODE_PATH" >&2; exit 77; }
-if [ ! -f "$DEST/dev/manifest.tsv" ]; then
-  SKIP_APT=1 "$SHARED/get-dev-models.sh" "$DEST" >/dev/null
-fi
+"$SRC/tests/models/get-dev-models.sh" "$DEST" >/dev/null || exit $?
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Compiles the third-party dev models (fetched at test time, never committed) and
-# prints, per model, how many of its nodes were delegated. Every model must compile fully
+# Compiles the third-party dev models (fetched at test time by get-dev-models.sh, never committed)
+# and prints, per model, how many of its nodes were delegated. Every model must compile fully
 # (MUST_COMPILE lists them all; a model added later may start outside it with its reason).
-#   usage: dev_models_test.sh VKC_BINARY SOURCE_DIR
+#   usage: dev_models_test.sh VKC_BINARY SOURCE_DIR [BUILD_DIR]
+# Models go to $VKC_MODELS_DIR, else BUILD_DIR/dev-models, else ~/.cache/vkc-models.
+# Exits 77 (a skip for ctest) when they are not there yet and the npm registry cannot be reached.
 set -euo pipefail
 VKC=${1:?vkc binary}
 SRC=${2:?source dir}
-FETCH="$SRC/../shared/models/get-dev-models.sh"
-DEST=${VKC_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vkc-models}
+BUILD=${3:-}
+FETCH="$SRC/tests/models/get-dev-models.sh"
+if [ -n "$BUILD" ]; then
+  DEST=${VKC_MODELS_DIR:-$BUILD/dev-models}
+else
+  DEST=${VKC_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vkc-models}
+fi
 
 # id  vkc arguments, one model a line
 MODELS=$(grep -v '^#' "$SRC/tests/models/dev_models.txt")
 MUST_COMPILE="ocr_det_ppocrv4 ocr_rec_ppocrv4 ocr_cls_mobile_v2 blazeface_front_128 blazeface_back_256 oww_melspectrogram
   oww_embedding oww_hey_jarvis oww_alexa oww_timer"
 
-if [ ! -f "$DEST/dev/manifest.tsv" ]; then
-  [ -x "$FETCH" ] || { echo "dev models: $FETCH not found (shared/ must sit beside the repository)" >&2; exit 1; }
-  SKIP_APT=1 "$FETCH" "$DEST" >/dev/null
-fi
+# checks what is there and fetches only what is missing (no network when all is in place)
+"$FETCH" "$DEST" >/dev/null || exit $?
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -14,9 +14,10 @@
 # alone, and a tarball already in the cache is unpacked again without the network, so a second run over a
 # complete DEST touches no network at all.
 #
-# Exit status: 0 done; 77 the npm registry cannot be reached (one line on stderr, nothing else done);
-# 1 anything else, with one line on stderr. Progress goes to stderr, the model list to stdout.
-# Needs bash, tar, gzip and coreutils; npm (with node) only when something has to be downloaded.
+# Exit status: 0 done; 77 something has to be downloaded but the npm registry cannot be reached (one line on
+# stderr); 1 anything else, with one line on stderr. Progress goes to stderr, the model list to stdout.
+# Needs bash, tar, gzip, coreutils, grep, sed, find and cmp; npm (with node) only when something has to be
+# downloaded.
 # DEV_MODELS_LIST=FILE reads another list of the same format.
 set -euo pipefail
 
@@ -27,12 +28,12 @@ if [ $# -ne 1 ] || [ -z "$1" ]; then fail "usage: get-dev-models.sh DEST"; fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LIST=${DEV_MODELS_LIST:-$HERE/dev_models.tsv}
 [ -f "$LIST" ] || fail "model list $LIST not found"
-for tool in tar gzip sha256sum sha512sum base64 od; do
+for tool in tar gzip sha256sum sha512sum base64 od cmp find; do
   command -v "$tool" >/dev/null || fail "$tool is needed but not installed"
 done
-mkdir -p "$1/dev" "$1/cache" 2>/dev/null || fail "cannot create $1/dev and $1/cache"
+mkdir -p "$1/dev" 2>/dev/null || fail "cannot create $1/dev"
 DEST=$(cd "$1" && pwd)
-WORK=$(mktemp -d "$DEST/.work.XXXXXX") || fail "cannot write in $DEST"
+WORK=$(mktemp -d) || fail "cannot make a temporary folder"
 trap 'rm -rf "$WORK"' EXIT
 
 # --- the list ----------------------------------------------------------------------------------------------------
@@ -72,21 +73,20 @@ tarball_matches() {   # FILE INTEGRITY: does FILE have the sha512 that the integ
   [ -f "$1" ] && [ -n "$want" ] && [ "$(sha512sum <"$1" | cut -d' ' -f1)" = "$want" ]
 }
 
-npm_error_line() {   # ERRFILE: the most telling line of npm's stderr
+npm_error_line() {   # ERRFILE: npm's first two error lines (usually the code and what failed), as one line
   local line
-  line=$(grep -m 1 -E '^npm (error|ERR!) (code )?E[A-Z0-9_]+' "$1" || true)
-  [ -n "$line" ] || line=$(grep -m 1 -E '^npm (error|ERR!)' "$1" || true)
+  line=$(grep -E '^npm (error|ERR!) ' "$1" | sed -E 's/^npm (error|ERR!) //' | grep -v '^$' | head -n 2 | paste -sd ' ' || true)
   [ -n "$line" ] || line=$(grep -m 1 . "$1" || echo "no message")
-  printf '%s' "${line:0:200}"
+  printf '%s' "${line:0:240}"
 }
 
 npm_cannot_connect() {   # ERRFILE: did npm fail because it could not talk to the registry at all?
   grep -qE '(ECONNREFUSED|ECONNRESET|ECONNABORTED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ESOCKETTIMEDOUT|ENETUNREACH|EHOSTUNREACH|ENETDOWN|EPIPE|ERR_SOCKET_TIMEOUT|ERR_SOCKET_CONNECTION_TIMEOUT|socket hang up|code E50[234]\b)' "$1"
 }
 
-npm_run() {   # OUTFILE ERRFILE ARGS...: npm with the registry-facing arguments used everywhere here
-  local out=$1 err=$2; shift 2
-  npm "$@" --loglevel=error --no-audit --no-fund --fetch-retries=1 --fetch-timeout=60000 >"$out" 2>"$err" </dev/null
+npm_run() {   # OUTFILE ERRFILE RETRIES ARGS...: npm, quiet, its output in files
+  local out=$1 err=$2 retries=$3; shift 3
+  npm "$@" --loglevel=error --no-audit --no-fund --fetch-retries="$retries" --fetch-timeout=60000 >"$out" 2>"$err" </dev/null
 }
 
 NPM_CHECKED=0
@@ -96,8 +96,8 @@ download() {   # SPEC INTEGRITY TARGET: npm pack SPEC, check it, move it to TARG
     command -v npm >/dev/null || fail "npm is needed to download $spec but is not installed"
     NPM_CHECKED=1
   fi
-  # ask the registry first: a network error here means it cannot be reached, which is a skip, not a failure
-  if ! npm_run "$WORK/view.out" "$WORK/view.err" view "$spec" dist.integrity; then
+  # ask the registry first (no retries): a network error here means it cannot be reached, a skip, not a failure
+  if ! npm_run "$WORK/view.out" "$WORK/view.err" 0 view "$spec" dist.integrity; then
     npm_cannot_connect "$WORK/view.err" && unreachable
     fail "npm view $spec failed: $(npm_error_line "$WORK/view.err")"
   fi
@@ -106,7 +106,7 @@ download() {   # SPEC INTEGRITY TARGET: npm pack SPEC, check it, move it to TARG
   [ "$listed" = "$integrity" ] || fail "the registry's tarball of $spec has integrity $listed, but $LIST pins $integrity"
   echo "fetching $spec" >&2
   dir=$(mktemp -d "$WORK/pack.XXXXXX")
-  if ! (cd "$dir" && npm_run "$WORK/pack.out" "$WORK/pack.err" pack "$spec" --pack-destination "$dir"); then
+  if ! (cd "$dir" && npm_run "$WORK/pack.out" "$WORK/pack.err" 2 pack "$spec" --pack-destination "$dir"); then
     npm_cannot_connect "$WORK/pack.err" && unreachable
     fail "npm pack $spec failed: $(npm_error_line "$WORK/pack.err")"
   fi
@@ -115,6 +115,11 @@ download() {   # SPEC INTEGRITY TARGET: npm pack SPEC, check it, move it to TARG
   tarball_matches "$tgz" "$integrity" || fail "sha512 mismatch for the downloaded tarball of $spec (want $integrity)"
   mv -f "$tgz" "$target"
   rm -rf "$dir"
+}
+
+put() {   # FILE TARGET: copy FILE to TARGET, which appears whole or not at all
+  cp "$1" "$2.part" 2>/dev/null || fail "cannot write $2"
+  mv -f "$2.part" "$2" || fail "cannot write $2"
 }
 
 unpack() {   # TARBALL DIR: DIR/package/ holds the tarball's top folder, whatever its name
@@ -143,7 +148,8 @@ for spec in "${PACKAGES[@]}"; do
   if ! tarball_matches "$tgz" "$integrity"; then
     [ ! -e "$tgz" ] || echo "dev models: cached $tgz does not match its sha512, fetching it again" >&2
     download "$spec" "$integrity" "$WORK/download.tgz"
-    mv -f "$WORK/download.tgz" "$tgz"
+    mkdir -p "$DEST/cache" || fail "cannot create $DEST/cache"
+    put "$WORK/download.tgz" "$tgz"
   fi
   unpack "$tgz" "$dir"
   for i in "${!M_ID[@]}"; do
@@ -164,8 +170,8 @@ done
       "$(stat -c %s "$DEST/dev/$rel")" "${M_SHA[$i]}"
   done
 } >"$WORK/manifest.tsv"
-if ! cmp -s "$WORK/manifest.tsv" "$DEST/dev/manifest.tsv"; then
-  mv -f "$WORK/manifest.tsv" "$DEST/dev/manifest.tsv"
+if ! cmp -s "$WORK/manifest.tsv" "$DEST/dev/manifest.tsv"; then   # a complete DEST may be read-only
+  put "$WORK/manifest.tsv" "$DEST/dev/manifest.tsv"
 fi
 
 tail -n +2 "$DEST/dev/manifest.tsv" | while IFS=$'\t' read -r id class _ _ rel bytes _; do
