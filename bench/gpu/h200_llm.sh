@@ -50,7 +50,7 @@ total, per_op, header = 0.0, collections.Counter(), ""
 for line in open(sys.argv[1]):
     if line.startswith("vulkan profile:"):
         header = line.strip()
-    m = re.match(r"\s+([\d.]+) us\s+[\d.]+%\s+node \d+ \((.*)\)", line)
+    m = re.match(r"\s+([\d.]+) us\s+[\d.]+%\s+(\S+)", line)
     if m:
         per_op[m.group(2)] += float(m.group(1))
         total += float(m.group(1))
