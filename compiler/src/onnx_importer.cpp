@@ -84,6 +84,7 @@ std::shared_ptr<onnx::ModelProto> parse_bytes(std::span<const uint8_t> bytes) {
 std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model, const fs::path& model_dir,
                                         const ImportOptions& options) {
   if (!model->has_graph()) throw ImportError("the model has no graph");
+  sort_nodes(*model->mutable_graph());  // some converters leave nodes out of order
   const onnx::GraphProto& proto = model->graph();
   if (proto.output_size() == 0) throw ImportError(fmt::format("graph '{}' has no outputs", proto.name()));
 

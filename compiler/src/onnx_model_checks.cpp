@@ -4,6 +4,7 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -108,6 +109,56 @@ void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path
   } catch (const std::exception& e) {
     throw ImportError("ONNX checker: " + first_line(e.what()));
   }
+}
+
+void sort_nodes(onnx::GraphProto& graph) {
+  const int n = graph.node_size();
+  std::unordered_map<std::string, int> producer;  // value name -> node index
+  for (int i = 0; i < n; ++i)
+    for (const std::string& out : graph.node(i).output())
+      if (!out.empty()) producer.emplace(out, i);
+  // Graph inputs, initializers and omitted ("") inputs have no producer: available from the start.
+  std::vector<std::vector<int>> users(n);
+  std::vector<int> waiting(n, 0);
+  bool sorted = true;
+  for (int i = 0; i < n; ++i) {
+    std::unordered_set<int> deps;
+    for (const std::string& in : graph.node(i).input()) {
+      auto it = producer.find(in);
+      if (in.empty() || it == producer.end()) continue;
+      if (it->second == i)
+        throw ImportError(fmt::format("node {} reads its own output '{}': the graph has a cycle",
+                                      describe_node(graph.node(i).name(), graph.node(i)), in));
+      if (deps.insert(it->second).second) {
+        users[it->second].push_back(i);
+        ++waiting[i];
+        sorted = sorted && it->second < i;
+      }
+    }
+  }
+  if (sorted) return;
+  // Kahn's algorithm, always taking the lowest-numbered ready node (keeps the file's order where it can).
+  std::set<int> ready;
+  for (int i = 0; i < n; ++i)
+    if (waiting[i] == 0) ready.insert(i);
+  std::vector<int> order;
+  order.reserve(static_cast<size_t>(n));
+  while (!ready.empty()) {
+    const int i = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(i);
+    for (int u : users[i])
+      if (--waiting[u] == 0) ready.insert(u);
+  }
+  if (static_cast<int>(order.size()) != n)
+    for (int i = 0; i < n; ++i)
+      if (waiting[i] > 0)
+        throw ImportError(
+            fmt::format("the graph has a cycle through node {}", describe_node(graph.node(i).name(), graph.node(i))));
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Reserve(n);
+  for (int i : order) *nodes.Add() = std::move(*graph.mutable_node(i));
+  graph.mutable_node()->Swap(&nodes);
 }
 
 }  // namespace vkc::compiler::detail

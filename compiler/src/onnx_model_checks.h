@@ -26,6 +26,11 @@ std::string describe_node(const std::string& name, const onnx::NodeProto& node);
 /// name gets a `_<n>` suffix so that names are unique.
 std::vector<std::string> unique_node_names(const onnx::GraphProto& graph);
 
+/// Puts the graph's nodes in topological order (stable: already-sorted graphs are unchanged), as
+/// onnxruntime accepts them from converters that leave them out of order. Throws ImportError naming a
+/// node of a cycle, or a node input that nothing produces.
+void sort_nodes(onnx::GraphProto& graph);
+
 /// Opset imports of the domains vkc lists ("", "com.microsoft", "ai.onnx.ml"), by IR domain.
 std::map<std::string, int64_t> listed_opsets(const onnx::ModelProto& model);
 

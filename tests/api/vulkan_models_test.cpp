@@ -185,3 +185,65 @@ TEST(VulkanModels, BroadcastMatMulsMatchTheDefinition) {
 
 }  // namespace
 }  // namespace vkc::test
+
+namespace vkc::test {
+namespace {
+
+// LayerNormalization and an RMSNorm (as exporters decompose it; fused to et_vk.rms_norm) over rows of
+// 300+ elements: the vulkan backend runs them a workgroup per row (layer_norm_wg.glsl). Width-packed
+// and channels-packed textures, and buffers (texture limits too small for the rows), against the cpu.
+TEST(VulkanModels, LongRowNormsMatchCpuOnEveryStorage) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 1, 3, 301}, std::vector<int64_t>{1, 5, 3, 301}}) {
+    for (bool small_textures : {false, true}) {
+      const int64_t w = shape.back();
+      int64_t n = 1;
+      for (int64_t d : shape) n *= d;
+      ModelBuilder b(8, 17);
+      const std::vector<std::variant<int64_t, std::string>> dims(shape.begin(), shape.end());
+      b.input("x", kF32, dims);
+      b.output("y", kF32, dims);
+      b.output("z", kF32, dims);
+      b.raw_floats("g", {w}, normal(w, 4));
+      b.raw_floats("beta", {w}, normal(w, 5));
+      auto* ln = b.node("LayerNormalization", {"x", "g", "beta"}, {"y"}, "ln");
+      attr_int(ln, "axis", -1);
+      b.raw_floats("two", {}, {2.f});
+      b.raw_floats("eps", {}, {1e-5f});
+      auto* mean = b.node("ReduceMean", {"sq"}, {"ms"}, "ms");
+      attr_ints(mean, "axes", {-1});
+      b.node("Pow", {"x", "two"}, {"sq"}, "sq");
+      b.node("Add", {"ms", "eps"}, {"mse"}, "mse");
+      b.node("Sqrt", {"mse"}, {"rms"}, "rms");
+      b.node("Reciprocal", {"rms"}, {"inv"}, "inv");
+      b.node("Mul", {"x", "inv"}, {"xn"}, "xn");
+      b.node("Mul", {"xn", "g"}, {"z"}, "z");
+      // ReduceMean before its input in the file: the importer sorts nodes.
+      CompileOptions o;
+      if (small_textures) o.texture_limits = TextureLimits{32, 32, 32};
+      const CompileResult r = compile(b.bytes(), fs::path(), o);
+      ASSERT_TRUE(r) << r.error();
+      bool fused = false;
+      for (const auto& node : r.partition.nodes) fused = fused || node.op == "vk.et_vk.rms_norm.default";
+      EXPECT_TRUE(fused);
+      const std::vector<Tensor> in = {Tensor::of(ir::DType::Float32, shape, normal(static_cast<size_t>(n), 6))};
+      RunOptions vk;
+      vk.backend = "vulkan";
+      const RunResult cpu = vkc::run(r.pte, in), gpu = vkc::run(r.pte, in, vk);
+      ASSERT_TRUE(cpu) << describe(cpu.diagnostics);
+      ASSERT_TRUE(gpu) << describe(gpu.diagnostics);
+      for (size_t o_i = 0; o_i < 2; ++o_i) {
+        double diff = 0, scale = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          diff = std::max(diff, std::abs(cpu.outputs[o_i].get_f(i) - gpu.outputs[o_i].get_f(i)));
+          scale = std::max(scale, std::abs(cpu.outputs[o_i].get_f(i)));
+        }
+        EXPECT_GT(scale, 0.5);
+        EXPECT_LT(diff, 1e-4) << "output " << o_i << ", shape [" << shape[1] << ",..], small textures " << small_textures;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vkc::test

@@ -333,3 +333,32 @@ TEST(OnnxImporter, ImportsLibonnxTestdataConv) {
 
 }  // namespace
 }  // namespace vkc::compiler
+
+namespace vkc::compiler {
+namespace {
+
+// Converters (some fp16 ones) leave nodes out of order; onnxruntime sorts them, and so does vkc.
+TEST(OnnxImporter, NodesOutOfOrderAreSortedAndCyclesNamed) {
+  TempDir dir;
+  ModelBuilder m;
+  m.input("X", kF32, {4});
+  m.output("Y", kF32, {4});
+  m.node("Neg", {"b"}, {"Y"}, "third");
+  m.node("Relu", {"a"}, {"b"}, "second");
+  m.node("Abs", {"X"}, {"a"}, "first");
+  auto g = import_onnx_file(m.save(dir / "unsorted.onnx"));
+  std::vector<std::string> order;
+  for (const ir::Node* n : g->nodes()) order.push_back(n->op_type());
+  EXPECT_EQ(order, (std::vector<std::string>{"Abs", "Relu", "Neg"}));
+
+  ModelBuilder c;
+  c.input("X", kF32, {4});
+  c.output("Y", kF32, {4});
+  c.node("Add", {"X", "q"}, {"p"}, "p");
+  c.node("Relu", {"p"}, {"q"}, "q");
+  c.node("Neg", {"q"}, {"Y"}, "y");
+  EXPECT_THAT(import_error(c.save(dir / "cycle.onnx")), ::testing::HasSubstr("cycle"));
+}
+
+}  // namespace
+}  // namespace vkc::compiler

@@ -4,16 +4,18 @@
 # onnxruntime-node, see docs/conformance.md). REPEAT=N times each run (best of N reported).
 #   usage: dev_models_run.sh VKC_BINARY SOURCE_DIR [--doc docs/conformance.md]
 # Models come from VKC_MODELS_DIR (default ~/.cache/vkc-models; tests/models/get-dev-models.sh fetches
-# what is missing, exit 77 when the npm registry cannot be reached);
-# onnxruntime-node from NODE_PATH (default ~/.cache/vkc-bench/node_modules).
+# what is missing, exit 77 when the npm registry cannot be reached). The references come from
+# tests/conformance/ort-reference.js, with onnxruntime-node from NODE_PATH; without NODE_PATH,
+# onnxruntime-node@1.30.0 is installed on first use under ~/.cache/vkc-bench (as bench/compile_bench.sh
+# does; exit 77 when that fails).
 set -euo pipefail
 VKC=${1:?vkc binary}
 SRC=${2:?source dir}
 DOC=
 [ "${3:-}" = "--doc" ] && DOC=${4:?--doc FILE}
-SHARED="$SRC/../shared/models"
+ORT_REFERENCE="$SRC/tests/conformance/ort-reference.js"
+ORT_VERSION=1.30.0
 DEST=${VKC_MODELS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/vkc-models}
-export NODE_PATH=${NODE_PATH:-$HOME/.cache/vkc-bench/node_modules}
 RTOL=${RTOL:-1e-3}
 ATOL=${ATOL:-1e-4}
 BACKEND=${BACKEND:-cpu}
@@ -22,6 +24,18 @@ REPEAT=${REPEAT:-1}
 # id  vkc arguments, one model a line
 MODELS=$(grep -v '^#' "$SRC/tests/models/dev_models.txt")
 command -v node >/dev/null || { echo "dev models run: node is not installed" >&2; exit 77; }
+if [ -z "${NODE_PATH:-}" ]; then
+  # the cache bench/compile_bench.sh installs into; never inside the source tree
+  ORT_PREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/vkc-bench
+  export NODE_PATH=$ORT_PREFIX/node_modules
+  if ! node -e "require('onnxruntime-node')" 2>/dev/null && command -v npm >/dev/null; then
+    echo "dev models run: installing onnxruntime-node@$ORT_VERSION under $ORT_PREFIX" >&2
+    mkdir -p "$ORT_PREFIX"
+    # its postinstall would fetch CUDA libraries from outside the npm registry; the CPU EP is in the package
+    ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$ORT_PREFIX" --no-save --no-audit --no-fund --loglevel=error \
+      --fetch-retries=1 --fetch-timeout=60000 "onnxruntime-node@$ORT_VERSION" </dev/null >&2 || true
+  fi
+fi
 node -e "require('onnxruntime-node')" 2>/dev/null || { echo "dev models run: onnxruntime-node not found in NODE_PATH=$NODE_PATH" >&2; exit 77; }
 "$SRC/tests/models/get-dev-models.sh" "$DEST" >/dev/null || exit $?
 
@@ -35,8 +49,25 @@ while read -r id args; do
   file=$(awk -F'\t' -v id="$id" '$1 == id { print $5 }' "$DEST/dev/manifest.tsv")
   model="$DEST/dev/$file"
   base=$(basename "$model" .onnx)
-  ort_ms=$(ORT_DUMP="$tmp/ort" node "$SHARED/ort-reference.js" "$model" 2>/dev/null | sed -n 's/.*"steady_run_ms":\([0-9.]*\).*/\1/p')
+  # the shapes vkc compiles with (--input-shape NAME=DxD...) are the shapes onnxruntime gets
+  shapes=() prev=
+  # shellcheck disable=SC2086  # args are words
+  for a in $args; do
+    [ "$prev" = --input-shape ] && shapes+=("$a")
+    case $a in --input-shape=*) shapes+=("${a#--input-shape=}") ;; esac
+    prev=$a
+  done
+  ort_json=$(ORT_DUMP="$tmp/ort" ORT_INPUT_SHAPES="${shapes[*]}" node "$ORT_REFERENCE" "$model" 2>&1 || true)
+  ort_ms=$(sed -n 's/.*"steady_run_ms":\([0-9.]*\).*/\1/p' <<<"$ort_json")
   ort_ms=${ort_ms:+$(printf '%.2f' "$ort_ms")}
+  if ! grep -q '"ok":true' <<<"$ort_json"; then
+    reason=$(sed -n 's/.*"error":"\(.*\)".*/\1/p' <<<"$ort_json" | head -1)
+    reason=${reason:-$(tail -1 <<<"$ort_json")}
+    reason=${reason:0:110}
+    table+=$'\n'"| $id | no onnxruntime reference: ${reason//|/ } | | | | – |"
+    failures=$((failures + 1))
+    continue
+  fi
   # shellcheck disable=SC2086  # args are words
   if ! "$VKC" compile "$model" $args -o "$tmp/$id.pte" >/dev/null 2>"$tmp/err"; then
     reason=$(sed -n 's/^vkc: error: //p' "$tmp/err")

@@ -47,12 +47,15 @@ void rms_norm(Encoder& e) {
   const int64_t w = in.dims.empty() ? 1 : in.dims.back();
   const VkBuffer weight = e.raw(1, out.dtype, w);
   const VkBuffer zeros = e.filled(w, 0, out.dtype);
-  const auto& v = e.variant(out);
+  // Long rows (a hidden size): a workgroup per row unit (layer_norm_wg.glsl's RMS variant).
+  const bool wide = w >= 256;
+  const auto& v = e.variant(out, {}, wide ? "rms_norm_wg" : "rms_norm");
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(2))).i("packed_dim", out.packed_dim);
   ivec4 rows = out.sizes;
   rows[0] = 1;
-  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {zeros, VK_NULL_HANDLE}}, p, out.items(rows));
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {zeros, VK_NULL_HANDLE}}, p,
+             out.items(rows) * (wide ? v.local_size[0] : 1));
 }
 
 // sdpa(q, k, v, attn_mask?, scale?) on [B, H, S, D] tensors.

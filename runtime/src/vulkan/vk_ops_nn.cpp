@@ -201,12 +201,15 @@ void layer_norm(Encoder& e) {
   const int64_t w = in.dims.back();
   const ir::DType dt = out.dtype;
   const auto [weight, bias] = weight_and_bias(e, 2, w, dt);
-  const auto& v = e.variant(out);
+  // Long rows: a workgroup per row unit (layer_norm_wg.glsl) instead of one invocation.
+  const bool wide = w >= 256;
+  const auto& v = e.variant(out, {}, wide ? "layer_norm_wg" : "layer_norm");
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(4))).i("packed_dim", out.packed_dim);
   ivec4 rows = out.sizes;
   rows[0] = 1;
-  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items(rows));
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p,
+             out.items(rows) * (wide ? v.local_size[0] : 1));
 }
 
 void upsample(Encoder& e) {
