@@ -135,7 +135,7 @@ ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, s
   if (begin > file->size() || count > file->size() - begin)
     throw ImportError(fmt::format("{}: external data offset {} + length {} lies beyond the end of '{}' ({} bytes)",
                                   what, begin, count, location, file->size()));
-  return ir::TensorData::view(file, file->data() + begin, count);
+  return ir::TensorData::file_view(file, file->data() + begin, count);
 }
 
 std::vector<std::shared_ptr<const void>> ExternalData::mappings() const {

@@ -19,4 +19,10 @@ TensorData TensorData::view(std::shared_ptr<const void> owner, const uint8_t* da
   return d;
 }
 
+TensorData TensorData::file_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size) {
+  TensorData d = view(std::move(owner), data, size);
+  d.file_backed_ = true;
+  return d;
+}
+
 }  // namespace vkc::ir

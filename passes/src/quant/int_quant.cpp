@@ -146,15 +146,18 @@ double sqnr_db(double signal, double noise) {
   return 10.0 * std::log10(signal / noise);
 }
 
-void release_pages(const void* data, size_t size) {
-#ifdef MADV_PAGEOUT
+void release_pages(const void* data, size_t size, bool file_backed) {
   const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
   const auto end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
-  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
-#else
-  (void)data;
-  (void)size;
+  if (end <= begin) return;
+  // Only a private read-only file mapping may be DONTNEED'ed: anonymous memory would read back zeros.
+  if (file_backed) {
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    return;
+  }
+#ifdef MADV_PAGEOUT
+  ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
 #endif
 }
 

@@ -38,7 +38,7 @@ struct Int8PerChannel {
 /// time into a small buffer (kBlock * cols floats), reading whole cache lines of the source.
 class RowReader {
  public:
-  static constexpr int64_t kBlock = 16;
+  static constexpr int64_t kBlock = 8;
   RowReader(const float* w, int64_t rows, int64_t cols, bool transposed)
       : w_(w), rows_(rows), cols_(cols), transposed_(transposed) {}
   /// Row n (call with n increasing for transposed sources).
@@ -85,9 +85,10 @@ std::vector<T> transpose_padded(std::span<const T> m, int64_t rows, int64_t cols
 /// 10 log10(signal / noise) in dB; 200 when noise is 0.
 double sqnr_db(double signal, double noise);
 
-/// Tells the kernel the pages of [data, data + size) will not be read again (MADV_PAGEOUT on the
-/// whole pages inside). Harmless on any memory: heap pages stay, pages of a read-only file
-/// mapping leave this process's resident set and are read back from the file if touched again.
-void release_pages(const void* data, size_t size);
+/// Tells the kernel the pages of [data, data + size) will not be read again. For a read-only file
+/// mapping (`file_backed`) they leave this process's resident set and stay in the page cache
+/// (MADV_DONTNEED: a later touch maps them back without disk reads); other memory gets
+/// MADV_PAGEOUT, harmless (heap pages stay).
+void release_pages(const void* data, size_t size, bool file_backed = false);
 
 }  // namespace vkc::passes::quant

@@ -19,6 +19,10 @@ class TensorData {
   static TensorData owned(std::vector<uint8_t> bytes);
   /// A view of [data, data+size) kept valid by `owner`.
   static TensorData view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size);
+  /// A view into a read-only file mapping (external data): its pages can be dropped from the
+  /// process and are read back from the file (the page cache) if touched again.
+  static TensorData file_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size);
+  bool file_backed() const { return file_backed_; }
 
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
@@ -34,6 +38,7 @@ class TensorData {
   std::shared_ptr<const void> owner_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  bool file_backed_ = false;
 };
 
 }  // namespace vkc::ir
