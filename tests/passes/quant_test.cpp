@@ -181,3 +181,30 @@ TEST(QuantSqnr, FloorsOnGaussianWeights) {
 
 }  // namespace
 }  // namespace vkc::passes
+
+namespace vkc::passes::quant {
+namespace {
+
+// A MatMul-form weight ([K, N], read transposed) quantizes to exactly what its transpose does row by
+// row: packed nibbles, scales, group sums, and the SQNR terms. Odd N and a K of several groups.
+TEST(Int4Grouped, TransposedSourceQuantizesLikeItsTranspose) {
+  const int64_t n = 37, k = 96, group = 32;
+  std::vector<float> w(static_cast<size_t>(n * k)), wt(static_cast<size_t>(n * k));
+  uint32_t state = 7;
+  for (auto& x : w) {
+    state = state * 1664525u + 1013904223u;
+    x = (static_cast<float>(state >> 8) / 16777216.0f - 0.5f) * (1.0f + static_cast<float>(state % 5));
+  }
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < k; ++c) wt[static_cast<size_t>(c * n + r)] = w[static_cast<size_t>(r * k + c)];
+  const Int4Grouped a = quantize_int4_grouped(w.data(), n, k, group);
+  const Int4Grouped b = quantize_int4_grouped(RowReader(wt.data(), n, k, true), n, k, group);
+  EXPECT_EQ(a.packed, b.packed);
+  EXPECT_EQ(a.scales, b.scales);
+  EXPECT_EQ(a.group_sums, b.group_sums);
+  EXPECT_NEAR(a.signal, b.signal, 1e-6 * a.signal);
+  EXPECT_NEAR(a.noise, b.noise, 1e-5 * a.noise);
+}
+
+}  // namespace
+}  // namespace vkc::passes::quant

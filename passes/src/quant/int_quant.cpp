@@ -44,8 +44,72 @@ const float* RowReader::row(int64_t n) {
   return block_.data() + (n - block_start_) * cols_;
 }
 
+namespace {
+
+// quantize_int4_grouped of a matrix stored transposed (a MatMul's [K, N] weight, read as [N, K]),
+// group by group: the group's K-rows of the source are read once, in order, and every output row n
+// is quantized across them at once (vectorizable over n), two K-positions per packed byte.
+Int4Grouped quantize_int4_grouped_columns(const float* src, int64_t rows, int64_t cols, int64_t group) {
+  Int4Grouped r;
+  r.rows = rows;
+  r.cols = cols;
+  r.group = group;
+  const int64_t groups = cols / group;
+  const int64_t row_bytes = pad8(cols) / 2;
+  r.packed.assign(static_cast<size_t>(rows * row_bytes), 0x88);  // padding: q = 0
+  r.scales.resize(static_cast<size_t>(rows * groups));
+  r.group_sums.resize(static_cast<size_t>(rows * groups));
+  const size_t n_rows = static_cast<size_t>(rows);
+  std::vector<float> amax(n_rows), scale(n_rows), inv(n_rows), sum(n_rows), gs(n_rows), gn(n_rows), q0(n_rows);
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* tile = src + g * group * rows;  // source rows k = g * group .. + group, each `rows` long
+    std::fill(amax.begin(), amax.end(), 0.0f);
+    for (int64_t i = 0; i < group; ++i) {
+      const float* x = tile + i * rows;
+      for (int64_t n = 0; n < rows; ++n) amax[n] = std::max(amax[n], std::fabs(x[n]));
+    }
+    for (int64_t n = 0; n < rows; ++n) {
+      scale[n] = int4_scale(amax[n]);
+      inv[n] = 1.0f / scale[n];
+    }
+    std::fill(sum.begin(), sum.end(), 0.0f);
+    std::fill(gs.begin(), gs.end(), 0.0f);
+    std::fill(gn.begin(), gn.end(), 0.0f);
+    for (int64_t i = 0; i < group; ++i) {
+      const float* x = tile + i * rows;
+      const int64_t k = g * group + i;
+      for (int64_t n = 0; n < rows; ++n) {
+        const float q = std::clamp(round_even(x[n] * inv[n]), -8.0f, 7.0f);
+        sum[n] += q;
+        const float e = x[n] - q * scale[n];
+        gs[n] += x[n] * x[n];
+        gn[n] += e * e;
+        if ((k & 1) == 0) {
+          q0[n] = q;
+        } else {
+          r.packed[static_cast<size_t>(n * row_bytes + k / 2)] =
+              static_cast<uint8_t>((static_cast<int>(q) + 8) << 4 | (static_cast<int>(q0[n]) + 8));
+        }
+      }
+      if ((k & 1) == 0 && k + 1 == cols)  // an odd K: the last byte's high nibble stays padding (q = 0)
+        for (int64_t n = 0; n < rows; ++n)
+          r.packed[static_cast<size_t>(n * row_bytes + k / 2)] = static_cast<uint8_t>(0x80 | (static_cast<int>(q0[n]) + 8));
+    }
+    for (int64_t n = 0; n < rows; ++n) {
+      r.scales[static_cast<size_t>(n * groups + g)] = scale[n];
+      r.group_sums[static_cast<size_t>(n * groups + g)] = static_cast<int32_t>(sum[n]);
+      r.signal += gs[n];
+      r.noise += gn[n];
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group) {
   if (group <= 0 || cols % group != 0) throw std::invalid_argument("cols must be a multiple of the group size");
+  if (rows_of.transposed()) return quantize_int4_grouped_columns(rows_of.data(), rows, cols, group);
   Int4Grouped r;
   r.rows = rows;
   r.cols = cols;

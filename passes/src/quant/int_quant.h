@@ -43,6 +43,8 @@ class RowReader {
       : w_(w), rows_(rows), cols_(cols), transposed_(transposed) {}
   /// Row n (call with n increasing for transposed sources).
   const float* row(int64_t n);
+  bool transposed() const { return transposed_; }
+  const float* data() const { return w_; }
 
  private:
   const float* w_;
