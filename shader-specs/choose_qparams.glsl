@@ -24,18 +24,42 @@ layout(push_constant) uniform Params {
 
 float load(ivec4 w) { return float(TENSOR_AT(t_in, w, p.in_sizes, 0)); }
 
-// (scale, zero point) of the row at WHCN (., h, c, n).
+// (scale, zero point) of a row whose min and max (each with 0) are lo and hi.
 vec2 params_of(float lo, float hi) {
   const float s = max((hi - lo) / float(p.qmax - p.qmin), p.eps);
   return vec2(s, clamp(float(p.qmin) - roundEven(lo / s), float(p.qmin), float(p.qmax)));
 }
+
+#if defined(STORAGE_buffer)
+void store_element(int i, float lo, float hi) {
+  const vec2 q = params_of(lo, hi);
+  t_scale[i] = T(q.x);
+  t_zp[i] = int(q.y);
+}
+#else
+// The `lanes` rows of one output texel, lane by lane.
+void store_texel(ivec3 pos, vec4 lo, vec4 hi, int lanes) {
+  vec4 s = vec4(0.0);
+  ivec4 z = ivec4(0);
+  for (int lane = 0; lane < lanes; ++lane) {
+    const vec2 q = params_of(lo[lane], hi[lane]);
+    s[lane] = q.x;
+    z[lane] = int(q.y);
+  }
+  imageStore(t_scale, pos, VEC4_T(s));
+#if defined(DTYPE_f16)
+#undef imageStore  // the zero point is an integer image: no f16 rounding (vkc_common.glslh)
+#endif
+  imageStore(t_zp, pos, z);
+}
+#endif
 
 #if defined(SPLIT_k)
 // Invocation t of a workgroup reduces elements t, t + 64, ... of its row(s); shared memory finishes.
 shared vec4 s_lo[LOCAL_SIZE_X], s_hi[LOCAL_SIZE_X];
 
 // min/max (with 0) over the rows `row0` + lane (lanes < `lanes`), combined across the workgroup.
-void reduce_rows(ivec3 row0, int lanes, out vec4 lo, out vec4 hi) {
+void min_max(ivec3 row0, int lanes, out vec4 lo, out vec4 hi) {
   const int t = int(gl_LocalInvocationID.x);
   lo = vec4(0.0);
   hi = vec4(0.0);
@@ -59,78 +83,41 @@ void reduce_rows(ivec3 row0, int lanes, out vec4 lo, out vec4 hi) {
   hi = s_hi[0];
 }
 
+// A workgroup per output element / texel; invocation 0 stores.
 void main() {
-  const int group = global_index() / LOCAL_SIZE_X;
-  const bool first = gl_LocalInvocationID.x == 0;
+  const int unit = global_index() / LOCAL_SIZE_X;
+  const bool store = gl_LocalInvocationID.x == 0;
+#else
+// min/max (with 0) over the rows `row0` + lane (lanes < `lanes`), by this invocation alone.
+void min_max(ivec3 row0, int lanes, out vec4 lo, out vec4 hi) {
+  lo = vec4(0.0);
+  hi = vec4(0.0);
+  for (int lane = 0; lane < lanes; ++lane)
+    for (int k = 0; k < p.in_sizes.x; ++k) {
+      const float v = load(ivec4(k, row0.x + lane, row0.yz));
+      lo[lane] = min(lo[lane], v);
+      hi[lane] = max(hi[lane], v);
+    }
+}
+
+// An invocation per output element / texel.
+void main() {
+  const int unit = global_index();
+  const bool store = true;
+#endif
   const ivec4 out_sizes = ivec4(p.in_sizes.yzw, 1);
   vec4 lo, hi;
 #if defined(STORAGE_buffer)
-  const bool live = group < numel(out_sizes);
-  const ivec4 w = index_to_whcn(live ? group : 0, out_sizes);
-  reduce_rows(w.xyz, live ? 1 : 0, lo, hi);
-  if (!first || !live) return;
-  const vec2 q = params_of(lo.x, hi.x);
-  t_scale[group] = T(q.x);
-  t_zp[group] = int(q.y);
+  const bool live = unit < numel(out_sizes);
+  min_max(index_to_whcn(live ? unit : 0, out_sizes).xyz, live ? 1 : 0, lo, hi);
+  if (store && live) store_element(unit, lo.x, hi.x);
 #else
   const ivec3 extents = texture_extents(out_sizes, 0);
-  const bool live = group < extents.x * extents.y * extents.z;
-  const ivec3 pos = index_to_pos(live ? group : 0, extents);
+  const bool live = unit < extents.x * extents.y * extents.z;
+  const ivec3 pos = index_to_pos(live ? unit : 0, extents);
   const ivec4 base = texel_to_whcn(pos, out_sizes, 0);
   const int lanes = live ? min(4, out_sizes.x - base.x) : 0;
-  reduce_rows(base.xyz, lanes, lo, hi);
-  if (!first || !live) return;
-  vec4 s = vec4(0.0);
-  ivec4 z = ivec4(0);
-  for (int lane = 0; lane < lanes; ++lane) {
-    const vec2 q = params_of(lo[lane], hi[lane]);
-    s[lane] = q.x;
-    z[lane] = int(q.y);
-  }
-  imageStore(t_scale, pos, VEC4_T(s));
-#if defined(DTYPE_f16)
-#undef imageStore  // the zero point is an integer image: no f16 rounding (vkc_common.glslh)
-#endif
-  imageStore(t_zp, pos, z);
+  min_max(base.xyz, lanes, lo, hi);
+  if (store && live) store_texel(pos, lo, hi, lanes);
 #endif
 }
-#else
-vec2 qparams(ivec3 row) {
-  float lo = 0.0, hi = 0.0;
-  for (int k = 0; k < p.in_sizes.x; ++k) {
-    const float v = load(ivec4(k, row));
-    lo = min(lo, v);
-    hi = max(hi, v);
-  }
-  return params_of(lo, hi);
-}
-
-void main() {
-  const int i = global_index();
-  const ivec4 out_sizes = ivec4(p.in_sizes.yzw, 1);
-#if defined(STORAGE_buffer)
-  if (i >= numel(out_sizes)) return;
-  const ivec4 w = index_to_whcn(i, out_sizes);
-  const vec2 q = qparams(w.xyz);
-  t_scale[i] = T(q.x);
-  t_zp[i] = int(q.y);
-#else
-  const ivec3 extents = texture_extents(out_sizes, 0);
-  if (i >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(i, extents);
-  const ivec4 base = texel_to_whcn(pos, out_sizes, 0);
-  vec4 s = vec4(0.0);
-  ivec4 z = ivec4(0);
-  for (int lane = 0; lane < 4 && base.x + lane < out_sizes.x; ++lane) {
-    const vec2 q = qparams(ivec3(base.x + lane, base.yz));
-    s[lane] = q.x;
-    z[lane] = int(q.y);
-  }
-  imageStore(t_scale, pos, VEC4_T(s));
-#if defined(DTYPE_f16)
-#undef imageStore  // the zero point is an integer image: no f16 rounding (vkc_common.glslh)
-#endif
-  imageStore(t_zp, pos, z);
-#endif
-}
-#endif  // SPLIT_k

@@ -4,17 +4,7 @@
 // one per texel lane). Two reductions (the mean, then the squared deviations) in shared memory.
 #include "vkc_common.glslh"
 
-layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
-
-#include "vkc_out_in.glslh"
-layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { T t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
-
-layout(push_constant) uniform Params {
-  ivec4 sizes;
-  float eps;
-  int packed_dim;  // texture only
-} p;
+#include "vkc_layer_norm_io.glslh"
 
 shared vec4 partial[LOCAL_SIZE_X];
 

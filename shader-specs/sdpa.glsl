@@ -34,11 +34,11 @@ layout(push_constant) uniform Params {
   float scale;
 } p;
 
-// Output element (dv, s, h, b) for `lanes` consecutive dv (1 for buffers, up to 4 for textures).
+#include "vkc_attention.glslh"
+
 vec4 attend(ivec4 o, int lanes) {
   const int d = p.q_sizes.x, l = p.k_sizes.y;
-  float m = -1.0 / 0.0, sum = 0.0;
-  vec4 acc = vec4(0.0);
+  OnlineSoftmax s = softmax_start();
   for (int j = 0; j < l; ++j) {
     float dot_qk = 0.0;
     for (int c = 0; c < d; ++c) dot_qk += AT(t_q, ivec4(c, o.y, o.z, o.w), p.q_sizes) * AT(t_k, ivec4(c, j, o.z, o.w), p.k_sizes);
@@ -47,27 +47,9 @@ vec4 attend(ivec4 o, int lanes) {
       const ivec4 mw = min(ivec4(j, o.y, o.z, o.w), p.mask_sizes - 1);
       score += AT(t_mask, mw, p.mask_sizes);
     }
-    const float m_new = max(m, score);
-    const float keep = exp(m - m_new), e = exp(score - m_new);
-    sum = sum * keep + e;
     vec4 vj = vec4(0.0);
     for (int lane = 0; lane < lanes; ++lane) vj[lane] = AT(t_v, ivec4(o.x + lane, j, o.z, o.w), p.v_sizes);
-    acc = acc * keep + e * vj;
-    m = m_new;
+    softmax_add(s, score, vj);
   }
-  return acc / sum;
-}
-
-void main() {
-  const int i = global_index();
-#if defined(STORAGE_buffer)
-  if (i >= numel(p.out_sizes)) return;
-  t_out[i] = T(attend(index_to_whcn(i, p.out_sizes), 1).x);
-#else
-  const ivec3 extents = texture_extents(p.out_sizes, 0);
-  if (i >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(i, extents);
-  const ivec4 base = texel_to_whcn(pos, p.out_sizes, 0);
-  imageStore(t_out, pos, VEC4_T(attend(base, min(4, p.out_sizes.x - base.x))));
-#endif
+  return softmax_result(s);
 }

@@ -25,40 +25,21 @@ layout(push_constant) uniform Params {
   int pos_index;
 } p;
 
-// Output (d.., s, h) for `lanes` consecutive d.
+#include "vkc_attention.glslh"
+
 vec4 attend(ivec4 o, int lanes) {
   const int d = p.out_sizes.x, heads = p.out_sizes.y;
   const int kv = o.y / (heads / p.kv_heads);
   const int last = min(t_pos[p.pos_index] + o.z, p.cache_rows - 1);
   const float scale = inversesqrt(float(d));
-  float m = -1.0 / 0.0, sum = 0.0;
-  vec4 acc = vec4(0.0);
+  OnlineSoftmax s = softmax_start();
   for (int j = 0; j <= last; ++j) {
     const int row = (j * p.kv_heads + kv) * d;
     float dot_qk = 0.0;
     for (int c = 0; c < d; ++c) dot_qk += Q_AT(ivec4(c, o.y, o.z, 0)) * float(t_k[row + c]);
-    const float score = dot_qk * scale;
-    const float m_new = max(m, score);
-    const float keep = exp(m - m_new), e = exp(score - m_new);
-    sum = sum * keep + e;
     vec4 vj = vec4(0.0);
     for (int lane = 0; lane < lanes; ++lane) vj[lane] = float(t_v[row + o.x + lane]);
-    acc = acc * keep + e * vj;
-    m = m_new;
+    softmax_add(s, dot_qk * scale, vj);
   }
-  return sum > 0.0 ? acc / sum : vec4(0.0);
-}
-
-void main() {
-  const int i = global_index();
-#if defined(STORAGE_buffer)
-  if (i >= numel(p.out_sizes)) return;
-  t_out[i] = T(attend(index_to_whcn(i, p.out_sizes), 1).x);
-#else
-  const ivec3 extents = texture_extents(p.out_sizes, 0);
-  if (i >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(i, extents);
-  const ivec4 base = texel_to_whcn(pos, p.out_sizes, 0);
-  imageStore(t_out, pos, VEC4_T(attend(base, min(4, p.out_sizes.x - base.x))));
-#endif
+  return softmax_result(s);
 }

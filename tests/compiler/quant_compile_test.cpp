@@ -228,12 +228,18 @@ const ir::Node* find_op(const compiler::CompileStats& s, const std::string& op) 
   return nullptr;
 }
 
-TEST(QuantCompile, TiedEmbeddingAndOutputProjectionShareOnePackedTable) {
-  TempDir dir;
+// `recipe` on every linear of the tied model's KV-cache program.
+compiler::CompileConfig every_linear(const std::string& recipe) {
   compiler::CompileConfig c;
-  c.quantize = "8da4w:32-embedding";
+  c.quantize = recipe;
   c.quantize_min_elements = 0;
   c.max_seq_len = 16;
+  return c;
+}
+
+TEST(QuantCompile, TiedEmbeddingAndOutputProjectionShareOnePackedTable) {
+  TempDir dir;
+  const compiler::CompileConfig c = every_linear("8da4w:32-embedding");
   const auto s = compiler::compile_file(kTiedModel, dir / "q.pte", c);
   const ir::Node* emb = find_op(s, "et_vk.embedding_q4gsw.default");
   ASSERT_NE(emb, nullptr);
@@ -253,10 +259,7 @@ TEST(QuantCompile, TiedEmbeddingAndOutputProjectionShareOnePackedTable) {
 
 TEST(QuantCompile, DynamicActivationLinearWiderThanATextureKeepsInt4WeightsOnly) {
   TempDir dir;
-  compiler::CompileConfig c;
-  c.quantize = "8da4w:32";
-  c.quantize_min_elements = 0;
-  c.max_seq_len = 16;
+  compiler::CompileConfig c = every_linear("8da4w:32");
   c.options.texture_limits = serializer::TextureLimits{32, 2048, 2048};  // 128 floats per texture row
   const auto s = compiler::compile_file(kTiedModel, dir / "q.pte", c);
   for (const auto& l : s.quantized_layers) {

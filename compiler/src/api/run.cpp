@@ -90,11 +90,17 @@ const std::vector<TensorSpec>& Session::outputs() const {
   return ok() ? s_->exec->outputs() : none;
 }
 
+// Why a call on a session that did not open (or was moved from) cannot run: its open() error.
+std::vector<Diagnostic> Session::not_open() const {
+  std::vector<Diagnostic> d = s_ ? s_->diagnostics : std::vector<Diagnostic>{};
+  if (d.empty()) d.push_back(detail::error_from_message("the session is not open"));
+  return d;
+}
+
 RunResult Session::run(const std::vector<Tensor>& inputs) {
   RunResult r;
   if (!ok()) {
-    r.diagnostics = s_ ? s_->diagnostics : std::vector<Diagnostic>{};
-    if (r.diagnostics.empty()) r.diagnostics.push_back(detail::error_from_message("the session is not open"));
+    r.diagnostics = not_open();
     return r;
   }
   if (auto err = guarded([&] {
@@ -124,8 +130,7 @@ RunResult Session::run(const std::vector<Tensor>& inputs) {
 GenerateResult Session::generate(const std::vector<int64_t>& prompt, size_t n) {
   GenerateResult r;
   if (!ok()) {
-    r.diagnostics = s_ ? s_->diagnostics : std::vector<Diagnostic>{};
-    if (r.diagnostics.empty()) r.diagnostics.push_back(detail::error_from_message("the session is not open"));
+    r.diagnostics = not_open();
     return r;
   }
   if (auto err = guarded([&] {

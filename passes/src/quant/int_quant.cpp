@@ -46,19 +46,26 @@ const float* RowReader::row(int64_t n) {
 
 namespace {
 
-// quantize_int4_grouped of a matrix stored transposed (a MatMul's [K, N] weight, read as [N, K]),
-// group by group: the group's K-rows of the source are read once, in order, and every output row n
-// is quantized across them at once (vectorizable over n), two K-positions per packed byte.
-Int4Grouped quantize_int4_grouped_columns(const float* src, int64_t rows, int64_t cols, int64_t group) {
+// A result of `rows` x `cols` with every packed nibble 8 (q = 0, the padding past K) and room for
+// the scales and group sums.
+Int4Grouped empty_int4_grouped(int64_t rows, int64_t cols, int64_t group) {
   Int4Grouped r;
   r.rows = rows;
   r.cols = cols;
   r.group = group;
+  r.packed.assign(static_cast<size_t>(rows * (pad8(cols) / 2)), 0x88);
+  r.scales.resize(static_cast<size_t>(rows * (cols / group)));
+  r.group_sums.resize(static_cast<size_t>(rows * (cols / group)));
+  return r;
+}
+
+// quantize_int4_grouped of a matrix stored transposed (a MatMul's [K, N] weight, read as [N, K]),
+// group by group: the group's K-rows of the source are read once, in order, and every output row n
+// is quantized across them at once (vectorizable over n), two K-positions per packed byte.
+Int4Grouped quantize_int4_grouped_columns(const float* src, int64_t rows, int64_t cols, int64_t group) {
+  Int4Grouped r = empty_int4_grouped(rows, cols, group);
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
-  r.packed.assign(static_cast<size_t>(rows * row_bytes), 0x88);  // padding: q = 0
-  r.scales.resize(static_cast<size_t>(rows * groups));
-  r.group_sums.resize(static_cast<size_t>(rows * groups));
   const size_t n_rows = static_cast<size_t>(rows);
   std::vector<float> amax(n_rows), scale(n_rows), inv(n_rows), sum(n_rows), gs(n_rows), gn(n_rows), q0(n_rows);
   for (int64_t g = 0; g < groups; ++g) {
@@ -110,15 +117,9 @@ Int4Grouped quantize_int4_grouped_columns(const float* src, int64_t rows, int64_
 Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group) {
   if (group <= 0 || cols % group != 0) throw std::invalid_argument("cols must be a multiple of the group size");
   if (rows_of.transposed()) return quantize_int4_grouped_columns(rows_of.data(), rows, cols, group);
-  Int4Grouped r;
-  r.rows = rows;
-  r.cols = cols;
-  r.group = group;
+  Int4Grouped r = empty_int4_grouped(rows, cols, group);
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
-  r.packed.assign(static_cast<size_t>(rows * row_bytes), 0x88);  // padding: q = 0
-  r.scales.resize(static_cast<size_t>(rows * groups));
-  r.group_sums.resize(static_cast<size_t>(rows * groups));
   std::vector<float> qrow(static_cast<size_t>(cols));
   for (int64_t n = 0; n < rows; ++n) {
     const float* wr = rows_of.row(n);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "vk_encoder.h"
 
@@ -58,16 +59,25 @@ void rms_norm(Encoder& e) {
              out.items(rows) * (wide ? v.local_size[0] : 1));
 }
 
-// sdpa(q, k, v, attn_mask?, scale?) on [B, H, S, D] tensors.
-void sdpa(Encoder& e) {
-  GpuTensor& out = e.out();
+// Arguments 0-2 (q, k, v) in `out`'s storage and layout, each also passed to `check`.
+template <typename Check>
+std::tuple<GpuTensor&, GpuTensor&, GpuTensor&> attention_operands(Encoder& e, GpuTensor& out, Check check) {
   GpuTensor& q = e.tensor(0, &out);
   GpuTensor& k = e.tensor(1, &out);
   GpuTensor& v = e.tensor(2, &out);
   for (const auto& [t, what] : {std::pair<GpuTensor*, const char*>{&q, "q"}, {&k, "k"}, {&v, "v"}}) {
     e.require_rep(*t, out, what, true);
-    if (t->dims.size() > 4) e.fail(fmt::format("{} has rank {} (at most 4)", what, t->dims.size()));
+    check(*t, what);
   }
+  return {q, k, v};
+}
+
+// sdpa(q, k, v, attn_mask?, scale?) on [B, H, S, D] tensors.
+void sdpa(Encoder& e) {
+  GpuTensor& out = e.out();
+  auto [q, k, v] = attention_operands(e, out, [&](const GpuTensor& t, const char* what) {
+    if (t.dims.size() > 4) e.fail(fmt::format("{} has rank {} (at most 4)", what, t.dims.size()));
+  });
   if (out.texture && out.packed_dim != 0) e.fail("textures must be width-packed");
   if (q.sizes[0] != k.sizes[0] || k.sizes[1] != v.sizes[1] || out.sizes[0] != v.sizes[0])
     e.fail("q, k and v sizes do not agree");
@@ -126,13 +136,9 @@ void sdpa_with_kv_cache(Encoder& e) {
   if (!e.is_null(10)) e.fail("scale must be None (1/sqrt(D))");
   if (!e.is_null(9) && !e.bool_arg(9)) e.fail("is_causal must be True");
   GpuTensor& out = e.out();
-  GpuTensor& q = e.tensor(0, &out);
-  GpuTensor& k = e.tensor(1, &out);
-  GpuTensor& v = e.tensor(2, &out);
-  for (const auto& [t, what] : {std::pair<GpuTensor*, const char*>{&q, "q"}, {&k, "k"}, {&v, "v"}}) {
-    e.require_rep(*t, out, what, true);
-    if (t->dims.size() != 4 || t->dims[0] != 1) e.fail(fmt::format("{} must be [1, S, H, D]", what));
-  }
+  auto [q, k, v] = attention_operands(e, out, [&](const GpuTensor& t, const char* what) {
+    if (t.dims.size() != 4 || t.dims[0] != 1) e.fail(fmt::format("{} must be [1, S, H, D]", what));
+  });
   if (out.texture && out.packed_dim != 0) e.fail("textures must be width-packed");
   const auto& kc_dims = e.vk_tensor(e.id(3)).dims;
   if (kc_dims.size() != 4 || e.vk_tensor(e.id(4)).dims != kc_dims) e.fail("the caches must be [1, C, Hkv, D] alike");

@@ -78,6 +78,7 @@ class Session {
  private:
   struct State;
   explicit Session(std::unique_ptr<State> s);
+  std::vector<Diagnostic> not_open() const;
   std::unique_ptr<State> s_;
 };
 
