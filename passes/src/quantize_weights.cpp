@@ -128,6 +128,7 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       const Job& j = jobs[order[i]];
       const float* w = j.weight->data().as<float>().data();
+      quant::populate_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float));
       const quant::RowReader rows(w, j.rows, j.cols, j.transposed);
       if (j.kind == JobKind::Q8Linear)
         out[order[i]].q8 = quant::quantize_int8_per_channel(rows, j.rows, j.cols);
@@ -189,15 +190,17 @@ class Rewriter {
                    {{"group_size", j.group}, {"is_linear_weight", true}});
     }
     // Linear ops read scales (and sums) as [G, N], N padded to 4 (scales) and 8 (sums).
-    auto scales = quant::transpose_padded<float>(q.scales, N, groups, 4);
-    const int64_t n4 = static_cast<int64_t>(scales.size()) / groups;
-    rep.bytes_after = w->data().size() + scales.size() * scale_bytes_;
+    auto scales = quant::transpose_padded_bytes<float>(q.scales, N, groups, 4);
+    q.scales = {};
+    const int64_t n4 = static_cast<int64_t>(scales.size() / sizeof(float)) / groups;
+    rep.bytes_after = w->data().size() + static_cast<size_t>(groups * n4) * scale_bytes_;
     ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {groups, n4}, std::move(scales));
     const ir::AttributeMap gs = {{"group_size", j.group}};
     if (j.kind == JobKind::Q4Linear) return morph(n, "et_vk.linear_q4gsw.default", {n->input(0), w, s, n->input(2)}, gs);
-    auto sums = quant::transpose_padded<int32_t>(q.group_sums, N, groups, 8);
-    rep.bytes_after += sums.size() * 4;
-    const int64_t n8 = static_cast<int64_t>(sums.size()) / groups;
+    auto sums = quant::transpose_padded_bytes<int32_t>(q.group_sums, N, groups, 8);
+    q.group_sums = {};
+    rep.bytes_after += sums.size();
+    const int64_t n8 = static_cast<int64_t>(sums.size() / sizeof(int32_t)) / groups;
     ir::Value* ws = add_constant(g_, base + "_sums", ir::DType::Int32, {groups, n8}, std::move(sums));
     auto [xs, xz] = activation_qparams(n);
     morph(n, "et_vk.linear_dq8ca_q4gsw.default", {n->input(0), xs, xz, w, ws, s, n->input(2)}, gs);

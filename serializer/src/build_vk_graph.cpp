@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -88,6 +92,7 @@ class VkGraphBuilder {
     for (const ir::Value* v : d_.inputs) g_.input_ids.push_back(static_cast<uint32_t>(tensor(v)));
     for (size_t i = 0; i < d_.nodes.size(); ++i) add_call(static_cast<uint32_t>(i), *d_.nodes[i]);
     for (const ir::Value* v : d_.outputs) g_.output_ids.push_back(static_cast<uint32_t>(tensor(v)));
+    name_constants();
     return std::move(g_);
   }
 
@@ -117,13 +122,43 @@ class VkGraphBuilder {
     return tensor_ids_[v] = push(std::move(t));
   }
 
+  // A constant's bytes and key are made by name_constants(), once the graph is built.
   int32_t constant(const ir::Value* v, VkDataType dtype) {
-    ir::TensorData bytes = gpu_bytes(v, dtype);
-    if (bytes.empty()) throw SerializeError(fmt::format("constant '{}' is empty", v->name()));
-    std::string key = sha256_hex(bytes.bytes());
-    if (known_keys_.insert(key).second) named_.push_back({key, bytes});
-    g_.constants.push_back({std::numeric_limits<uint64_t>::max(), bytes.size(), key});
+    pending_.push_back({v, dtype, {}, {}});
+    g_.constants.push_back({std::numeric_limits<uint64_t>::max(), 0, {}});
     return static_cast<int32_t>(g_.constants.size() - 1);
+  }
+
+  // Converts and hashes every constant, spread over the cores (hundreds of MB for an LLM), then
+  // names them in graph order, so the output does not depend on the threads.
+  void name_constants() {
+    std::atomic<size_t> next{0};
+    std::vector<std::exception_ptr> errors(pending_.size());
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < pending_.size();) {
+        Pending& p = pending_[i];
+        try {
+          p.bytes = gpu_bytes(p.value, p.dtype);
+          if (!p.bytes.empty()) p.key = sha256_hex(p.bytes.bytes());
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      }
+    };
+    const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, pending_.size()});
+    {
+      std::vector<std::jthread> pool;
+      for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+      work();
+    }
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Pending& p = pending_[i];
+      if (errors[i]) std::rethrow_exception(errors[i]);
+      if (p.bytes.empty()) throw SerializeError(fmt::format("constant '{}' is empty", p.value->name()));
+      if (known_keys_.insert(p.key).second) named_.push_back({p.key, p.bytes});
+      g_.constants[i] = {std::numeric_limits<uint64_t>::max(), p.bytes.size(), std::move(p.key)};
+    }
+    pending_.clear();
   }
 
   // Scalars are shared: one value per distinct (kind, value).
@@ -203,6 +238,13 @@ class VkGraphBuilder {
   DtypeRules rules_;
   std::vector<NamedData>& named_;
   std::unordered_set<std::string> known_keys_;
+  struct Pending {
+    const ir::Value* value;
+    VkDataType dtype;
+    ir::TensorData bytes;
+    std::string key;
+  };
+  std::vector<Pending> pending_;  // one per g_.constants entry, in order
   VkGraph g_;
   std::unordered_map<const ir::Value*, int32_t> tensor_ids_;
   std::map<std::string, int32_t> scalar_ids_;

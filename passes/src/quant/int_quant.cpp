@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 namespace vkc::passes::quant {
 namespace {
@@ -53,7 +54,10 @@ Int4Grouped empty_int4_grouped(int64_t rows, int64_t cols, int64_t group) {
   r.rows = rows;
   r.cols = cols;
   r.group = group;
-  r.packed.assign(static_cast<size_t>(rows * (pad8(cols) / 2)), 0x88);
+  const size_t bytes = static_cast<size_t>(rows * (pad8(cols) / 2));
+  r.packed.reserve(bytes);
+  prefer_huge_pages(r.packed.data(), bytes);  // hundreds of MB are first touched below
+  r.packed.assign(bytes, 0x88);
   r.scales.resize(static_cast<size_t>(rows * (cols / group)));
   r.group_sums.resize(static_cast<size_t>(rows * (cols / group)));
   return r;
@@ -67,7 +71,8 @@ Int4Grouped quantize_int4_grouped_columns(const float* src, int64_t rows, int64_
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
   const size_t n_rows = static_cast<size_t>(rows);
-  std::vector<float> amax(n_rows), scale(n_rows), inv(n_rows), sum(n_rows), gs(n_rows), gn(n_rows), q0(n_rows);
+  std::vector<float> amax(n_rows), scale(n_rows), inv(n_rows), sum(n_rows), gs(n_rows), gn(n_rows), q0(n_rows),
+      q1(n_rows);
   for (int64_t g = 0; g < groups; ++g) {
     const float* tile = src + g * group * rows;  // source rows k = g * group .. + group, each `rows` long
     std::fill(amax.begin(), amax.end(), 0.0f);
@@ -85,22 +90,25 @@ Int4Grouped quantize_int4_grouped_columns(const float* src, int64_t rows, int64_
     for (int64_t i = 0; i < group; ++i) {
       const float* x = tile + i * rows;
       const int64_t k = g * group + i;
-      for (int64_t n = 0; n < rows; ++n) {
-        const float q = std::clamp(round_even(x[n] * inv[n]), -8.0f, 7.0f);
+      float* qk = (k & 1) ? q1.data() : q0.data();
+      for (int64_t n = 0; n < rows; ++n) {  // branch-free: vectorizes over n
+        const float q = std::min(std::max(round_even(x[n] * inv[n]), -8.0f), 7.0f);
+        qk[n] = q;
         sum[n] += q;
         const float e = x[n] - q * scale[n];
         gs[n] += x[n] * x[n];
         gn[n] += e * e;
-        if ((k & 1) == 0) {
-          q0[n] = q;
-        } else {
-          r.packed[static_cast<size_t>(n * row_bytes + k / 2)] =
-              static_cast<uint8_t>((static_cast<int>(q) + 8) << 4 | (static_cast<int>(q0[n]) + 8));
-        }
       }
-      if ((k & 1) == 0 && k + 1 == cols)  // an odd K: the last byte's high nibble stays padding (q = 0)
+      if ((k & 1) == 0 && k + 1 < cols) continue;
+      // A byte per row: positions k - 1 and k, or k alone when it is the last of an odd K (the
+      // high nibble stays padding, q = 0).
+      uint8_t* out = r.packed.data() + k / 2;
+      if (k & 1) {
         for (int64_t n = 0; n < rows; ++n)
-          r.packed[static_cast<size_t>(n * row_bytes + k / 2)] = static_cast<uint8_t>(0x80 | (static_cast<int>(q0[n]) + 8));
+          out[n * row_bytes] = static_cast<uint8_t>((static_cast<int>(q1[n]) + 8) << 4 | (static_cast<int>(q0[n]) + 8));
+      } else {
+        for (int64_t n = 0; n < rows; ++n) out[n * row_bytes] = static_cast<uint8_t>(0x80 | (static_cast<int>(q0[n]) + 8));
+      }
     }
     for (int64_t n = 0; n < rows; ++n) {
       r.scales[static_cast<size_t>(n * groups + g)] = scale[n];
@@ -211,10 +219,34 @@ double sqnr_db(double signal, double noise) {
   return 10.0 * std::log10(signal / noise);
 }
 
-void release_pages(const void* data, size_t size, bool file_backed) {
-  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+namespace {
+
+// The whole pages inside [data, data + size), as [begin, end).
+std::pair<uintptr_t, uintptr_t> inner_pages(const void* data, size_t size, uintptr_t page) {
   const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
   const auto end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  return {begin, std::max(begin, end)};
+}
+
+}  // namespace
+
+void prefer_huge_pages(const void* data, size_t size) {
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  if (size < 2 * kHuge) return;  // smaller buffers hold no aligned huge page for sure
+  const auto [begin, end] = inner_pages(data, size, kHuge);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
+
+void populate_pages(const void* data, size_t size) {
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;  // Linux 5.14; older kernels answer EINVAL, which is harmless
+#endif
+  const auto [begin, end] = inner_pages(data, size, static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)));
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_READ);
+}
+
+void release_pages(const void* data, size_t size, bool file_backed) {
+  const auto [begin, end] = inner_pages(data, size, static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE)));
   if (end <= begin) return;
   // Only a private read-only file mapping may be DONTNEED'ed: anonymous memory would read back zeros.
   if (file_backed) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -74,18 +75,37 @@ std::vector<uint8_t> pack_int4(std::span<const int8_t> q, int64_t rows, int64_t 
 /// The inverse of pack_int4 (padding dropped).
 std::vector<int8_t> unpack_int4(std::span<const uint8_t> packed, int64_t rows, int64_t cols);
 
-/// [rows, groups] -> [groups, pad(rows, align)] (zero padding), the layout the linear ops read.
+/// [rows, groups] -> [groups, pad(rows, align)] (zero padding), the layout the linear ops read, as
+/// the bytes of a graph constant (no second copy of a large table).
 template <typename T>
-std::vector<T> transpose_padded(std::span<const T> m, int64_t rows, int64_t cols, int64_t align) {
+std::vector<uint8_t> transpose_padded_bytes(std::span<const T> m, int64_t rows, int64_t cols, int64_t align) {
   const int64_t padded = (rows + align - 1) / align * align;
-  std::vector<T> t(static_cast<size_t>(cols * padded), T{});
+  std::vector<uint8_t> bytes(static_cast<size_t>(cols * padded) * sizeof(T), 0);
+  T* t = reinterpret_cast<T*>(bytes.data());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) t[c * padded + r] = m[r * cols + c];
+  return bytes;
+}
+
+/// transpose_padded_bytes, as values.
+template <typename T>
+std::vector<T> transpose_padded(std::span<const T> m, int64_t rows, int64_t cols, int64_t align) {
+  const std::vector<uint8_t> bytes = transpose_padded_bytes(m, rows, cols, align);
+  std::vector<T> t(bytes.size() / sizeof(T));
+  std::memcpy(t.data(), bytes.data(), bytes.size());
   return t;
 }
 
 /// 10 log10(signal / noise) in dB; 200 when noise is 0.
 double sqnr_db(double signal, double noise);
+
+/// Asks for transparent huge pages for a large buffer not yet touched (one fault per 2 MB
+/// instead of per 4 KB); a no-op for small buffers or where THP is off.
+void prefer_huge_pages(const void* data, size_t size);
+
+/// Maps the pages of [data, data + size) in one call (MADV_POPULATE_READ) before a full read,
+/// instead of one page fault per few pages of a file mapping; best effort.
+void populate_pages(const void* data, size_t size);
 
 /// Tells the kernel the pages of [data, data + size) will not be read again. For a read-only file
 /// mapping (`file_backed`) they leave this process's resident set and stay in the page cache
