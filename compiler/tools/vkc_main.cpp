@@ -75,8 +75,8 @@ int run_compile(const CompileArgs& a) {
     } catch (const std::invalid_argument& e) {
       throw compiler::OptionError(e.what());
     }
-  } else if (!a.quantize_exclude.empty() || !a.quant_report.empty()) {
-    throw compiler::OptionError("--quantize-exclude and --quant-report need --quantize RECIPE");
+  } else if (!a.quantize_exclude.empty()) {
+    throw compiler::OptionError("--quantize-exclude needs --quantize RECIPE");
   }
   compiler::CompileConfig config;
   if (!a.device.empty()) config.device = partitioner::builtin_device_profile(a.device);
@@ -137,7 +137,10 @@ int run_compile(const CompileArgs& a) {
   const compiler::CompileStats stats = compiler::compile_file(a.model, a.output, config);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   progress.reset();
-  if (!a.quant_report.empty()) write_text_file(a.quant_report, compiler::quant_report_json(a.quantize, stats.quantized_layers));
+  // Imported quantization (MatMulNBits) is reported without a recipe too.
+  const std::string recipe = a.quantize.empty() ? "none" : a.quantize;
+  const bool any_quant = !a.quantize.empty() || !stats.quantized_layers.empty();
+  if (!a.quant_report.empty()) write_text_file(a.quant_report, compiler::quant_report_json(recipe, stats.quantized_layers));
 
   if (a.verbose) {
     std::string phases;
@@ -155,14 +158,14 @@ int run_compile(const CompileArgs& a) {
                                 {"delegates", stats.delegates},
                                 {"constants", stats.named_data},
                                 {"seconds", seconds}};
-    if (!a.quantize.empty())
-      j["quantized"] = nlohmann::ordered_json::parse(compiler::quant_report_json(a.quantize, stats.quantized_layers))["summary"];
+    if (any_quant)
+      j["quantized"] = nlohmann::ordered_json::parse(compiler::quant_report_json(recipe, stats.quantized_layers))["summary"];
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("wrote {} ({} bytes): {} delegate(s), {} runtime ops from {} ONNX nodes, {} constants, {:.3f} s\n",
                a.output, stats.output_bytes, stats.delegates, stats.runtime_nodes, stats.onnx_nodes, stats.named_data,
                seconds);
-    if (!a.quantize.empty()) fmt::print("{}\n", compiler::quant_summary_line(a.quantize, stats.quantized_layers));
+    if (any_quant) fmt::print("{}\n", compiler::quant_summary_line(recipe, stats.quantized_layers));
   }
   return 0;
 }

@@ -180,9 +180,30 @@ bool lower_fake_quant(ir::Graph& g, ir::Node* dq) {
   return true;
 }
 
+// DequantizeLinear(Gather(table, ids)) with one scale and zero point (onnxruntime's quantized
+// embedding tables) is Gather(DequantizeLinear(table), ids): per-tensor dequantization commutes with
+// picking rows, and the dequantize of the constant table then happens on the host.
+void hoist_over_gather(ir::Graph& g, ir::Node* dq) {
+  ir::Node* gather = dq->input(0)->producer();
+  if (!gather || !gather->is_onnx("Gather") || !gather->input(0)->is_constant()) return;
+  ir::Value* s = dq->input(1);
+  ir::Value* zp = dq->num_inputs() > 2 ? dq->input(2) : nullptr;
+  if (!is_constant_scalar(s) || (zp && !is_constant_scalar(zp)) || dq->attr_int("block_size", 0) != 0) return;
+  ir::Value* table = gather->input(0);
+  std::vector<ir::Value*> ins = {table, s};
+  if (zp) ins.push_back(zp);
+  ir::Value* rows = add_onnx_node(g, dq, "DequantizeLinear", std::move(ins), {dq->output(0)->dtype(), table->shape()});
+  ir::Value* out = add_onnx_node(g, dq, "Gather", {rows, gather->input(1)}, dq->output(0)->type(),
+                                 {{"axis", gather->attr_int("axis", 0)}});
+  g.replace_all_uses(dq->output(0), out);
+  g.remove_node(dq);  // the integer Gather, now unread, goes with dead code
+}
+
 }  // namespace
 
 void lower_qdq(ir::Graph& g, PassContext&) {
+  for (ir::Node* n : g.nodes())
+    if (n->is_onnx("DequantizeLinear")) hoist_over_gather(g, n);
   std::vector<std::pair<ir::Node*, std::vector<WeightUse>>> linears;
   for (ir::Node* n : g.nodes()) {
     if (!n->is_onnx("DequantizeLinear")) continue;

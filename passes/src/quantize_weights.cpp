@@ -239,7 +239,8 @@ class Rewriter {
 }  // namespace
 
 void quantize_weights(ir::Graph& g, PassContext& ctx) {
-  quant::lower_matmul_nbits(g, ctx.not_lowered);  // pre-quantized layers, with or without a recipe
+  // Pre-quantized layers, with or without a recipe; the fp32 constants they leave stay fp32.
+  const std::set<const ir::Value*> imported = quant::lower_matmul_nbits(g, ctx.not_lowered, ctx.quant_report);
   const QuantRecipe& r = ctx.quant.recipe;
   if (!r.enabled()) return;
   std::vector<Job> jobs;
@@ -260,6 +261,7 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
     if (!linear && !embedding) continue;
     bool transposed = false;
     ir::Value* w = linear ? weight_constant(n->input(1), transposed) : n->input(0);
+    if (imported.count(w)) continue;
     QuantLayerReport rep;
     rep.node = n->name();
     rep.weight = w ? w->name() : "";

@@ -66,7 +66,7 @@ TEST(QuantCli, ListFamiliesAndUsageErrors) {
   TempDir dir;
   const auto m = LlamaTestModel::write(dir.path());
   expect_gate_failure(run_vkc("compile " + m.path.string() + " --quantize-exclude 'x*' -o " + (dir / "a.pte").string()),
-                      2, "need --quantize RECIPE");
+                      2, "needs --quantize RECIPE");
   expect_gate_failure(run_vkc("compile " + m.path.string() + " --quantize 3bit -o " + (dir / "a.pte").string()), 2,
                       "unknown recipe '3bit'");
 }

@@ -76,7 +76,8 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   try {
     const compiler::CompileStats stats = compiler::compile(source, sink, config);
     r.summary = summary_of(stats);
-    if (!config.quantize.empty()) r.quant_report = compiler::quant_report_json(config.quantize, stats.quantized_layers);
+    if (!config.quantize.empty() || !stats.quantized_layers.empty())
+      r.quant_report = compiler::quant_report_json(config.quantize.empty() ? "none" : config.quantize, stats.quantized_layers);
     r.ok = true;
   } catch (const std::bad_alloc&) {
     throw;

@@ -59,7 +59,8 @@ struct CompileResult {
   std::vector<uint8_t> pte;
   /// (pass, IR text) for CompileOptions::dump_ir_after.
   std::vector<std::pair<std::string, std::string>> ir_dumps;
-  /// With CompileOptions::quantization_recipe: the per-layer report `--quant-report` writes (JSON).
+  /// With CompileOptions::quantization_recipe, or imported quantization (MatMulNBits): the per-layer
+  /// report `--quant-report` writes (JSON).
   std::string quant_report;
 
   explicit operator bool() const { return ok; }

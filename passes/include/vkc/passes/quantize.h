@@ -62,7 +62,9 @@ struct QuantLayerReport {
   int64_t group_size = 0;     // 0: per channel
   uint64_t bytes_before = 0;  // the weight as stored before (fp32)
   uint64_t bytes_after = 0;   // packed weight + scales (+ weight sums)
-  double sqnr_db = 0;         // dequantized vs original weight
+  double sqnr_db = 0;         // dequantized vs original weight (recipe layers)
+  std::string source = "recipe";  // or the imported format: "MatMulNBits"
+  bool zero_points = false;   // imported blocks with zero points other than the midpoint
 };
 
 }  // namespace vkc::passes

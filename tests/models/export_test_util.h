@@ -1,0 +1,80 @@
+// Helpers shared by the tests over real exporter and quantizer output (tests/models/): the ONNX
+// test-data layout, compile diagnostics, running a program on a backend, comparing outputs.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tensor_file.h"
+#include "vkc/runtime/compare.h"
+#include "vkc/runtime/vulkan.h"
+#include "vkc/vkc.h"
+
+namespace vkc::test {
+namespace fs = std::filesystem;
+
+/// cpu, and vulkan where a device exists (lavapipe in CI).
+inline std::vector<std::string> backends() {
+  std::vector<std::string> b = {"cpu"};
+  if (!runtime::vulkan_device_name().empty()) b.push_back("vulkan");
+  return b;
+}
+
+/// DIR/<prefix>_<i>.pb for i = 0, 1, ... (the ONNX test-data layout).
+inline std::vector<Tensor> read_set(const fs::path& dir, const char* prefix) {
+  std::vector<Tensor> out;
+  for (int i = 0;; ++i) {
+    const fs::path p = dir / (std::string(prefix) + "_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    onnx::TensorProto t;
+    if (!t.ParseFromString(ss.str())) throw std::runtime_error(p.string() + " is not a TensorProto");
+    out.push_back(tools::tensor_from_proto(t));
+  }
+  return out;
+}
+
+inline std::string diags(const std::vector<Diagnostic>& ds) {
+  std::string s;
+  for (const auto& d : ds) s += d.str() + "\n";
+  return s;
+}
+
+inline std::vector<Tensor> run_pte(const std::vector<uint8_t>& pte, const std::vector<Tensor>& inputs, const std::string& backend) {
+  RunOptions ro;
+  ro.backend = backend;
+  RunResult r = run(std::span<const uint8_t>(pte), inputs, ro);
+  EXPECT_TRUE(r.ok) << diags(r.diagnostics);
+  return r.outputs;
+}
+
+/// Every output within rtol 1e-3, atol 1e-4 of the expected one.
+inline void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const runtime::Comparison c = runtime::compare(got[i], want[i], 1e-3, 1e-4);
+    EXPECT_TRUE(c.pass()) << what << " output " << i << ": max abs " << c.max_abs << ", " << c.mismatches
+                          << " mismatch(es)";
+  }
+}
+
+/// The program's runtime operators; every node must be delegated.
+inline std::set<std::string> ops_of(const CompileResult& r) {
+  std::set<std::string> ops;
+  for (const auto& n : r.partition.nodes) {
+    EXPECT_GE(n.delegate, 0) << n.name << " (" << n.op << ") left out: " << n.reason;
+    ops.insert(n.op);
+  }
+  return ops;
+}
+
+}  // namespace vkc::test
