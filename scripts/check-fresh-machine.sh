@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Proves the README's fresh-machine commands on a machine that has nothing installed: builds a
+# clean Debian bookworm root (mmdebstrap, minbase: apt and the essential packages only; debootstrap
+# where mmdebstrap is missing), puts a clean clone of this repository's HEAD into it, and runs
+# README command 1 (scripts/example.sh) and command 2 (scripts/test.sh) inside it under chroot,
+# as a new user would. Prints the time of each step; exits non-zero if a step fails.
+#
+#   scripts/check-fresh-machine.sh [--only example|test] [--keep] [--dir DIR]
+#
+# Needs root, and Debian's (and npm's, for the tests' third-party models) registries. Not part of
+# CI: it takes as long as a cold build and test run (about 25 minutes on 2 cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+only="" keep=0 dir=""
+while (($#)); do
+  case $1 in
+    --only) only=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --dir) dir=$2; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "check-fresh-machine: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ $(id -u) -eq 0 ]] || { echo "check-fresh-machine: needs root (chroot)" >&2; exit 2; }
+[[ -z $only || $only == example || $only == test ]] || { echo "check-fresh-machine: --only example|test" >&2; exit 2; }
+
+# The bootstrap tool is a host dependency of this check only, installed here if missing.
+if ! command -v mmdebstrap >/dev/null && ! command -v debootstrap >/dev/null; then
+  echo "check-fresh-machine: installing mmdebstrap on the host" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >&2
+fi
+
+root=${dir:-$(mktemp -d /var/tmp/vkc-fresh-XXXXXX)}
+mounted=()
+cleanup() {
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[i]}" 2>/dev/null || true; done
+  if ((keep)); then
+    echo "check-fresh-machine: root kept at $root" >&2
+  elif findmnt -rno TARGET | grep -q "^$root/"; then  # never delete through a mount of the host's /dev
+    echo "check-fresh-machine: $root still has mounts; not removed" >&2
+  else
+    rm -rf --one-file-system "$root"
+  fi
+}
+trap cleanup EXIT
+
+step() {  # step NAME COMMAND...: runs and times one step
+  local name=$1 start=$SECONDS
+  shift
+  echo "== $name" >&2
+  if "$@"; then
+    printf 'check-fresh-machine: %-28s ok      %4d s\n' "$name" $((SECONDS - start))
+  else
+    printf 'check-fresh-machine: %-28s FAILED  %4d s\n' "$name" $((SECONDS - start))
+    exit 1
+  fi
+}
+
+bootstrap() {
+  if command -v mmdebstrap >/dev/null; then
+    mmdebstrap --quiet --variant=minbase --include=ca-certificates bookworm "$root" http://deb.debian.org/debian
+  else
+    debootstrap --variant=minbase --include=ca-certificates bookworm "$root" http://deb.debian.org/debian
+  fi
+}
+
+enter() {
+  cp /etc/resolv.conf "$root/etc/resolv.conf"
+  for m in proc sys dev; do
+    mkdir -p "$root/$m"
+    mount --rbind "/$m" "$root/$m" && mounted+=("$root/$m")
+  done
+  mkdir -p "$root/tmp" && chmod 1777 "$root/tmp"
+  # HEAD as committed: a new user's clone, no build folder, no ignored files.
+  git clone --quiet --no-hardlinks "$repo" "$root/root/vkc"
+}
+
+inside() {  # inside COMMAND: runs it in the clone, with a new user's environment
+  chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 TERM=dumb /bin/bash -c "cd /root/vkc && $1"
+}
+
+total=$SECONDS
+step "bootstrap bookworm (minbase)" bootstrap
+step "clone into the root" enter
+[[ $only == test ]] || step "README 1: scripts/example.sh" inside scripts/example.sh
+[[ $only == example ]] || step "README 2: scripts/test.sh" inside scripts/test.sh
+printf 'check-fresh-machine: all steps passed in %d s\n' $((SECONDS - total))
