@@ -20,6 +20,8 @@ std::string normalize_domain(const std::string& domain) {
 std::string describe_node(const std::string& name, const onnx::NodeProto& node) {
   std::string domain = normalize_domain(node.domain());
   std::string op = domain.empty() ? node.op_type() : domain + "::" + node.op_type();
+  if (name.empty() && node.output_size() > 0)  // an unnamed node is known by what it writes
+    return fmt::format("node ({}) writing '{}'", op, node.output(0));
   return fmt::format("node '{}' ({})", name, op);
 }
 
@@ -44,6 +46,10 @@ std::vector<std::string> unique_node_names(const onnx::GraphProto& graph) {
   return names;
 }
 
+// The newest ai.onnx opset whose operator definitions vkc follows; newer versions are refused rather
+// than guessed at.
+constexpr int64_t kNewestOnnxOpset = 25;
+
 std::map<std::string, int64_t> listed_opsets(const onnx::ModelProto& model) {
   std::map<std::string, int64_t> opsets;
   for (const auto& import : model.opset_import()) {
@@ -65,6 +71,9 @@ void check_supported_nodes(const onnx::GraphProto& graph, const std::vector<std:
     if (!opsets.count(domain))
       throw ImportError(
           fmt::format("{}: the model has no opset import for domain '{}'", describe_node(names[i], node), domain));
+    if (domain == ir::kOnnxDomain && (opsets.at(domain) < 1 || opsets.at(domain) > kNewestOnnxOpset))
+      throw ImportError(fmt::format("opset {} of the ONNX domain is not one vkc knows (1 to {})", opsets.at(domain),
+                                    kNewestOnnxOpset));
     const bool is_if = domain == ir::kOnnxDomain && node.op_type() == "If";
     for (const auto& attr : node.attribute()) {
       const bool graph = attr.type() == onnx::AttributeProto_AttributeType_GRAPH ||
@@ -127,7 +136,7 @@ void sort_nodes(onnx::GraphProto& graph) {
       auto it = producer.find(in);
       if (in.empty() || it == producer.end()) continue;
       if (it->second == i)
-        throw ImportError(fmt::format("node {} reads its own output '{}': the graph has a cycle",
+        throw ImportError(fmt::format("{} reads its own output '{}': the graph has a cycle",
                                       describe_node(graph.node(i).name(), graph.node(i)), in));
       if (deps.insert(it->second).second) {
         users[it->second].push_back(i);
@@ -154,7 +163,7 @@ void sort_nodes(onnx::GraphProto& graph) {
     for (int i = 0; i < n; ++i)
       if (waiting[i] > 0)
         throw ImportError(
-            fmt::format("the graph has a cycle through node {}", describe_node(graph.node(i).name(), graph.node(i))));
+            fmt::format("the graph has a cycle through {}", describe_node(graph.node(i).name(), graph.node(i))));
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   nodes.Reserve(n);
   for (int i : order) *nodes.Add() = std::move(*graph.mutable_node(i));

@@ -1,10 +1,12 @@
 #include "onnx_tensor.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
 #include <bit>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "external_data.h"
@@ -23,6 +25,16 @@ ir::TensorType tensor_type_from_onnx(const onnx::TypeProto& type) {
   auto dtype = ir::dtype_from_onnx(tensor.elem_type());
   if (!dtype || !tensor.has_shape()) return {};
   std::vector<ir::Dim> dims;
+  uint64_t numel = 1;  // of the known dims: a claim past 2^62 elements cannot be a real tensor
+  std::vector<std::string> text;
+  for (const auto& d : tensor.shape().dim())
+    text.push_back(d.has_dim_value() ? std::to_string(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+  for (const auto& d : tensor.shape().dim()) {
+    // A negative dim is read as unknown (some converters write -1 for it), as onnxruntime does.
+    if (!d.has_dim_value() || d.dim_value() < 0) continue;
+    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(d.dim_value()), &numel) || numel > (uint64_t{1} << 62))
+      throw ImportError(fmt::format("a tensor type [{}] claims more than 2^62 elements", fmt::join(text, ",")));
+  }
   for (const auto& d : tensor.shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0)
       dims.push_back(ir::Dim::of(d.dim_value()));

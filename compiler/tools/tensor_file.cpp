@@ -1,11 +1,14 @@
 #include "tensor_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <cstdint>
+#include <cstring>
 
 namespace vkc::tools {
 namespace {
@@ -35,6 +38,21 @@ kernels::HostTensor tensor_from_proto(const onnx::TensorProto& t) {
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL)
     throw std::runtime_error(fmt::format("tensor '{}': external data is not supported", t.name()));
   std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+  // The claimed size is checked against the bytes or values present before anything is allocated.
+  uint64_t numel = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw std::runtime_error(fmt::format("tensor '{}': negative dim {}", t.name(), d));
+    if (d != 0 && numel > (uint64_t{1} << 40) / static_cast<uint64_t>(d))
+      throw std::runtime_error(fmt::format("tensor '{}': dims {} claim more than 2^40 elements", t.name(), fmt::join(dims, "x")));
+    numel *= static_cast<uint64_t>(d);
+  }
+  const uint64_t present = t.has_raw_data() ? t.raw_data().size() / ir::dtype_size(*dtype)
+                                            : static_cast<uint64_t>(t.float_data_size() + t.double_data_size() +
+                                                                    t.int64_data_size() + t.uint64_data_size() +
+                                                                    t.int32_data_size());
+  if (present < numel)
+    throw std::runtime_error(fmt::format("tensor '{}': dims {} need {} elements, the data holds {}", t.name(),
+                                         fmt::join(dims, "x"), numel, present));
   kernels::HostTensor out = kernels::HostTensor::zeros(*dtype, dims);
   const size_t bytes = static_cast<size_t>(out.numel()) * ir::dtype_size(*dtype);
   if (t.has_raw_data()) {
@@ -62,28 +80,39 @@ kernels::HostTensor tensor_from_proto(const onnx::TensorProto& t) {
   return out;
 }
 
+kernels::HostTensor tensor_from_pb_bytes(std::span<const uint8_t> bytes, std::string* name) {
+  onnx::TensorProto t;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw std::runtime_error("not a serialized ONNX TensorProto");
+  if (name) *name = t.name();
+  return tensor_from_proto(t);
+}
+
 kernels::HostTensor read_tensor_pb(const std::filesystem::path& path, std::string* name) {
   const std::vector<uint8_t> bytes = read_bytes(path);
-  onnx::TensorProto t;
-  if (!t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw std::runtime_error(fmt::format("{} is not a serialized ONNX TensorProto", path.string()));
-  if (name) *name = t.name();
   try {
-    return tensor_from_proto(t);
+    return tensor_from_pb_bytes(bytes, name);
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
   }
 }
 
-kernels::HostTensor read_tensor_bin(const std::filesystem::path& path, ir::DType dtype, std::vector<int64_t> shape) {
-  std::vector<uint8_t> bytes = read_bytes(path);
-  kernels::HostTensor out{dtype, std::move(shape), {}};
-  const size_t want = static_cast<size_t>(out.numel()) * ir::dtype_size(dtype);
+kernels::HostTensor tensor_from_bin_bytes(std::vector<uint8_t> bytes, ir::DType dtype, std::vector<int64_t> shape) {
+  uint64_t want = ir::dtype_size(dtype);  // UINT64_MAX: a negative dim, or more than 64 bits of bytes
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(want, static_cast<uint64_t>(d), &want)) want = UINT64_MAX;
   if (bytes.size() != want)
-    throw std::runtime_error(fmt::format("{}: {} bytes, but {} [{}] needs {}", path.string(), bytes.size(),
-                                         ir::dtype_name(dtype), fmt::join(out.shape, ","), want));
-  out.data = ir::TensorData::owned(std::move(bytes));
-  return out;
+    throw std::runtime_error(fmt::format("{} bytes, but {} [{}] needs {}", bytes.size(), ir::dtype_name(dtype),
+                                         fmt::join(shape, ","), want == UINT64_MAX ? std::string("more") : std::to_string(want)));
+  return {dtype, std::move(shape), ir::TensorData::owned(std::move(bytes))};
+}
+
+kernels::HostTensor read_tensor_bin(const std::filesystem::path& path, ir::DType dtype, std::vector<int64_t> shape) {
+  try {
+    return tensor_from_bin_bytes(read_bytes(path), dtype, std::move(shape));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: {}", path.string(), e.what()));
+  }
 }
 
 void write_tensor_pb(const std::filesystem::path& path, const kernels::HostTensor& t, const std::string& name) {

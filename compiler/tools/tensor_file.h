@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,11 @@ namespace vkc::tools {
 /// A TensorProto's dtype, dims and data (raw_data or the typed fields). Throws std::runtime_error
 /// for external data, strings or a size that does not match the dims.
 kernels::HostTensor tensor_from_proto(const onnx::TensorProto& t);
+/// A serialized TensorProto's tensor; `name` (when given) receives its name. The dims' claim is
+/// checked against the data present before anything is allocated.
+kernels::HostTensor tensor_from_pb_bytes(std::span<const uint8_t> bytes, std::string* name = nullptr);
+/// Raw element data of `dtype` and `shape`; the size must match exactly.
+kernels::HostTensor tensor_from_bin_bytes(std::vector<uint8_t> bytes, ir::DType dtype, std::vector<int64_t> shape);
 /// Reads a serialized TensorProto; `name` (when given) receives its name.
 kernels::HostTensor read_tensor_pb(const std::filesystem::path& path, std::string* name = nullptr);
 /// Reads raw element data of `dtype` and `shape`; the file size must match exactly.

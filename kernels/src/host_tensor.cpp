@@ -1,6 +1,7 @@
 #include "vkc/kernels/host_tensor.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "vkc/ir/half.h"
 
@@ -28,6 +29,13 @@ int64_t HostTensor::numel() const {
 }
 
 HostTensor HostTensor::zeros(ir::DType dtype, std::vector<int64_t> shape) {
+  // A shape computed from a model's data is checked before it sizes an allocation.
+  uint64_t bytes = ir::dtype_size(dtype);
+  for (int64_t d : shape) {
+    if (d < 0) throw KernelError(fmt::format("a tensor of shape [{}] has a negative dim", fmt::join(shape, ",")));
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > (uint64_t{1} << 46))
+      throw KernelError(fmt::format("a tensor of shape [{}] would take more than 64 TiB", fmt::join(shape, ",")));
+  }
   HostTensor t{dtype, std::move(shape), {}};
   t.data = ir::TensorData::owned(std::vector<uint8_t>(t.numel() * ir::dtype_size(dtype), 0));
   return t;

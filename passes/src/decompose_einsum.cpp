@@ -106,7 +106,8 @@ std::optional<std::pair<std::vector<std::string>, std::string>> parse(std::strin
 bool decompose(ir::Graph& g, ir::Node* n) {
   const auto parsed = parse(n->attr_string("equation", ""));
   if (!parsed || parsed->first.size() != n->num_inputs() || n->num_inputs() < 1 || n->num_inputs() > 2) return false;
-  const auto& [in_letters, out] = *parsed;
+  const auto& in_letters = parsed->first;  // (no structured binding: lambdas below capture them)
+  const auto& out = parsed->second;
   for (size_t i = 0; i < n->num_inputs(); ++i)
     if (!n->input(i) || !n->input(i)->type().known() || !n->input(i)->shape().is_static() ||
         n->input(i)->shape().rank() != in_letters[i].size())

@@ -30,11 +30,12 @@ inline std::string slurp(const std::filesystem::path& p) {
 }
 
 /// Runs `VKC_BINARY args` through the shell (args are passed as written).
-inline CliResult run_vkc(const std::string& args) {
+/// Runs a shell command line, capturing its stdout, stderr and exit code.
+inline CliResult run_shell(const std::string& command) {
   const auto dir = std::filesystem::temp_directory_path();
   const auto out = dir / ("vkc-cli-out-" + std::to_string(::getpid()));
   const auto err = dir / ("vkc-cli-err-" + std::to_string(::getpid()));
-  const std::string cmd = std::string(VKC_BINARY) + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  const std::string cmd = command + " >" + out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -44,5 +45,8 @@ inline CliResult run_vkc(const std::string& args) {
   std::filesystem::remove(err);
   return r;
 }
+
+/// Runs the vkc binary with `args`.
+inline CliResult run_vkc(const std::string& args) { return run_shell(std::string(VKC_BINARY) + " " + args); }
 
 }  // namespace vkc::test
