@@ -1,6 +1,9 @@
 #include "vkc/compiler/driver.h"
+#include "vkc/serializer/io_names.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include <chrono>
 
@@ -168,7 +171,9 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
                                                             config.embed_shaders ? &embedding : nullptr);
     stats.embedded_shaders = embedding.embedded.size();
     stats.operators_without_shaders.assign(embedding.missing.begin(), embedding.missing.end());
-    stats.named_data = program.named_data.size();
+    stats.named_data = static_cast<size_t>(std::count_if(program.named_data.begin(), program.named_data.end(), [](const auto& nd) {
+      return nd.key != serializer::kIoNamesKey;  // constants only
+    }));
     end_phase();
     begin_phase();
     if (out.bytes) {

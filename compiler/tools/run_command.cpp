@@ -46,11 +46,21 @@ std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime:
     if (auto eq = s.find('='); eq != std::string::npos) {
       const std::string name = s.substr(0, eq);
       file = s.substr(eq + 1);
-      if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit))
-        throw compiler::OptionError(fmt::format(
-            "--input {}: a .pte holds no input names; name inputs by index (0..{}) or list files in order", s,
-            specs.size() - 1));
-      index = std::stoul(name);
+      if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
+        index = std::stoul(name);
+      } else {  // an ONNX input name, which the program keeps (vkc.io_names)
+        auto it = std::find_if(specs.begin(), specs.end(), [&](const runtime::TensorSpec& t) { return t.name == name; });
+        if (it == specs.end()) {
+          std::vector<std::string> names;
+          for (const auto& t : specs) names.push_back(t.name.empty() ? "?" : t.name);
+          throw compiler::OptionError(
+              specs.empty() || specs[0].name.empty()
+                  ? fmt::format("--input {}: this .pte keeps no input names; name inputs by index (0..{})", s,
+                                specs.size() - 1)
+                  : fmt::format("--input {}: no input '{}' (inputs: {})", s, name, fmt::join(names, ", ")));
+        }
+        index = static_cast<size_t>(it - specs.begin());
+      }
     }
     if (index >= specs.size())
       throw compiler::OptionError(fmt::format("--input {}: the program has {} input(s)", s, specs.size()));
@@ -90,7 +100,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   run->add_option("--backend", a.backend,
                   "cpu (the reference kernels) or vulkan (a Vulkan device; VKC_VULKAN_VALIDATION=1: validation layer)")
       ->capture_default_str();
-  run->add_option("--input", a.inputs, "an input tensor: FILE.pb|FILE.bin, or INDEX=FILE (repeatable, in order)");
+  run->add_option("--input", a.inputs, "an input tensor: FILE.pb|FILE.bin, NAME=FILE (the ONNX input name) or INDEX=FILE (repeatable, in order)");
   run->add_option("--random", a.random_seed, "fill inputs not given with seeded values (as ort-reference.js)");
   run->add_option("--generate", a.generate, "generate N tokens greedily after --prompt-ids (programs compiled with "
                                             "--max-seq-len; docs/llm.md)");
@@ -173,7 +183,9 @@ int run_run_command(const RunArgs& a) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const HostTensor& out = outputs[i];
     const runtime::Summary s = runtime::summarize(out);
+    const std::string& name = exec.outputs().at(i).name;
     nlohmann::ordered_json o = {{"index", i},
+                                {"name", name},
                                 {"dtype", std::string(ir::dtype_name(out.dtype))},
                                 {"shape", out.shape},
                                 {"min", s.min},
@@ -181,9 +193,10 @@ int run_run_command(const RunArgs& a) {
                                 {"mean", s.mean},
                                 {"nan", s.nan},
                                 {"inf", s.inf}};
-    text += fmt::format("output {}: {}  min {:.6g}  max {:.6g}  mean {:.6g}{}\n", i, runtime::describe(out), s.min,
+    text += fmt::format("output {}{}: {}  min {:.6g}  max {:.6g}  mean {:.6g}{}\n", i,
+                        name.empty() ? "" : " (" + name + ")", runtime::describe(out), s.min,
                         s.max, s.mean, s.nan || s.inf ? fmt::format("  ({} NaN, {} inf)", s.nan, s.inf) : "");
-    if (!a.save_dir.empty()) write_tensor_pb(fs::path(a.save_dir) / fmt::format("output_{}.pb", i), out, "");
+    if (!a.save_dir.empty()) write_tensor_pb(fs::path(a.save_dir) / fmt::format("output_{}.pb", i), out, name);
     if (a.expect_dir.empty()) {
       j["outputs"].push_back(o);
       continue;

@@ -1,4 +1,5 @@
 #include "vkc/runtime/executor.h"
+#include "vkc/serializer/io_names.h"
 
 #include <fmt/format.h>
 
@@ -93,6 +94,12 @@ Executor Executor::from_pte(serializer::PteFile pte, Backend& backend, const std
   const auto& plan = s->plan();
   for (int32_t id : plan.inputs) s->inputs.push_back(s->spec_of(id, "plan input"));
   for (int32_t id : plan.outputs) s->outputs.push_back(s->spec_of(id, "plan output"));
+  if (auto it = s->named.find(serializer::kIoNamesKey); it != s->named.end())
+    if (auto names = serializer::decode_io_names(it->second.bytes());
+        names && names->inputs.size() == s->inputs.size() && names->outputs.size() == s->outputs.size()) {
+      for (size_t k = 0; k < s->inputs.size(); ++k) s->inputs[k].name = names->inputs[k];
+      for (size_t k = 0; k < s->outputs.size(); ++k) s->outputs[k].name = names->outputs[k];
+    }
   for (size_t d = 0; d < plan.delegates.size(); ++d) {
     const auto& del = plan.delegates[d];
     if (!backend.can_run(del.id))

@@ -7,6 +7,7 @@
 #include "plan_builder.h"
 #include "vkc/ir/op_registry.h"
 #include "vkc/serializer/build_program.h"
+#include "vkc/serializer/io_names.h"
 #include "vkc/serializer/embed_shaders.h"
 #include "vkc/serializer/errors.h"
 #include "vkc/serializer/vk_payload.h"
@@ -162,6 +163,10 @@ Program build_program(const ir::Graph& g, const partitioner::Partition& p, const
     plan.outputs.push_back(pb.tensor(v));
   }
   plan.non_const_buffer_sizes = {0, static_cast<int64_t>(pb.arena())};
+  IoNames names;
+  for (const ir::Value* v : g.inputs) names.inputs.push_back(v->name());
+  for (const ir::Value* v : g.outputs) names.outputs.push_back(v->name());
+  program.named_data.push_back({kIoNamesKey, ir::TensorData::owned(encode_io_names(names))});
   program.plans.push_back(std::move(plan));
   return program;
 }

@@ -8,6 +8,7 @@
 #include "vkc/compiler/inspect.h"
 #include "vkc/compiler/onnx_importer.h"
 #include "vkc/passes/pipeline.h"
+#include "vkc/serializer/io_names.h"
 #include "vkc/serializer/pte_reader.h"
 #include "vkc/serializer/sha256.h"
 #include "vkc/serializer/vk_payload.h"
@@ -57,9 +58,16 @@ TEST(Driver, CompiledProgramReadsBackAsTheSameGraph) {
   const auto& vout = std::get<serializer::VkTensor>(vk.values.at(vk.output_ids.at(0)));
   EXPECT_EQ(vout.dims, (std::vector<uint32_t>{1, 10}));
 
-  // Every constant is named data keyed by the SHA-256 of its bytes.
+  // Every constant is named data keyed by the SHA-256 of its bytes; beside them, the I/O names.
   std::set<std::string> keys;
   for (const auto& nd : f.program.named_data) {
+    if (nd.key == serializer::kIoNamesKey) {
+      const auto names = serializer::decode_io_names(nd.data.bytes());
+      ASSERT_TRUE(names);
+      EXPECT_EQ(names->inputs, std::vector<std::string>{"image"});
+      EXPECT_EQ(names->outputs, std::vector<std::string>{"probs"});
+      continue;
+    }
     EXPECT_EQ(serializer::sha256_hex(nd.data.bytes()), nd.key);
     keys.insert(nd.key);
   }
@@ -119,8 +127,8 @@ TEST(Driver, ForceFp16StoresHalfTensorsAndHalfConstantsWithF32Staging) {
   const auto f32_file = serializer::read_pte(dir / "fp32.pte");
   const auto f16_file = serializer::read_pte(dir / "fp16.pte");
   uint64_t bytes32 = 0, bytes16 = 0;
-  for (const auto& nd : f32_file.program.named_data) bytes32 += nd.data.size();
-  for (const auto& nd : f16_file.program.named_data) bytes16 += nd.data.size();
+  for (const auto& nd : f32_file.program.named_data) bytes32 += nd.key == serializer::kIoNamesKey ? 0 : nd.data.size();
+  for (const auto& nd : f16_file.program.named_data) bytes16 += nd.key == serializer::kIoNamesKey ? 0 : nd.data.size();
   EXPECT_EQ(bytes16 * 2, bytes32);
   const serializer::VkGraph vk = read_only_delegate(f16_file);
   const auto& in = std::get<serializer::VkTensor>(vk.values.at(vk.input_ids.at(0)));

@@ -108,7 +108,7 @@ TEST_F(RunCommand, ChecksExpectedOutputs) {
   const std::string pte = (dir_ / "tiny.pte").string();
   CliResult r = run_vkc("run " + pte + " --input " + (kData / "input_0.bin").string() + " --expect " + kData.string());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("output 0: f32 [1,10]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("output 0 (probs): f32 [1,10]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("result: pass"), std::string::npos) << r.out;
   // --random 12345 is ort-reference.js's input; --json; --repeat
   r = run_vkc("run " + pte + " --random 12345 --expect " + kData.string() + " --json --repeat 2");
@@ -135,9 +135,14 @@ TEST_F(RunCommand, ErrorsAreOneLine) {
   CliResult r = run_vkc("run " + pte);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "vkc: error: input 0 is not given (use --input FILE, --random SEED, or --expect DIR holding input_<i>.pb)\n");
-  r = run_vkc("run " + pte + " --input image=" + (kData / "input_0.bin").string());
+  // Inputs by ONNX name (the program keeps them); an unknown name lists the real ones.
+  r = run_vkc("run " + pte + " --input image=" + (kData / "input_0.bin").string() + " --expect " + kData.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("result: pass"), std::string::npos) << r.out;
+  r = run_vkc("run " + pte + " --input img=" + (kData / "input_0.bin").string());
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("name inputs by index"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  EXPECT_NE(r.err.find("no input 'img' (inputs: image)"), std::string::npos) << r.err;
   r = run_vkc("run " + pte + " --backend tpu --random 1");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.err_lines(), 1u) << r.err;

@@ -18,6 +18,7 @@ namespace vkc::runtime {
 struct TensorSpec {
   ir::DType dtype = ir::DType::Float32;
   std::vector<int64_t> shape;
+  std::string name;  // the ONNX name, where the program keeps names (empty otherwise)
   int64_t numel() const;
 };
 
