@@ -120,6 +120,43 @@ void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path
   }
 }
 
+namespace {
+
+void check_value_types(const google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>& values, const char* kind) {
+  for (const auto& v : values)
+    if (v.type().has_tensor_type() && !onnx::TensorProto_DataType_IsValid(v.type().tensor_type().elem_type()))
+      throw ImportError(fmt::format("{} '{}' has an unknown element type {}", kind, v.name(),
+                                    v.type().tensor_type().elem_type()));
+}
+
+void check_scope(const onnx::GraphProto& graph, const std::vector<std::string>* names,
+                 std::unordered_set<std::string> visible) {
+  check_value_types(graph.input(), "graph input");
+  check_value_types(graph.output(), "graph output");
+  check_value_types(graph.value_info(), "value");
+  for (const auto& v : graph.input()) visible.insert(v.name());
+  for (const auto& t : graph.initializer()) visible.insert(t.name());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    const std::string what = describe_node(names ? (*names)[i] : node.name(), node);
+    for (const std::string& in : node.input())
+      if (!in.empty() && !visible.count(in))
+        throw ImportError(fmt::format("{}: input '{}' is not defined by any node, initializer or graph input", what, in));
+    if (node.output_size() == 0) throw ImportError(fmt::format("{}: the node has no outputs", what));
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) check_scope(attr.g(), nullptr, visible);
+      for (const auto& g : attr.graphs()) check_scope(g, nullptr, visible);
+    }
+    for (const std::string& out : node.output()) visible.insert(out);
+  }
+}
+
+}  // namespace
+
+void check_structure(const onnx::GraphProto& graph, const std::vector<std::string>& names) {
+  check_scope(graph, &names, {});
+}
+
 void sort_nodes(onnx::GraphProto& graph) {
   const int n = graph.node_size();
   std::unordered_map<std::string, int> producer;  // value name -> node index

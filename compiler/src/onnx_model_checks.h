@@ -46,4 +46,10 @@ std::string first_line(const char* message);
 /// this libonnx knows; it rejects newer ones outright, so those are not checked.
 void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir);
 
+/// Every node input (in subgraphs too, which may read the enclosing graphs' values) names a graph
+/// input, an initializer or an earlier node's output, and every node has an output: ONNX's shape
+/// inference assumes both and can crash otherwise, and the checker does not run on IR versions
+/// newer than the library's. `names` are the graph's node names (unique_node_names).
+void check_structure(const onnx::GraphProto& graph, const std::vector<std::string>& names);
+
 }  // namespace vkc::compiler::detail

@@ -151,8 +151,10 @@ void infer_shapes(onnx::ModelProto& model, const std::vector<std::string>& node_
   // Lenient: node-level inference errors leave those outputs as the file declared them
   // (error_mode 0), and schema type constraints are not enforced (check_type off): exporters
   // write e.g. int64 Constants at opset 6, whose schema allows only floats. Contradictions
-  // between inferred and declared shapes still fail.
-  const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/true);
+  // between inferred and declared shapes still fail. No data propagation: libonnx 1.12's
+  // propagation through Gather reads out of bounds on an out-of-range index (found by fuzzing), and
+  // vkc's own folding to a fixpoint (fold-constants) computes those shape subgraphs anyway.
+  const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/false);
   try {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {

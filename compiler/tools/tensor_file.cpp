@@ -59,7 +59,7 @@ kernels::HostTensor tensor_from_proto(const onnx::TensorProto& t) {
     if (t.raw_data().size() != bytes)
       throw std::runtime_error(fmt::format("tensor '{}': {} raw bytes for {} elements of {}", t.name(),
                                            t.raw_data().size(), out.numel(), ir::dtype_name(*dtype)));
-    std::memcpy(out.mutable_bytes(), t.raw_data().data(), bytes);
+    if (bytes) std::memcpy(out.mutable_bytes(), t.raw_data().data(), bytes);
     return out;
   }
   switch (*dtype) {

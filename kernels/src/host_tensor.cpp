@@ -20,7 +20,12 @@ void store(uint8_t* p, int64_t i, T v) {
   std::memcpy(p + i * sizeof(T), &v, sizeof(T));
 }
 
+thread_local uint64_t t_allocation_limit = uint64_t{1} << 46;  // 64 TiB: a claim, not a tensor
+
 }  // namespace
+
+AllocationLimit::AllocationLimit(uint64_t bytes) : previous_(t_allocation_limit) { t_allocation_limit = bytes; }
+AllocationLimit::~AllocationLimit() { t_allocation_limit = previous_; }
 
 int64_t HostTensor::numel() const {
   int64_t n = 1;
@@ -33,8 +38,9 @@ HostTensor HostTensor::zeros(ir::DType dtype, std::vector<int64_t> shape) {
   uint64_t bytes = ir::dtype_size(dtype);
   for (int64_t d : shape) {
     if (d < 0) throw KernelError(fmt::format("a tensor of shape [{}] has a negative dim", fmt::join(shape, ",")));
-    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > (uint64_t{1} << 46))
-      throw KernelError(fmt::format("a tensor of shape [{}] would take more than 64 TiB", fmt::join(shape, ",")));
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > t_allocation_limit)
+      throw KernelError(fmt::format("a tensor of shape [{}] would take more than the {} bytes allowed here",
+                                    fmt::join(shape, ","), t_allocation_limit));
   }
   HostTensor t{dtype, std::move(shape), {}};
   t.data = ir::TensorData::owned(std::vector<uint8_t>(t.numel() * ir::dtype_size(dtype), 0));

@@ -48,6 +48,9 @@ bool fold_once(ir::Graph& g) {
     if (!ins || (ins->empty() && !n->is_onnx("Shape"))) continue;
     std::vector<kernels::HostTensor> outs;
     try {
+      // The growth cap holds while the kernel allocates, not only after: a Range or
+      // ConstantOfShape whose arguments claim terabytes fails fast and stays unfolded.
+      const kernels::AllocationLimit limit(static_cast<uint64_t>(input_elements + kMaxGrowth) * 16);
       outs = fold(*n, *ins);
     } catch (const kernels::KernelError&) {
       continue;  // left for lowering, which reports what it cannot do

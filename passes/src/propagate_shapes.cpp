@@ -136,11 +136,15 @@ std::optional<Sizes> window(const ir::Node& n, const std::vector<Sizes>& in) {
   const size_t spatial = x.size() - 2;
   Sizes kernel = n.attr_ints("kernel_shape", {});
   const bool conv = n.op_type() == "Conv";
-  if (kernel.empty() && conv && in.size() > 1) kernel.assign(in[1].begin() + 2, in[1].end());
-  if (kernel.size() != spatial) return std::nullopt;
+  if (kernel.empty() && conv && in.size() > 1 && in[1].size() >= 2) kernel.assign(in[1].begin() + 2, in[1].end());
+  if (kernel.size() != spatial || (conv && (in.size() < 2 || in[1].empty()))) return std::nullopt;
   const Sizes strides = n.attr_ints("strides", Sizes(spatial, 1));
   const Sizes dil = n.attr_ints("dilations", Sizes(spatial, 1));
   const Sizes pads = n.attr_ints("pads", Sizes(2 * spatial, 0));
+  // Malformed attributes (a model's, not ours to guess at): no shape, and lowering reports the node.
+  if (strides.size() != spatial || dil.size() != spatial || pads.size() != 2 * spatial) return std::nullopt;
+  for (size_t i = 0; i < spatial; ++i)
+    if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[spatial + i] < 0) return std::nullopt;
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
   const bool ceil_mode = n.attr_int("ceil_mode", 0) != 0;
   Sizes out = {x[0], conv ? in.at(1).at(0) : x[1]};
@@ -152,6 +156,7 @@ std::optional<Sizes> window(const ir::Node& n, const std::vector<Sizes>& in) {
       const int64_t span = x[2 + i] + pads[i] + pads[spatial + i] - ext;
       out.push_back((ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1);
     }
+    if (out.back() < 1) return std::nullopt;
   }
   return out;
 }

@@ -30,11 +30,20 @@ class CpuDelegate final : public DelegateInstance {
     graph_ = std::move(payload.graph);
     state_.graph = &graph_;
     state_.tensors.resize(graph_.values.size());
+    uint64_t largest = 0;  // bytes of the largest tensor the graph declares
     for (size_t id = 0; id < graph_.values.size(); ++id) {
       const auto* t = std::get_if<VkTensor>(&graph_.values[id]);
-      if (!t || t->constant_id < 0) continue;
-      constants_.emplace_back(id, constant(*t, payload.bytes, named, id));
+      if (!t) continue;
+      uint64_t bytes = 8;  // any dtype, as computed (f32/i64 at most 8 bytes)
+      for (uint32_t d : t->dims)
+        if (__builtin_mul_overflow(bytes, uint64_t{d}, &bytes) || bytes > (uint64_t{1} << 40))
+          throw RuntimeError(fmt::format("value {} declares dims [{}]: more than 1 TiB", id, fmt::join(t->dims, ",")));
+      largest = std::max(largest, bytes);
+      if (t->constant_id >= 0) constants_.emplace_back(id, constant(*t, payload.bytes, named, id));
     }
+    // Kernels allocate what their arguments compute; none needs more than a few times the largest
+    // declared tensor, whatever a corrupt argument claims.
+    allocation_limit_ = std::max<uint64_t>(4 * largest, uint64_t{256} << 20);
     for (const auto& call : graph_.chain) {
       auto it = cpu::op_table().find(call.name);
       if (it == cpu::op_table().end())
@@ -51,6 +60,7 @@ class CpuDelegate final : public DelegateInstance {
     const size_t n_in = graph_.input_ids.size(), n_out = graph_.output_ids.size();
     if (args.size() != n_in + n_out)
       throw RuntimeError(fmt::format("{} args for {} inputs and {} outputs", args.size(), n_in, n_out));
+    const kernels::AllocationLimit limit(allocation_limit_);
     for (auto& t : state_.tensors) t.reset();
     state_.mem_owner.clear();
     for (const auto& [id, t] : constants_) state_.tensors[id] = t;
@@ -68,6 +78,8 @@ class CpuDelegate final : public DelegateInstance {
   }
 
  private:
+  uint64_t allocation_limit_ = 0;
+
   HostTensor constant(const VkTensor& t, std::span<const uint8_t> bytes, const NamedDataMap& named, size_t id) {
     if (static_cast<size_t>(t.constant_id) >= graph_.constants.size())
       throw RuntimeError(fmt::format("value {}: constant {} is out of range", id, t.constant_id));

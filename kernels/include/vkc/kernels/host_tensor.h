@@ -43,6 +43,20 @@ struct HostTensor {
   void set_i(int64_t i, int64_t v) const;
 };
 
+/// While alive, HostTensor::zeros on this thread refuses (KernelError) a tensor of more than `bytes`.
+/// The CPU executor sets it from the sizes a program declares, so that sizes computed from a corrupt
+/// program's arguments cannot make it allocate more than the program could ever need.
+class AllocationLimit {
+ public:
+  explicit AllocationLimit(uint64_t bytes);
+  ~AllocationLimit();
+  AllocationLimit(const AllocationLimit&) = delete;
+  AllocationLimit& operator=(const AllocationLimit&) = delete;
+
+ private:
+  uint64_t previous_;
+};
+
 /// Row-major strides of `shape` in elements.
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
 /// ONNX/numpy broadcast of two shapes; throws KernelError when they do not broadcast.
