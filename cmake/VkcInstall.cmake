@@ -132,3 +132,24 @@ file(RELATIVE_PATH VKC_PC_PREFIX_FROM_PCFILEDIR /${CMAKE_INSTALL_LIBDIR}/pkgconf
 string(REGEX REPLACE "/$" "" VKC_PC_PREFIX_FROM_PCFILEDIR "${VKC_PC_PREFIX_FROM_PCFILEDIR}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/vkc.pc.in ${CMAKE_CURRENT_BINARY_DIR}/vkc.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/vkc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# Packages of what the install rules above put in place: `cmake --build build --target package`
+# writes build/vkc_<version>_<arch>.deb (for apt install ./vkc_...deb) and vkc-<version>-Linux.tar.gz.
+# The package holds static libraries, headers and the CMake/pkg-config files, so it depends on the
+# -dev packages find_package(vkc) finds through, and on the vkc tool's shared libraries.
+set(CPACK_PACKAGE_NAME vkc)
+set(CPACK_PACKAGE_VENDOR "vkc")
+set(CPACK_PACKAGE_CONTACT "vkc developers <vkc@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "Ahead-of-time ONNX to ExecuTorch Vulkan (.pte) compiler: vkc tool and C++ library")
+set(CPACK_GENERATOR "DEB;TGZ")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "libprotobuf-dev, libonnx-dev, libflatbuffers-dev, libssl-dev, libfmt-dev, nlohmann-json3-dev, libyaml-cpp-dev, libvulkan-dev")
+find_program(VKC_DPKG_SHLIBDEPS dpkg-shlibdeps)
+if(VKC_DPKG_SHLIBDEPS)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # plus the vkc tool's shared libraries, computed
+endif()
+set(CPACK_ARCHIVE_COMPONENT_INSTALL OFF)
+include(CPack)

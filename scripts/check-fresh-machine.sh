@@ -3,9 +3,11 @@
 # clean Debian bookworm root (mmdebstrap, minbase: apt and the essential packages only; debootstrap
 # where mmdebstrap is missing), puts a clean clone of this repository's HEAD into it, and runs
 # README command 1 (scripts/example.sh) and command 2 (scripts/test.sh) inside it under chroot,
-# as a new user would. Prints the time of each step; exits non-zero if a step fails.
+# as a new user would. Then the packages: `--target package` builds the .deb, apt installs it into
+# the root, and examples/consumer is built against it with find_package(vkc) and run. Prints the
+# time of each step; exits non-zero if a step fails.
 #
-#   scripts/check-fresh-machine.sh [--only example|test] [--keep] [--dir DIR]
+#   scripts/check-fresh-machine.sh [--only example|test|package] [--keep] [--dir DIR]
 #
 # Needs root, and Debian's (and npm's, for the tests' third-party models) registries. Not part of
 # CI: it takes as long as a cold build and test run (about 25 minutes on 2 cores).
@@ -23,7 +25,8 @@ while (($#)); do
   esac
 done
 [[ $(id -u) -eq 0 ]] || { echo "check-fresh-machine: needs root (chroot)" >&2; exit 2; }
-[[ -z $only || $only == example || $only == test ]] || { echo "check-fresh-machine: --only example|test" >&2; exit 2; }
+[[ -z $only || $only == example || $only == test || $only == package ]] ||
+  { echo "check-fresh-machine: --only example|test|package" >&2; exit 2; }
 
 # The bootstrap tool is a host dependency of this check only, installed here if missing.
 if ! command -v mmdebstrap >/dev/null && ! command -v debootstrap >/dev/null; then
@@ -84,6 +87,17 @@ inside() {  # inside COMMAND: runs it in the clone, with a new user's environmen
 total=$SECONDS
 step "bootstrap bookworm (minbase)" bootstrap
 step "clone into the root" enter
-[[ $only == test ]] || step "README 1: scripts/example.sh" inside scripts/example.sh
-[[ $only == example ]] || step "README 2: scripts/test.sh" inside scripts/test.sh
+[[ -z $only || $only == example ]] && step "README 1: scripts/example.sh" inside scripts/example.sh
+[[ -z $only || $only == test ]] && step "README 2: scripts/test.sh" inside scripts/test.sh
+if [[ -z $only || $only == package ]]; then
+  # The .deb from the build the README commands made (or a fresh one), installed with apt, and a
+  # project outside the source tree built against the installed package.
+  step "package: .deb built, apt installed" inside \
+    'scripts/setup.sh && scripts/build.sh >/dev/null && cmake --build build --target package >/dev/null &&
+     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ./build/vkc_*.deb >/dev/null && command -v vkc'
+  step "package: find_package(vkc) consumer" inside \
+    'rm -rf /tmp/consumer && cp -r examples/consumer /tmp/consumer && mkdir -p /tmp/models &&
+     cp examples/models/tiny_cnn.onnx /tmp/models/ && cmake -S /tmp/consumer -B /tmp/consumer/build -G Ninja >/dev/null &&
+     cmake --build /tmp/consumer/build >/dev/null && /tmp/consumer/build/vkc_consumer && /tmp/consumer/build/vkc_runner /tmp/consumer/build/tiny_cnn.pte'
+fi
 printf 'check-fresh-machine: all steps passed in %d s\n' $((SECONDS - total))
