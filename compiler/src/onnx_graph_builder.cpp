@@ -174,6 +174,7 @@ class GraphBuilder {
       if (!out) out = graph_.add_value(graph_.unique_name(name + "_unused"), {});
     const std::string domain = normalize_domain(node.domain());
     if (domain == ir::kOnnxDomain && node.op_type() == "If") return inline_if(node, name, inputs, outputs, scope);
+    if (domain == ir::kOnnxDomain && node.op_type() == "Loop") return unroll_loop(node, name, inputs, outputs, scope);
     ir::Node* n = graph_.add_node_with_outputs(domain, node.op_type(), std::move(inputs), std::move(outputs), name);
     n->set_opset(graph_.opsets.at(domain));
     for (const auto& a : node.attribute()) n->set_attr(a.name(), to_ir_attribute(a, where, reader_));
@@ -206,9 +207,96 @@ class GraphBuilder {
     }
   }
 
-  /// Adds a branch's initializers, constants and nodes; returns its outputs.
-  std::vector<ir::Value*> inline_branch(const onnx::GraphProto& g, const std::string& prefix, const Scope* outer) {
+  /// Loop with a constant trip count and a condition that stays true (absent or constant true on
+  /// entry, passed through or constant true in the body): the body inlined once per iteration, its
+  /// carried values chained, each scan output stacked along a new axis 0. Bounded, so that a big
+  /// trip count is refused rather than unrolled into a huge graph.
+  void unroll_loop(const onnx::NodeProto& node, const std::string& name, const std::vector<ir::Value*>& inputs,
+                   const std::vector<ir::Value*>& outputs, const Scope* scope) {
+    const std::string where = describe_node(name, node);
+    const onnx::GraphProto* body = nullptr;
+    for (const auto& a : node.attribute())
+      if (a.name() == "body" && a.has_g()) body = &a.g();
+    if (!body) throw ImportError(fmt::format("{}: no body graph", where));
+    auto constant_int = [](const ir::Value* v) -> std::optional<int64_t> {
+      if (!v || !v->is_constant() || v->shape().numel() != 1) return std::nullopt;
+      if (v->dtype() == ir::DType::Int64) return v->data().as<int64_t>()[0];
+      if (v->dtype() == ir::DType::Bool) return v->data().as<uint8_t>()[0] ? 1 : 0;
+      return std::nullopt;
+    };
+    const auto trips = constant_int(inputs.size() > 0 ? inputs[0] : nullptr);
+    if (!trips || *trips < 0)
+      throw ImportError(fmt::format("{}: Loop without a constant trip count cannot be unrolled", where));
+    const ir::Value* cond = inputs.size() > 1 ? inputs[1] : nullptr;
+    if (cond && constant_int(cond) != 1)
+      throw ImportError(fmt::format("{}: Loop whose condition is not constant true cannot be unrolled", where));
+    const size_t carried = inputs.size() > 2 ? inputs.size() - 2 : 0;
+    if (static_cast<size_t>(body->input_size()) != carried + 2 || static_cast<size_t>(body->output_size()) < carried + 1)
+      throw ImportError(fmt::format("{}: the body's inputs and outputs do not match the Loop's", where));
+    constexpr int64_t kMaxUnrolledNodes = 20000;
+    if (*trips * std::max(1, body->node_size()) > kMaxUnrolledNodes)
+      throw ImportError(fmt::format("{}: {} iterations of a {}-node body exceed the unrolling bound of {} nodes", where,
+                                    *trips, body->node_size(), kMaxUnrolledNodes));
+    const size_t scans = static_cast<size_t>(body->output_size()) - carried - 1;
+    std::vector<ir::Value*> state(inputs.begin() + std::min<size_t>(2, inputs.size()), inputs.end());
+    std::vector<std::vector<ir::Value*>> scanned(scans);
+    ir::Value* true_value = nullptr;
+    for (int64_t i = 0; i < *trips; ++i) {
+      std::unordered_map<std::string, ir::Value*> bound;
+      std::vector<uint8_t> iter_bytes(8);
+      std::memcpy(iter_bytes.data(), &i, 8);
+      bound[body->input(0).name()] = graph_.add_constant(graph_.unique_name(name + "/iter"),
+                                                         {ir::DType::Int64, ir::Shape::of({})},
+                                                         ir::TensorData::owned(std::move(iter_bytes)));
+      if (!true_value)
+        true_value = graph_.add_constant(graph_.unique_name(name + "/true"), {ir::DType::Bool, ir::Shape::of({})},
+                                         ir::TensorData::owned(std::vector<uint8_t>{1}));
+      bound[body->input(1).name()] = true_value;
+      for (size_t k = 0; k < carried; ++k) bound[body->input(static_cast<int>(k) + 2).name()] = state[k];
+      const auto outs = inline_branch(*body, fmt::format("{}/iter{}", name, i), scope, &bound);
+      const ir::Value* next_cond = outs.at(0);
+      if (next_cond != true_value && constant_int(next_cond) != 1 &&
+          !(next_cond->producer() && next_cond->producer()->is_onnx("Identity") &&
+            next_cond->producer()->input(0) == true_value))
+        throw ImportError(fmt::format("{}: the body computes its condition (a while loop): not unrolled", where));
+      for (size_t k = 0; k < carried; ++k) state[k] = outs.at(1 + k);
+      for (size_t k = 0; k < scans; ++k) scanned[k].push_back(outs.at(1 + carried + k));
+    }
+    const int64_t opset = graph_.opsets.at(std::string(ir::kOnnxDomain));
+    auto onnx_node = [&](const char* op, std::vector<ir::Value*> ins, ir::Value* out) {
+      ir::Node* n = out ? graph_.add_node_with_outputs(ir::kOnnxDomain, op, std::move(ins), {out}, graph_.unique_name(name + "/" + op))
+                        : graph_.add_node(ir::kOnnxDomain, op, std::move(ins), {ir::TensorType{}}, graph_.unique_name(name + "/" + op));
+      n->set_opset(opset);
+      return n;
+    };
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (j < carried) {  // the final carried value (the initial one for zero iterations)
+        onnx_node("Identity", {state[j]}, outputs[j]);
+        continue;
+      }
+      const size_t k = j - carried;
+      if (k >= scans) throw ImportError(fmt::format("{}: output {} has no body output", where, j));
+      if (scanned[k].empty()) throw ImportError(fmt::format("{}: a scan output of zero iterations is not supported", where));
+      std::vector<ir::Value*> rows;
+      for (ir::Value* v : scanned[k]) {
+        ir::Node* u = opset >= 13 ? onnx_node("Unsqueeze", {v, graph_.add_constant(graph_.unique_name(name + "/axes"),
+                                                               {ir::DType::Int64, ir::Shape::of({1})},
+                                                               ir::TensorData::owned(std::vector<uint8_t>(8, 0)))}, nullptr)
+                                  : onnx_node("Unsqueeze", {v}, nullptr);
+        if (opset < 13) u->set_attr("axes", std::vector<int64_t>{0});
+        rows.push_back(u->output(0));
+      }
+      ir::Node* c = onnx_node("Concat", rows, outputs[j]);
+      c->set_attr("axis", int64_t{0});
+    }
+  }
+
+  /// Adds a branch's initializers, constants and nodes; returns its outputs. `bound` gives values
+  /// for the graph's inputs (a Loop body's iteration number, condition and carried values).
+  std::vector<ir::Value*> inline_branch(const onnx::GraphProto& g, const std::string& prefix, const Scope* outer,
+                                        const std::unordered_map<std::string, ir::Value*>* bound = nullptr) {
     Scope s{outer, {}};
+    if (bound) s.values = *bound;
     std::unordered_map<std::string, const onnx::TypeProto*> types;
     for (const auto* infos : {&g.value_info(), &g.output()})
       for (const auto& info : *infos) types[info.name()] = &info.type();
