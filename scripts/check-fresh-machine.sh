@@ -35,6 +35,7 @@ if ! command -v mmdebstrap >/dev/null && ! command -v debootstrap >/dev/null; th
 fi
 
 root=${dir:-$(mktemp -d /var/tmp/vkc-fresh-XXXXXX)}
+extra_ca=()
 mounted=()
 cleanup() {
   for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[i]}" 2>/dev/null || true; done
@@ -70,6 +71,14 @@ bootstrap() {
 
 enter() {
   cp /etc/resolv.conf "$root/etc/resolv.conf"
+  # The network's, not the machine's: where this host trusts extra certificate authorities (a
+  # TLS-intercepting proxy between it and npm's registry), the root trusts them too.
+  if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    chroot "$root" /usr/sbin/update-ca-certificates >/dev/null 2>&1 || true
+    extra_ca=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+  fi
   for m in proc sys dev; do
     mkdir -p "$root/$m"
     mount --rbind "/$m" "$root/$m" && mounted+=("$root/$m")
@@ -81,7 +90,7 @@ enter() {
 
 inside() {  # inside COMMAND: runs it in the clone, with a new user's environment
   chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    LANG=C.UTF-8 TERM=dumb /bin/bash -c "cd /root/vkc && $1"
+    LANG=C.UTF-8 TERM=dumb "${extra_ca[@]}" /bin/bash -c "cd /root/vkc && $1"
 }
 
 total=$SECONDS

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build g++ pkg-config ccache
+  cmake ninja-build make g++ pkg-config ccache
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   libssl-dev nlohmann-json3-dev
