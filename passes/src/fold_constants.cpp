@@ -4,6 +4,9 @@
 // only need their input's static shape.
 #include <fmt/format.h>
 
+#include <map>
+#include <string>
+
 #include "folding/folders.h"
 #include "vkc/passes/passes.h"
 
@@ -36,8 +39,23 @@ std::optional<folding::Inputs> constant_inputs(const ir::Node& n, int64_t& total
 
 namespace {
 
+// Why node `n` (with a folder) did not fold: its first input that is not a constant of static shape.
+std::string why_not_folded(const ir::Graph& g, const ir::Node& n) {
+  for (const ir::Value* v : n.inputs()) {
+    if (!v) continue;
+    if (!v->type().known() || !v->shape().is_static())
+      return fmt::format("input '{}' has no static shape ({})", v->name(), v->type().str());
+    if (v->is_constant() || shape_only(n)) continue;
+    if (g.is_input(v)) return fmt::format("it reads graph input '{}'", v->name());
+    const ir::Node* p = v->producer();
+    return p ? fmt::format("input '{}' is computed at run time by node '{}' ({})", v->name(), p->name(), p->op_type())
+             : fmt::format("input '{}' is not a constant", v->name());
+  }
+  return "";
+}
+
 // One sweep; returns whether any node was folded.
-bool fold_once(ir::Graph& g) {
+bool fold_once(ir::Graph& g, std::map<std::string, std::string>& capped) {
   bool folded = false;
   for (ir::Node* n : g.nodes()) {
     if (n->domain() != ir::kOnnxDomain) continue;
@@ -52,13 +70,18 @@ bool fold_once(ir::Graph& g) {
       // ConstantOfShape whose arguments claim terabytes fails fast and stays unfolded.
       const kernels::AllocationLimit limit(static_cast<uint64_t>(input_elements + kMaxGrowth) * 16);
       outs = fold(*n, *ins);
-    } catch (const kernels::KernelError&) {
-      continue;  // left for lowering, which reports what it cannot do
+    } catch (const kernels::KernelError& e) {
+      capped[n->name()] = e.what();  // left for lowering, which reports what it cannot do
+      continue;
     }
     if (outs.size() != n->outputs().size()) continue;
     int64_t output_elements = 0;
     for (const auto& o : outs) output_elements += o.numel();
-    if (output_elements > input_elements + kMaxGrowth) continue;
+    if (output_elements > input_elements + kMaxGrowth) {
+      capped[n->name()] = fmt::format("folding would store {} elements from {} (the cap is {} more)", output_elements,
+                                      input_elements, kMaxGrowth);
+      continue;
+    }
     for (size_t i = 0; i < outs.size(); ++i) {
       ir::Value* v = n->output(i);
       const ir::TensorType type{outs[i].dtype, ir::Shape::of(outs[i].shape)};
@@ -76,13 +99,23 @@ bool fold_once(ir::Graph& g) {
 
 }  // namespace
 
-void fold_constants(ir::Graph& g, PassContext&) {
+void fold_constants(ir::Graph& g, PassContext& ctx) {
   // Folding makes shape arguments constant, which gives outputs downstream static
   // shapes, which lets Shape nodes fold in turn: repeat until nothing changes.
+  std::map<std::string, std::string> capped;
   for (int round = 0; round < 64; ++round) {
-    const bool folded = fold_once(g);
+    const bool folded = fold_once(g, capped);
     const bool shaped = propagate_shapes(g);
     if (!folded && !shaped) break;
+  }
+  // What stays: shape and integer arithmetic (integer or boolean outputs) left to run time, with why.
+  for (const ir::Node* n : g.nodes()) {
+    if (n->domain() != ir::kOnnxDomain || !folding::find_folder(n->op_type()) || n->outputs().empty()) continue;
+    const ir::DType t = n->output(0)->dtype();
+    const bool makes_tensors = n->is_onnx("ConstantOfShape") || n->is_onnx("Range") || n->is_onnx("NonZero");
+    if (!shape_only(*n) && !makes_tensors && (t == ir::DType::Undefined || ir::is_float(t))) continue;
+    if (auto it = capped.find(n->name()); it != capped.end()) ctx.not_folded[n->name()] = it->second;
+    else if (std::string why = why_not_folded(g, *n); !why.empty()) ctx.not_folded[n->name()] = why;
   }
 }
 

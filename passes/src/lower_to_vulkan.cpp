@@ -267,6 +267,9 @@ void lower_to_vulkan(ir::Graph& g, PassContext& ctx) {
     }
     if (auto why = match->lower(g, n)) ctx.not_lowered[n->name()] = *why;
   }
+  // A shape computation lowering cannot take says why it was not a constant either.
+  for (auto& [name, why] : ctx.not_lowered)
+    if (auto it = ctx.not_folded.find(name); it != ctx.not_folded.end()) why += " (not folded: " + it->second + ")";
 }
 
 }  // namespace vkc::passes

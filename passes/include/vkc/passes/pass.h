@@ -22,6 +22,10 @@ struct PassContext {
   std::vector<QuantLayerReport> quant_report;
   /// Nodes lowering could not turn into a runtime operator, with the reason, by node name.
   std::map<std::string, std::string> not_lowered;
+  /// Shape and integer arithmetic fold-constants left computed at run time, with why (an input
+  /// without a static shape, a graph input, the folding size cap), by node name; lowering adds it to
+  /// the reason of a node it cannot lower.
+  std::map<std::string, std::string> not_folded;
   /// --max-seq-len: the KV-cache length use-kv-cache builds the program for (0: off), and the number
   /// of attention layers it moved onto the cache.
   int64_t max_seq_len = 0;
