@@ -128,6 +128,15 @@ TEST_F(RunCommand, SavesOutputsAsTensorProtos) {
   r = run_vkc("run " + pte + " --input 0=" + (kData / "input_0.bin").string() + " --expect " + (dir_ / "out").string() +
               " --rtol 0 --atol 0");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The folder is a test-data folder: its input_0.pb holds the inputs used, so it replays alone,
+  // and other inputs do not match its outputs.
+  r = run_vkc("run " + pte + " --random 7 --save " + (dir_ / "random").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir_ / "random" / "input_0.pb"));
+  r = run_vkc("run " + pte + " --expect " + (dir_ / "random").string() + " --rtol 0 --atol 0");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = run_vkc("run " + pte + " --random 8 --expect " + (dir_ / "random").string() + " --rtol 0 --atol 0");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
 }
 
 TEST_F(RunCommand, ErrorsAreOneLine) {

@@ -6,6 +6,7 @@
 
 #include "vkc/codegen/shader_library.h"
 #include "vkc/ir/op_registry.h"
+#include "vkc/runtime/vulkan.h"
 #include "vkc/shaders/bundle.h"
 #include "vulkan_test_util.h"
 
@@ -151,11 +152,13 @@ TEST_F(VulkanOps, LargeReductions) {
   }
 }
 
-// convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+// convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups),
+// compared with cpu; `variant` (the f32 name) is the kernel the backend must choose.
 void conv_case(std::vector<uint32_t> in, std::vector<uint32_t> w, std::vector<uint32_t> out, int64_t stride,
-               int64_t pad, int64_t dil, bool transposed, int64_t groups, bool bias, bool clamp = false) {
+               int64_t pad, int64_t dil, bool transposed, int64_t groups, bool bias, bool clamp, const char* variant,
+               V dtype = V::Float32) {
   VkProgramBuilder b;
-  const int x = tensor(b, in, kTex, kC), y = tensor(b, out, kTex, kC);
+  const int x = tensor(b, in, kTex, kC, dtype), y = tensor(b, out, kTex, kC, dtype);
   size_t wn = 1;
   for (auto d : w) wn *= d;
   const int wt = b.constant(w, random_values(wn, 5));
@@ -169,15 +172,31 @@ void conv_case(std::vector<uint32_t> in, std::vector<uint32_t> w, std::vector<ui
   b.call(clamp ? "et_vk.conv_with_clamp.default" : "aten.convolution.default", args);
   b.input(x);
   b.output(y);
-  expect_same(b.build(), {random_f32({in.begin(), in.end()}, 8)});
+  const std::string name = std::string(variant) + (dtype == V::Float16 ? "_f16" : "_f32");
+  SCOPED_TRACE(name);
+  const uint64_t before = runtime::vulkan_variant_dispatches(name);
+  if (dtype == V::Float16) expect_same(b.build(), {random_f32({in.begin(), in.end()}, 8)}, 1e-2, 2e-3);
+  else expect_same(b.build(), {random_f32({in.begin(), in.end()}, 8)});
+  EXPECT_GT(runtime::vulkan_variant_dispatches(name), before) << "the backend chose another kernel";
 }
 
+// Each kernel over odd sizes: partial 4-wide output tiles, channel counts that leave texel lanes
+// empty (input and output), batches, strides, padding, dilation, clamps, no bias; f32 and f16.
 TEST_F(VulkanOps, Convolutions) {
   VKC_REQUIRE_VULKAN();
-  conv_case({1, 3, 7, 6}, {5, 3, 3, 3}, {1, 5, 7, 6}, 1, 1, 1, false, 1, true);
-  conv_case({2, 4, 7, 7}, {6, 2, 3, 3}, {2, 6, 2, 2}, 2, 0, 2, false, 2, false);
-  conv_case({1, 6, 5, 5}, {6, 1, 3, 3}, {1, 6, 5, 5}, 1, 1, 1, false, 6, true, true);
-  conv_case({1, 4, 3, 3}, {4, 2, 3, 3}, {1, 2, 7, 7}, 2, 0, 1, true, 1, true);
+  for (V dt : {V::Float32, V::Float16}) {
+    conv_case({1, 3, 7, 6}, {5, 3, 3, 3}, {1, 5, 7, 6}, 1, 1, 1, false, 1, true, false, "conv2d_tiled", dt);
+    conv_case({1, 12, 5, 9}, {7, 12, 1, 1}, {1, 7, 5, 9}, 1, 0, 1, false, 1, false, true, "conv2d_tiled", dt);
+    conv_case({2, 8, 9, 5}, {8, 4, 3, 3}, {2, 8, 5, 3}, 2, 1, 1, false, 2, true, false, "conv2d_tiled", dt);
+    conv_case({2, 4, 7, 7}, {6, 2, 3, 3}, {2, 6, 2, 2}, 2, 0, 2, false, 2, false, false, "conv2d", dt);
+    conv_case({1, 6, 5, 5}, {6, 1, 3, 3}, {1, 6, 5, 5}, 1, 1, 1, false, 6, true, true, "conv2d_dw", dt);
+    conv_case({2, 5, 11, 13}, {5, 1, 5, 5}, {2, 5, 6, 7}, 2, 2, 1, false, 5, true, false, "conv2d_dw", dt);
+    conv_case({1, 4, 9, 10}, {4, 1, 3, 3}, {1, 4, 9, 10}, 1, 2, 2, false, 4, false, false, "conv2d_dw", dt);
+    conv_case({1, 4, 3, 3}, {4, 2, 3, 3}, {1, 2, 7, 7}, 2, 0, 1, true, 1, true, false, "conv_transpose2d_tiled", dt);
+    conv_case({2, 6, 4, 5}, {6, 5, 2, 2}, {2, 5, 8, 10}, 2, 0, 1, true, 1, false, true, "conv_transpose2d_tiled", dt);
+    conv_case({1, 3, 5, 4}, {3, 9, 3, 3}, {1, 9, 9, 7}, 2, 2, 2, true, 1, true, false, "conv_transpose2d_tiled", dt);
+    conv_case({1, 4, 3, 3}, {4, 1, 3, 3}, {1, 4, 7, 7}, 2, 0, 1, true, 4, true, false, "conv_transpose2d", dt);
+  }
 }
 
 TEST_F(VulkanOps, Pooling) {

@@ -6,10 +6,27 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include "../cpu/cpu_dtypes.h"
 #include "vkc/kernels/elementwise.h"
+#include "vkc/runtime/vulkan.h"
 #include "vkc/serializer/vk_payload.h"
+
+namespace vkc::runtime {
+namespace {
+std::mutex g_variant_mutex;
+std::map<std::string, uint64_t, std::less<>> g_variant_dispatches;
+}  // namespace
+
+uint64_t vulkan_variant_dispatches(const std::string& name) {
+  std::lock_guard<std::mutex> lock(g_variant_mutex);
+  auto it = g_variant_dispatches.find(name);
+  return it == g_variant_dispatches.end() ? 0 : it->second;
+}
+
+}  // namespace vkc::runtime
 
 namespace vkc::runtime::vk {
 
@@ -248,9 +265,7 @@ VulkanDelegate::Representation VulkanDelegate::representation(int32_t id) {
   return {storage_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml)};
 }
 
-GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t numel) {
-  auto key = std::make_tuple(id, static_cast<int>(dtype), numel);
-  if (auto it = constants_.find(key); it != constants_.end()) return *it->second;
+kernels::HostTensor VulkanDelegate::constant_host(int32_t id, ir::DType dtype) {
   const VkTensor& t = vk_tensor(id);
   if (static_cast<size_t>(t.constant_id) >= graph_.constants.size())
     fail(fmt::format("value {}: constant {} is out of range", id, t.constant_id));
@@ -268,7 +283,24 @@ GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t 
   if (h.data.size() != static_cast<size_t>(h.numel()) * ir::dtype_size(h.dtype))
     fail(fmt::format("value {}: constant has {} bytes, [{}] {} needs more or fewer", id, h.data.size(),
                      fmt::join(h.shape, ","), ir::dtype_name(h.dtype)));
-  if (h.dtype != dtype) h = kernels::cast(h, dtype);
+  return h.dtype != dtype ? kernels::cast(h, dtype) : h;
+}
+
+std::unique_ptr<GpuTensor> VulkanDelegate::upload(std::vector<int64_t> dims, ir::DType dtype,
+                                                  const std::vector<uint8_t>& bytes) {
+  auto g = std::make_unique<GpuTensor>();
+  g->dtype = dtype;
+  g->dims = std::move(dims);
+  g->sizes = whcn(g->dims);
+  g->buffer = dev_->ctx->make_buffer(std::max<size_t>(bytes.size(), 4), Context::Mem::Upload);
+  if (!bytes.empty()) std::memcpy(g->buffer.mapped, bytes.data(), bytes.size());
+  return g;
+}
+
+GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t numel) {
+  auto key = std::make_tuple(id, static_cast<int>(dtype), numel);
+  if (auto it = constants_.find(key); it != constants_.end()) return *it->second;
+  const HostTensor h = constant_host(id, dtype);
   std::vector<uint8_t> bytes(h.data.bytes().begin(), h.data.bytes().end());
   if (numel > 0 && h.numel() != numel) {
     if (h.numel() != 1) fail(fmt::format("constant value {} has {} elements, expected {} (or 1)", id, h.numel(), numel));
@@ -276,13 +308,17 @@ GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t 
     bytes.clear();
     for (int64_t k = 0; k < numel; ++k) bytes.insert(bytes.end(), one.begin(), one.end());
   }
-  auto g = std::make_unique<GpuTensor>();
-  g->dtype = dtype;
-  g->dims = numel > 0 && h.numel() != numel ? std::vector<int64_t>{numel} : h.shape;
-  g->sizes = whcn(g->dims);
-  g->buffer = dev_->ctx->make_buffer(bytes.size(), Context::Mem::Upload);
-  std::memcpy(g->buffer.mapped, bytes.data(), bytes.size());
+  auto g = upload(numel > 0 && h.numel() != numel ? std::vector<int64_t>{numel} : h.shape, dtype, bytes);
   return *constants_.emplace(key, std::move(g)).first->second;
+}
+
+VkBuffer VulkanDelegate::packed(size_t i, ir::DType dtype, std::string_view packing, Packer pack) {
+  if (!is_constant(i)) fail(fmt::format("argument {} must be a constant (weights are prepacked at load)", i));
+  auto key = std::make_tuple(id(i), static_cast<int>(dtype), std::string(packing));
+  if (auto it = packed_.find(key); it != packed_.end()) return it->second->buffer.buffer;
+  const std::vector<uint8_t> bytes = pack(constant_host(id(i), dtype));
+  const int64_t n = static_cast<int64_t>(bytes.size() / ir::dtype_size(dtype));
+  return packed_.emplace(key, upload({n}, dtype, bytes)).first->second->buffer.buffer;
 }
 
 GpuTensor& VulkanDelegate::tensor(size_t i, const GpuTensor* like) {
@@ -392,6 +428,10 @@ void VulkanDelegate::dispatch(const codegen::LibraryVariant& v, std::vector<Reso
   d.push = push.bytes();
   d.items = items;
   d.where = call_ ? where() : std::string("staging");
+  {
+    std::lock_guard<std::mutex> lock(g_variant_mutex);
+    ++g_variant_dispatches[v.name];
+  }
   (prepacking_ ? prepack_ : run_).push_back(std::move(d));
 }
 

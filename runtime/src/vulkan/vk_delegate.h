@@ -30,6 +30,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   GpuTensor& tensor(size_t i, const GpuTensor* like) override;
   VkBuffer raw(size_t i, ir::DType dtype, int64_t numel) override;
   GpuTensor& constant(size_t i, ir::DType dtype) override;
+  VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, Packer pack) override;
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   void require_unused(int32_t id, const char* what) override;
@@ -50,6 +51,8 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   Representation representation(int32_t id);
   void bind_memory_objects();
   GpuTensor& constant_buffer(int32_t id, ir::DType dtype, int64_t numel);
+  kernels::HostTensor constant_host(int32_t id, ir::DType dtype);
+  std::unique_ptr<GpuTensor> upload(std::vector<int64_t> dims, ir::DType dtype, const std::vector<uint8_t>& bytes);
   std::unique_ptr<GpuTensor> staging(const GpuTensor& like, Context::Mem mem);
 
   std::shared_ptr<Device> dev_;
@@ -67,6 +70,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::vector<std::unique_ptr<GpuTensor>> tensors_;                                     // by value id
   std::map<std::tuple<int32_t, int, int64_t>, std::unique_ptr<GpuTensor>> constants_;  // (id, dtype, numel)
   std::map<std::tuple<int32_t, bool, int, int>, std::unique_ptr<GpuTensor>> materialized_;
+  std::map<std::tuple<int32_t, int, std::string>, std::unique_ptr<GpuTensor>> packed_;  // (id, dtype, packing)
   std::vector<std::unique_ptr<GpuTensor>> scratch_;
   std::vector<std::unique_ptr<GpuTensor>> in_stage_, out_stage_;
   std::vector<Dispatch> prepack_, run_;

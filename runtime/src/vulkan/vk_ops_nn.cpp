@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cfloat>
+#include <cstring>
 #include <utility>
 
 #include "vk_encoder.h"
@@ -24,8 +25,44 @@ void require_rank4(Encoder& e, const GpuTensor& t, const char* what) {
   if (t.dims.size() != 4) e.fail(fmt::format("{} has rank {}; only 2-D (rank-4) tensors are supported", what, t.dims.size()));
 }
 
-// 2-D convolution (conv2d.glsl); a 1-D one ([N, C, L], weight [O, C/g, K]) runs as a 2-D one of
-// height 1 between views into scratch tensors.
+// Weights [C_out, C_in/g, K_h, K_w] (1-D: [C_out, C_in/g, K_w]) as conv2d_tiled reads them: [oc4][ic4][K_h][K_w][ic lane][oc lane],
+// zeros past C_out and C_in/g.
+std::vector<uint8_t> pack_conv(const kernels::HostTensor& w, bool transposed) {
+  const int64_t co = w.shape[transposed ? 1 : 0], ci = w.shape[transposed ? 0 : 1];
+  const int64_t kh = w.shape.size() == 4 ? w.shape[2] : 1, kw = w.shape.back();
+  const int64_t co4 = (co + 3) / 4, ci4 = (ci + 3) / 4;
+  const size_t es = ir::dtype_size(w.dtype);
+  std::vector<uint8_t> out(static_cast<size_t>(co4 * ci4 * kh * kw * 16) * es, 0);
+  const uint8_t* src = w.data.data();
+  for (int64_t o = 0; o < co; ++o)
+    for (int64_t i = 0; i < ci; ++i)
+      for (int64_t y = 0; y < kh; ++y)
+        for (int64_t x = 0; x < kw; ++x) {
+          const int64_t from = ((transposed ? i * co + o : o * ci + i) * kh + y) * kw + x;
+          const int64_t to = ((((o / 4) * ci4 + i / 4) * kh + y) * kw + x) * 16 + (i % 4) * 4 + o % 4;
+          std::memcpy(out.data() + to * es, src + from * es, es);
+        }
+  return out;
+}
+
+std::vector<uint8_t> pack_conv_tiled(const kernels::HostTensor& w) { return pack_conv(w, false); }
+// Transposed weights [C_in, C_out, K_h, K_w] into the same layout.
+std::vector<uint8_t> pack_conv_transpose_tiled(const kernels::HostTensor& w) { return pack_conv(w, true); }
+
+// Depthwise weights [C, 1, K_h, K_w] as conv2d_dw reads them: [c4][K_h][K_w][c lane], zeros past C.
+std::vector<uint8_t> pack_conv_dw(const kernels::HostTensor& w) {
+  const int64_t c = w.shape[0], kh = w.shape.size() == 4 ? w.shape[2] : 1, kw = w.shape.back();
+  const size_t es = ir::dtype_size(w.dtype);
+  std::vector<uint8_t> out(static_cast<size_t>((c + 3) / 4 * kh * kw * 4) * es, 0);
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t k = 0; k < kh * kw; ++k)
+      std::memcpy(out.data() + (((ch / 4) * kh * kw + k) * 4 + ch % 4) * es, w.data.data() + (ch * kh * kw + k) * es, es);
+  return out;
+}
+
+// 2-D convolution; a 1-D one ([N, C, L], weight [O, C/g, K]) runs as a 2-D one of height 1
+// between views into scratch tensors. Kernels: conv2d_dw (depthwise), conv2d_tiled (groups of
+// whole texels), conv_transpose2d_tiled (transposed, groups == 1), else conv2d.glsl (any groups).
 void convolution(Encoder& e) {
   GpuTensor& out3 = e.out();
   GpuTensor& in3 = e.tensor(0);
@@ -52,17 +89,31 @@ void convolution(Encoder& e) {
   const bool clamped = e.op() == "et_vk.conv_with_clamp.default";
   const float lo = clamped ? static_cast<float>(e.opt_scalar(9).value_or(-FLT_MAX)) : -FLT_MAX;
   const float hi = clamped ? static_cast<float>(e.opt_scalar(10).value_or(FLT_MAX)) : FLT_MAX;
-  const int64_t c_out = out.dims[1];
-  const VkBuffer weight = e.raw(1, out.dtype);
+  const int64_t c_out = out.dims[1], c_in = in.dims[1];
+  const bool depthwise = !transposed && groups == c_in && groups == c_out && wdims[1] == 1;
+  const bool tiled = !transposed && !depthwise &&
+                     (groups == 1 || ((c_in / groups) % 4 == 0 && (c_out / groups) % 4 == 0));
+  const bool tiled_t = transposed && groups == 1;
   const bool has_bias = !e.is_null(2);
   const VkBuffer bias = has_bias ? e.raw(2, out.dtype, c_out) : e.filled(1, 0, out.dtype);
-  const auto& v = e.variant(out, {}, transposed ? "conv_transpose2d" : "conv2d");
+  const VkBuffer weight = depthwise ? e.packed(1, out.dtype, "conv2d_dw", pack_conv_dw)
+                          : tiled   ? e.packed(1, out.dtype, "conv2d_tiled", pack_conv_tiled)
+                          : tiled_t ? e.packed(1, out.dtype, "conv_transpose2d_tiled", pack_conv_transpose_tiled)
+                                    : e.raw(1, out.dtype);
+  const auto& v = e.variant(out, {}, depthwise ? "conv2d_dw"
+                                     : tiled   ? "conv2d_tiled"
+                                     : tiled_t ? "conv_transpose2d_tiled"
+                                     : transposed ? "conv_transpose2d" : "conv2d");
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes);
   p.iv("kernel_stride", {static_cast<int32_t>(wdims[3]), static_cast<int32_t>(wdims[2]), stride[1], stride[0]});
   p.iv("pad_dilation", {pad[1], pad[0], dil[1], dil[0]});
   p.i("groups", groups).i("has_bias", has_bias ? 1 : 0).f("out_min", lo).f("out_max", hi);
-  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, out.items());
+  // The tiled kernels compute 4 output texels along W per invocation.
+  const int64_t items = depthwise || tiled
+                            ? (out.sizes[0] + 3) / 4 * out.sizes[1] * ((out.sizes[2] + 3) / 4) * out.sizes[3]
+                            : out.items();
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
   if (one_d) encode_view(e, out3, out);
 }
 

@@ -37,4 +37,8 @@ std::string vulkan_device_name();
 /// Validation-layer warnings and errors reported in this process so far.
 uint64_t vulkan_validation_messages();
 
+/// How many dispatches of shader variant `name` (e.g. "conv2d_tiled_f32") the delegates loaded in
+/// this process so far have recorded: which kernel the backend chose, for tests and tools.
+uint64_t vulkan_variant_dispatches(const std::string& name);
+
 }  // namespace vkc::runtime

@@ -1,0 +1,158 @@
+#version 450
+// Tiled 2-D convolution on channels-packed textures (conv2d_tiled.yaml): 4 output texels along
+// W per invocation (transposed: one), weights prepacked as vec4s over 4 output channels.
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#include "vkc_out_in.glslh"
+#if defined(DTYPE_f16)
+#define W4_T f16vec4
+#else
+#define W4_T vec4
+#endif
+layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { W4_T t_weight[]; };
+layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
+
+layout(push_constant) uniform Params {
+  ivec4 out_sizes;
+  ivec4 in_sizes;
+  ivec4 kernel_stride;  // (K_w, K_h, stride_w, stride_h)
+  ivec4 pad_dilation;   // (pad_w, pad_h, dilation_w, dilation_h)
+  int groups;
+  int has_bias;
+  float out_min;
+  float out_max;
+} p;
+
+// The input texel at (x, y, z); zero outside the width (rows are checked by the caller).
+vec4 load_in(int x, int y, int z) {
+  return x >= 0 && x < p.in_sizes.x ? vec4(imageLoad(t_in, ivec3(x, y, z))) : vec4(0.0);
+}
+
+#if TRANSPOSED
+// Transposed: one output texel per invocation; only the kernel taps that land on it are visited.
+void main() {
+  const int idx = global_index();
+  const int oc4n = div_up4(p.out_sizes.z);
+  if (idx >= p.out_sizes.x * p.out_sizes.y * oc4n * p.out_sizes.w) return;
+  const int ox = idx % p.out_sizes.x;
+  int rest = idx / p.out_sizes.x;
+  const int oy = rest % p.out_sizes.y;
+  rest /= p.out_sizes.y;
+  const int oc4 = rest % oc4n;
+  const int n = rest / oc4n;
+  const int kw = p.kernel_stride.x, kh = p.kernel_stride.y, sw = p.kernel_stride.z, sh = p.kernel_stride.w;
+  const int dw = p.pad_dilation.z, dh = p.pad_dilation.w;
+  const int ic4n = div_up4(p.in_sizes.z);
+  vec4 acc = vec4(0.0);
+  if (p.has_bias != 0)
+    for (int l = 0; l < 4; ++l)
+      if (oc4 * 4 + l < p.out_sizes.z) acc[l] = float(t_bias[oc4 * 4 + l]);
+  const int tail = p.in_sizes.z - (ic4n - 1) * 4;
+  const bvec4 tail_keep = bvec4(tail > 0, tail > 1, tail > 2, tail > 3);
+  for (int ky = 0; ky < kh; ++ky) {
+    const int ty = oy + p.pad_dilation.y - ky * dh;
+    if (ty < 0 || ty % sh != 0 || ty / sh >= p.in_sizes.y) continue;
+    for (int kx = 0; kx < kw; ++kx) {
+      const int tx = ox + p.pad_dilation.x - kx * dw;
+      if (tx < 0 || tx % sw != 0 || tx / sw >= p.in_sizes.x) continue;
+      const ivec2 at = ivec2(tx / sw, ty / sh);
+      int widx = ((oc4 * ic4n * kh + ky) * kw + kx) * 4;
+      for (int ic4 = 0; ic4 < ic4n; ++ic4, widx += kh * kw * 4) {
+        const vec4 i0 = mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(at, n * ic4n + ic4))),
+                            ic4 == ic4n - 1 ? tail_keep : bvec4(true));
+        acc += vec4(t_weight[widx]) * i0.x + vec4(t_weight[widx + 1]) * i0.y + vec4(t_weight[widx + 2]) * i0.z +
+               vec4(t_weight[widx + 3]) * i0.w;
+      }
+    }
+  }
+  imageStore(t_out, ivec3(ox, oy, n * oc4n + oc4), VEC4_T(clamp(acc, vec4(p.out_min), vec4(p.out_max))));
+}
+#else
+void main() {
+  const int idx = global_index();
+  const int tiles_x = (p.out_sizes.x + 3) >> 2;
+  const int oc4n = div_up4(p.out_sizes.z);
+  if (idx >= tiles_x * p.out_sizes.y * oc4n * p.out_sizes.w) return;
+  const int ox0 = (idx % tiles_x) * 4;
+  int rest = idx / tiles_x;
+  const int oy = rest % p.out_sizes.y;
+  rest /= p.out_sizes.y;
+  const int oc4 = rest % oc4n;
+  const int n = rest / oc4n;
+
+  const int kw = p.kernel_stride.x, kh = p.kernel_stride.y, sw = p.kernel_stride.z, sh = p.kernel_stride.w;
+  const int dw = p.pad_dilation.z, dh = p.pad_dilation.w;
+  const int ix0 = ox0 * sw - p.pad_dilation.x;
+  const int iy0 = oy * sh - p.pad_dilation.y;
+  const int in_c4 = div_up4(p.in_sizes.z);
+
+  vec4 bias = vec4(0.0);
+  if (p.has_bias != 0)
+    for (int l = 0; l < 4; ++l)
+      if (oc4 * 4 + l < p.out_sizes.z) bias[l] = float(t_bias[oc4 * 4 + l]);
+  vec4 acc0 = bias, acc1 = bias, acc2 = bias, acc3 = bias;
+
+#if DEPTHWISE
+  const int z = n * in_c4 + oc4;
+  int widx = oc4 * kh * kw;
+  for (int ky = 0; ky < kh; ++ky) {
+    const int iy = iy0 + ky * dh;
+    if (iy < 0 || iy >= p.in_sizes.y) {
+      widx += kw;
+      continue;
+    }
+    for (int kx = 0; kx < kw; ++kx, ++widx) {
+      const vec4 w = vec4(t_weight[widx]);
+      const int ix = ix0 + kx * dw;
+      acc0 += w * load_in(ix, iy, z);
+      acc1 += w * load_in(ix + sw, iy, z);
+      acc2 += w * load_in(ix + 2 * sw, iy, z);
+      acc3 += w * load_in(ix + 3 * sw, iy, z);
+    }
+  }
+#else
+  const int cin_g = p.in_sizes.z / p.groups, cout_g = p.out_sizes.z / p.groups;
+  const int ic4n = div_up4(cin_g);
+  const int g = (oc4 * 4) / cout_g;
+  const int z0 = n * in_c4 + (g * cin_g) / 4;
+  // Lanes past the last input channel: their weights are zero, but the texel's padding lanes
+  // may hold anything (shared memory), so they are selected away rather than multiplied.
+  const int tail = cin_g - (ic4n - 1) * 4;
+  const bvec4 tail_keep = bvec4(tail > 0, tail > 1, tail > 2, tail > 3);
+  int widx = oc4 * ic4n * kh * kw * 4;
+  for (int ic4 = 0; ic4 < ic4n; ++ic4) {
+    const int z = z0 + ic4;
+    const bvec4 keep = ic4 == ic4n - 1 ? tail_keep : bvec4(true);
+    for (int ky = 0; ky < kh; ++ky) {
+      const int iy = iy0 + ky * dh;
+      if (iy < 0 || iy >= p.in_sizes.y) {
+        widx += kw * 4;
+        continue;
+      }
+      for (int kx = 0; kx < kw; ++kx, widx += 4) {
+        const vec4 w0 = vec4(t_weight[widx]), w1 = vec4(t_weight[widx + 1]);
+        const vec4 w2 = vec4(t_weight[widx + 2]), w3 = vec4(t_weight[widx + 3]);
+        const int ix = ix0 + kx * dw;
+        const vec4 i0 = mix(vec4(0.0), load_in(ix, iy, z), keep);
+        const vec4 i1 = mix(vec4(0.0), load_in(ix + sw, iy, z), keep);
+        const vec4 i2 = mix(vec4(0.0), load_in(ix + 2 * sw, iy, z), keep);
+        const vec4 i3 = mix(vec4(0.0), load_in(ix + 3 * sw, iy, z), keep);
+        acc0 += w0 * i0.x + w1 * i0.y + w2 * i0.z + w3 * i0.w;
+        acc1 += w0 * i1.x + w1 * i1.y + w2 * i1.z + w3 * i1.w;
+        acc2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
+        acc3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
+      }
+    }
+  }
+#endif
+
+  const int oz = n * oc4n + oc4;
+  const vec4 lo = vec4(p.out_min), hi = vec4(p.out_max);
+  imageStore(t_out, ivec3(ox0, oy, oz), VEC4_T(clamp(acc0, lo, hi)));
+  if (ox0 + 1 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 1, oy, oz), VEC4_T(clamp(acc1, lo, hi)));
+  if (ox0 + 2 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 2, oy, oz), VEC4_T(clamp(acc2, lo, hi)));
+  if (ox0 + 3 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 3, oy, oz), VEC4_T(clamp(acc3, lo, hi)));
+}
+#endif  // TRANSPOSED
