@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -112,7 +113,8 @@ std::shared_ptr<const MappedFile> ExternalData::map(const fs::path& file, std::s
   return mapped;
 }
 
-ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, std::string_view what) {
+ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, size_t element_size,
+                                  std::string_view what) {
   std::string location;
   std::optional<uint64_t> offset, length;
   for (const auto& entry : t.external_data()) {
@@ -135,7 +137,11 @@ ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, s
   if (begin > file->size() || count > file->size() - begin)
     throw ImportError(fmt::format("{}: external data offset {} + length {} lies beyond the end of '{}' ({} bytes)",
                                   what, begin, count, location, file->size()));
-  return ir::TensorData::file_view(file, file->data() + begin, count);
+  const uint8_t* bytes = file->data() + begin;
+  // Kernels read elements in place: data at an offset that is no multiple of the element size is copied.
+  if (element_size > 1 && reinterpret_cast<uintptr_t>(bytes) % element_size != 0)
+    return ir::TensorData::owned(std::vector<uint8_t>(bytes, bytes + count));
+  return ir::TensorData::file_view(file, bytes, count);
 }
 
 std::vector<std::shared_ptr<const void>> ExternalData::mappings() const {

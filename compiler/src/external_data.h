@@ -24,9 +24,10 @@ class ExternalData {
   /// `model_dir`: the directory locations are relative to; empty refuses all external data.
   explicit ExternalData(const std::filesystem::path& model_dir);
 
-  /// The `nbytes` bytes of external tensor `t`, a view into its file's mapping.
+  /// The `nbytes` bytes of external tensor `t`: a view into its file's mapping, or a copy when its offset is
+  /// not a multiple of `element_size` (elements are read in place).
   /// `what` names the tensor in errors ("initializer 'W'").
-  ir::TensorData load(const onnx::TensorProto& t, uint64_t nbytes, std::string_view what);
+  ir::TensorData load(const onnx::TensorProto& t, uint64_t nbytes, size_t element_size, std::string_view what);
 
   /// The mappings made so far, for the graph to keep alive.
   std::vector<std::shared_ptr<const void>> mappings() const;

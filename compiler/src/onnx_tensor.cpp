@@ -112,7 +112,7 @@ ir::TensorAttr TensorReader::read(const onnx::TensorProto& t, std::string_view w
   ir::TensorAttr out;
   out.type = ir::TensorType{*dtype, ir::Shape::of(std::vector<int64_t>(t.dims().begin(), t.dims().end()))};
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
-    out.data = external_.load(t, nbytes, what);
+    out.data = external_.load(t, nbytes, ir::dtype_size(*dtype), what);
   } else if (t.has_raw_data()) {
     const std::string& raw = t.raw_data();
     if (raw.size() != nbytes)

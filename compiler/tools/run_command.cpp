@@ -106,7 +106,7 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
                                             "--max-seq-len; docs/llm.md)");
   run->add_option("--prompt-ids", a.prompt_ids, "the prompt's token ids for --generate: 1,2,3");
   run->add_option("--expect", a.expect_dir, "compare with DIR/output_<i>.pb (or .bin); inputs not given are read from DIR/input_<i>.pb");
-  run->add_option("--save", a.save_dir, "write the outputs as DIR/output_<i>.pb");
+  run->add_option("--save", a.save_dir, "write an ONNX test-data folder: DIR/input_<i>.pb (the inputs used) and output_<i>.pb");
   run->add_option("--rtol", a.rtol, "relative tolerance")->capture_default_str();
   run->add_option("--atol", a.atol, "absolute tolerance")->capture_default_str();
   run->add_option("--repeat", a.repeat, "run N times; timing reports first, best and mean")->check(CLI::PositiveNumber);
@@ -179,7 +179,11 @@ int run_run_command(const RunArgs& a) {
   nlohmann::ordered_json j = {{"file", a.pte}, {"backend", a.backend}, {"delegates", exec.num_delegates()}};
   j["outputs"] = nlohmann::json::array();
   std::string text = fmt::format("{} on {}: {} delegate(s)\n", a.pte, a.backend, exec.num_delegates());
-  if (!a.save_dir.empty()) fs::create_directories(a.save_dir);
+  if (!a.save_dir.empty()) {
+    fs::create_directories(a.save_dir);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      write_tensor_pb(fs::path(a.save_dir) / fmt::format("input_{}.pb", i), inputs[i], exec.inputs().at(i).name);
+  }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const HostTensor& out = outputs[i];
     const runtime::Summary s = runtime::summarize(out);

@@ -63,6 +63,7 @@ HostTensor concat(const std::vector<const HostTensor*>& xs, int64_t axis) {
   int64_t offset = 0;
   for (const HostTensor* x : xs) {
     const int64_t chunk = x->shape[axis] * inner;
+    if (chunk == 0) continue;  // an empty input adds nothing (and its data pointer may be null)
     for (int64_t o = 0; o < outer; ++o)
       std::memcpy(out.mutable_bytes() + (o * shape[axis] * inner + offset) * es, x->data.data() + o * chunk * es,
                   chunk * es);

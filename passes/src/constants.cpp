@@ -55,7 +55,7 @@ std::optional<double> constant_scalar(const ir::Value* v) {
 ir::Value* add_f32_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
                             const std::vector<float>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return g.add_constant(g.unique_name(name), ir::TensorType{ir::DType::Float32, ir::Shape::of(shape)},
                         ir::TensorData::owned(std::move(bytes)));
 }
@@ -63,7 +63,7 @@ ir::Value* add_f32_constant(ir::Graph& g, const std::string& name, const std::ve
 ir::Value* add_i64_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
                             const std::vector<int64_t>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return g.add_constant(g.unique_name(name), ir::TensorType{ir::DType::Int64, ir::Shape::of(shape)},
                         ir::TensorData::owned(std::move(bytes)));
 }

@@ -19,13 +19,13 @@ inline ir::Value* input(ir::Graph& g, const std::string& name, ir::TensorType t)
 
 inline ir::Value* constant(ir::Graph& g, const std::string& name, std::vector<int64_t> sizes, std::vector<float> values) {
   std::vector<uint8_t> bytes(values.size() * 4);
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return g.add_constant(name, f32(std::move(sizes)), ir::TensorData::owned(std::move(bytes)));
 }
 
 inline ir::Value* constant_i64(ir::Graph& g, const std::string& name, std::vector<int64_t> values) {
   std::vector<uint8_t> bytes(values.size() * 8);
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return g.add_constant(name, {ir::DType::Int64, ir::Shape::of({static_cast<int64_t>(values.size())})},
                         ir::TensorData::owned(std::move(bytes)));
 }

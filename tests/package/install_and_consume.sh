@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# install_and_consume.sh BUILD_DIR SOURCE_DIR CMAKE BUILD_TOOL GENERATOR MAKE PKG_CONFIG
+# install_and_consume.sh BUILD_DIR SOURCE_DIR CMAKE BUILD_TOOL GENERATOR MAKE PKG_CONFIG [SANITIZERS]
 # Installs BUILD_DIR into a temporary prefix; copies examples/consumer and the example model out
 # of the source tree; builds the consumer with find_package(vkc) + vkc_add_model and with
 # pkg-config; runs both and the vkc::runtime-only runner (same outputs); checks the .pte with the installed `vkc inspect --json`, that
 # vkc_add_model re-runs only when its options or vkc change, and that a failing compile fails
 # the build with vkc's diagnostic and leaves the earlier .pte alone.
 set -euo pipefail
-build_dir=$1 source_dir=$2 cmake=$3 build_tool=$4 generator=$5 make=$6 pkg_config=$7
+build_dir=$1 source_dir=$2 cmake=$3 build_tool=$4 generator=$5 make=$6 pkg_config=$7 sanitizers=${8:-}
+# A build with -DVKC_SANITIZE installs instrumented libraries; a consumer links them with the same flags.
+if [ -n "$sanitizers" ]; then
+  export CXXFLAGS="-O2 -fsanitize=$sanitizers" LDFLAGS="-fsanitize=$sanitizers"
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/vkc-package-XXXXXX")
 trap 'rm -rf "$work"' EXIT
