@@ -3,6 +3,7 @@
 // Khronos validation layer on (each test expects it silent); skipped only without any device.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "vkc/codegen/shader_library.h"
 #include "vkc/ir/op_registry.h"
@@ -199,6 +200,20 @@ TEST_F(VulkanOps, Convolutions) {
   }
 }
 
+// The split-K kernel (chosen on GPUs for few output tiles and many taps; VKC_VULKAN_GPU_KERNELS=1
+// makes lavapipe choose as a GPU does): taps not a multiple of the workgroup, padding, strides,
+// channel tails, groups of whole texels, batches.
+TEST_F(VulkanOps, ConvolutionsSplitTheTapsOnGpus) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  for (V dt : {V::Float32, V::Float16}) {
+    conv_case({1, 260, 3, 2}, {9, 260, 1, 1}, {1, 9, 3, 2}, 1, 0, 1, false, 1, true, false, "conv2d_splitk", dt);
+    conv_case({2, 30, 5, 4}, {6, 30, 3, 3}, {2, 6, 3, 2}, 2, 1, 1, false, 1, false, true, "conv2d_splitk", dt);
+    conv_case({1, 128, 3, 3}, {8, 64, 3, 3}, {1, 8, 3, 3}, 1, 1, 1, false, 2, true, false, "conv2d_splitk", dt);
+  }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 TEST_F(VulkanOps, Pooling) {
   VKC_REQUIRE_VULKAN();
   for (bool max : {true, false}) {
@@ -337,6 +352,27 @@ TEST_F(VulkanOps, DataMovement) {
   b.input(x);
   for (int o : {cl, pm, sl, se, ex, ct, pd, vw, vb, sc}) b.output(o);
   expect_same(b.build(), {random_f32({2, 3, 4, 5}, 15)}, 0, 0);
+}
+
+// Rank 5-8 buffers split along a leading dim (mobilevit's unfolded patches): slices through copy_nd.
+TEST_F(VulkanOps, SplitsRankFiveBuffersAlongLeadingDims) {
+  VKC_REQUIRE_VULKAN();
+  for (int64_t dim : {0, 1, -5}) {
+    VkProgramBuilder b;
+    const std::vector<uint32_t> in{3, 5, 2, 3, 4};
+    std::vector<uint32_t> d0 = in, d1 = in;
+    const size_t d = dim < 0 ? static_cast<size_t>(dim + 5) : static_cast<size_t>(dim);
+    d0[d] = 1;
+    d1[d] = in[d] - 1;
+    const int x = tensor(b, in, kBuf, kW), a = tensor(b, d0, kBuf, kW), c = tensor(b, d1, kBuf, kW);
+    b.call("aten.split_with_sizes_copy.default", {x, b.value(VkIntList{{1, static_cast<int64_t>(in[d]) - 1}}),
+                                                  b.value(dim), b.value(VkValueList{{a, c}})});
+    b.input(x);
+    b.output(a);
+    b.output(c);
+    SCOPED_TRACE(dim);
+    expect_same(b.build(), {random_f32({3, 5, 2, 3, 4}, 21)}, 0, 0);
+  }
 }
 
 TEST_F(VulkanOps, PrepackedConstantsAndFp16) {

@@ -373,6 +373,11 @@ GpuTensor& VulkanDelegate::scratch(std::vector<int64_t> dims, const GpuTensor& l
   return *scratch_.back();
 }
 
+bool VulkanDelegate::cpu_device() const {
+  if (const char* env = std::getenv("VKC_VULKAN_GPU_KERNELS"); env && std::string_view(env) == "1") return false;
+  return dev_->ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 void VulkanDelegate::require_unused(int32_t v, const char* what) {
   for (uint32_t o : graph_.output_ids)
     if (static_cast<int32_t>(o) == v) fail(fmt::format("{} (value {}) is a delegate output; it is not computed", what, v));

@@ -34,6 +34,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   void require_unused(int32_t id, const char* what) override;
+  bool cpu_device() const override;
   const GpuTensor* input_staging(int32_t id) override;
   const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,
                                          std::string_view name_prefix, std::string_view op_override) override;

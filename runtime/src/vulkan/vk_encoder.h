@@ -91,6 +91,11 @@ class Encoder : public CallArgs {
   /// SymInt argument i's run-time source; fails for a SymInt no et_vk.select_as_symint defined.
   SymIntSource symint_source(size_t i) const;
 
+  // ---- the device
+  /// Whether the device is a CPU (lavapipe): kernel choices that only pay off with thousands of
+  /// parallel invocations (split-K) are not made there.
+  virtual bool cpu_device() const = 0;
+
   // ---- shaders
   /// The variant for this op (or `op_override`), in `out`'s dtype/storage/layout; `name_prefix`
   /// picks among several kernels. Fails naming op, node and the query when none matches.

@@ -164,8 +164,22 @@ void cat(Encoder& e) {
 
 void split_with_sizes_copy(Encoder& e) {
   GpuTensor& in = e.tensor(0);
-  const int wd = whcn_dim(e.int_arg(2), in.dims.size());
-  if (wd > 2 && in.dims.size() > 4) e.fail("splitting a rank-5+ tensor along a leading dim is not supported");
+  const size_t r = in.dims.size();
+  const int wd = whcn_dim(e.int_arg(2), r);
+  if (wd > 2 && r > 4) {  // a leading dim of a rank 5-8 buffer: each piece is a slice (copy_nd.glsl)
+    int64_t dim = e.int_arg(2);
+    if (dim < 0) dim += static_cast<int64_t>(r);
+    if (dim < 0 || dim >= static_cast<int64_t>(r)) e.fail("bad dim");
+    const std::vector<int64_t> from = contiguous_strides(in.dims);
+    int64_t start = 0;
+    for (int32_t id : e.value_list(e.num_args() - 1)) {
+      GpuTensor& out = e.tensor_id(id);
+      if (out.dims.size() != r) e.fail(fmt::format("output value {} has another rank than the input", id));
+      encode_copy_nd(e, out, in, out.dims, from, contiguous_strides(out.dims), start * from[dim], 0);
+      start += out.dims[dim];
+    }
+    return;
+  }
   int32_t offset = 0;
   for (int32_t id : e.value_list(e.num_args() - 1)) {
     GpuTensor& out = e.tensor_id(id);

@@ -62,7 +62,8 @@ std::vector<uint8_t> pack_conv_dw(const kernels::HostTensor& w) {
 
 // 2-D convolution; a 1-D one ([N, C, L], weight [O, C/g, K]) runs as a 2-D one of height 1
 // between views into scratch tensors. Kernels: conv2d_dw (depthwise), conv2d_tiled (groups of
-// whole texels), conv_transpose2d_tiled (transposed, groups == 1), else conv2d.glsl (any groups).
+// whole texels; conv2d_splitk for few tiles and many taps on a GPU), conv_transpose2d_tiled
+// (transposed, groups == 1), else conv2d.glsl (any groups).
 void convolution(Encoder& e) {
   GpuTensor& out3 = e.out();
   GpuTensor& in3 = e.tensor(0);
@@ -94,6 +95,10 @@ void convolution(Encoder& e) {
   const bool tiled = !transposed && !depthwise &&
                      (groups == 1 || ((c_in / groups) % 4 == 0 && (c_out / groups) % 4 == 0));
   const bool tiled_t = transposed && groups == 1;
+  // Few output tiles and many taps: a workgroup per output texel splits the taps (GPUs only).
+  const int64_t taps = (wdims[1] + 3) / 4 * wdims[2] * wdims[3];
+  const int64_t tiles = (out.sizes[0] + 3) / 4 * out.sizes[1] * ((out.sizes[2] + 3) / 4) * out.sizes[3];
+  const bool split = tiled && !e.cpu_device() && tiles < 16384 && taps >= 64;
   const bool has_bias = !e.is_null(2);
   const VkBuffer bias = has_bias ? e.raw(2, out.dtype, c_out) : e.filled(1, 0, out.dtype);
   const VkBuffer weight = depthwise ? e.packed(1, out.dtype, "conv2d_dw", pack_conv_dw)
@@ -101,6 +106,7 @@ void convolution(Encoder& e) {
                           : tiled_t ? e.packed(1, out.dtype, "conv_transpose2d_tiled", pack_conv_transpose_tiled)
                                     : e.raw(1, out.dtype);
   const auto& v = e.variant(out, {}, depthwise ? "conv2d_dw"
+                                     : split   ? "conv2d_splitk"
                                      : tiled   ? "conv2d_tiled"
                                      : tiled_t ? "conv_transpose2d_tiled"
                                      : transposed ? "conv_transpose2d" : "conv2d");
@@ -109,10 +115,8 @@ void convolution(Encoder& e) {
   p.iv("kernel_stride", {static_cast<int32_t>(wdims[3]), static_cast<int32_t>(wdims[2]), stride[1], stride[0]});
   p.iv("pad_dilation", {pad[1], pad[0], dil[1], dil[0]});
   p.i("groups", groups).i("has_bias", has_bias ? 1 : 0).f("out_min", lo).f("out_max", hi);
-  // The tiled kernels compute 4 output texels along W per invocation.
-  const int64_t items = depthwise || tiled
-                            ? (out.sizes[0] + 3) / 4 * out.sizes[1] * ((out.sizes[2] + 3) / 4) * out.sizes[3]
-                            : out.items();
+  // The tiled kernels compute 4 output texels along W per invocation; split-K a workgroup per texel.
+  const int64_t items = split ? out.items() * v.local_size[0] : depthwise || tiled ? tiles : out.items();
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
   if (one_d) encode_view(e, out3, out);
 }
