@@ -27,7 +27,7 @@ void merge_constants(ir::Graph& g) {
     for (auto it = lo; it != hi && !same; ++it) {
       const ir::Value* c = it->second;
       if (c->type() == v->type() && c->data().size() == bytes.size() &&
-          std::memcmp(c->data().data(), bytes.data(), bytes.size()) == 0)
+          (bytes.empty() || std::memcmp(c->data().data(), bytes.data(), bytes.size()) == 0))
         same = it->second;
     }
     if (same) g.replace_all_uses(v, same);

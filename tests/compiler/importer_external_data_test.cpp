@@ -49,9 +49,9 @@ ModelBuilder external_model(const std::string& location, uint64_t w_offset, uint
   return m;
 }
 
-/// 5 junk bytes, then W = 1..4, then B = {-1, -2}.
-std::vector<uint8_t> weights_file() {
-  std::vector<uint8_t> bytes = {9, 9, 9, 9, 9};
+/// `junk` junk bytes (default 5), then W = 1..4, then B = {-1, -2}.
+std::vector<uint8_t> weights_file(size_t junk = 5) {
+  std::vector<uint8_t> bytes(junk, 9);
   for (auto part : {float_bytes({1, 2, 3, 4}), float_bytes({-1, -2})})
     bytes.insert(bytes.end(), part.begin(), part.end());
   return bytes;
@@ -69,8 +69,8 @@ std::string import_error(const fs::path& path) {
 TEST(OnnxImporterExternalData, MapsTheFileAndViewsIt) {
   TempDir dir;
   fs::create_directory(dir / "data");
-  test::write_file(dir / "data/weights.bin", weights_file());
-  auto g = import_onnx_file(external_model("data/weights.bin", 5).save(dir / "model.onnx"));
+  test::write_file(dir / "data/weights.bin", weights_file(8));
+  auto g = import_onnx_file(external_model("data/weights.bin", 8).save(dir / "model.onnx"));
 
   const ir::Value* w = g->find_value("W");
   ASSERT_TRUE(w && w->is_constant());
@@ -81,6 +81,21 @@ TEST(OnnxImporterExternalData, MapsTheFileAndViewsIt) {
   EXPECT_TRUE(points_into_mapping_of(w->data().data(), dir / "data/weights.bin"));
   EXPECT_TRUE(points_into_mapping_of(b->data().data(), dir / "data/weights.bin"));
   EXPECT_EQ(g->find_value("xw")->type().str(), "f32[2,2]");
+}
+
+// Data at an offset that is no multiple of its element size is copied (kernels read elements in
+// place: an unaligned float read is undefined behaviour); its values are the same.
+TEST(OnnxImporterExternalData, UnalignedDataIsCopied) {
+  TempDir dir;
+  test::write_file(dir / "weights.bin", weights_file(5));
+  auto g = import_onnx_file(external_model("weights.bin", 5).save(dir / "model.onnx"));
+  const ir::Value* w = g->find_value("W");
+  ASSERT_TRUE(w && w->is_constant());
+  EXPECT_EQ(std::vector<uint8_t>(w->data().data(), w->data().data() + 16), float_bytes({1, 2, 3, 4}));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(w->data().data()) % alignof(float), 0u);
+  EXPECT_FALSE(points_into_mapping_of(w->data().data(), dir / "weights.bin"));
+  const ir::Value* b = g->find_value("B");
+  EXPECT_EQ(std::vector<uint8_t>(b->data().data(), b->data().data() + 8), float_bytes({-1, -2}));
 }
 
 TEST(OnnxImporterExternalData, LocationsMustStayInTheModelDirectory) {

@@ -36,7 +36,9 @@ while read -r id args; do
   if "$VKC" compile "$DEST/dev/$file" $args -v -o "$tmp/$id.pte" >"$tmp/out" 2>"$tmp/err"; then
     result="compiled, $(stat -c %s "$tmp/$id.pte") bytes"
   else
-    result="not compiled: $(grep '^vkc: error' "$tmp/err" | cut -c1-150)"
+    # vkc's error line, or (a crash, a sanitizer report) the last line it wrote
+    why=$(grep '^vkc: error' "$tmp/err" || tail -n 1 "$tmp/err" || true)
+    result="not compiled: ${why:0:150}"
     case " $MUST_COMPILE " in *" $id "*) failures=$((failures + 1)) ;; esac
   fi
   ratio=$(sed -n 's/^delegated \([0-9]*\) of \([0-9]*\) nodes.*/\1\/\2/p' "$tmp/err")

@@ -214,6 +214,54 @@ TEST_F(VulkanOps, ConvolutionsSplitTheTapsOnGpus) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// et_vk.sdpa against cpu: the invocation-per-row kernel (sdpa_row, head dims <= 32), the
+// workgroup-per-row one (sdpa_wg) over several 256-key chunks,
+// head dims that leave texel lanes empty, masks broadcast over batch and heads (with -inf: causal),
+// buffers and textures, f32 and f16; and sdpa.glsl for head dims past 256.
+TEST_F(VulkanOps, AttentionPerQueryRow) {
+  VKC_REQUIRE_VULKAN();
+  struct Case {
+    uint32_t b, h, s, l, d, dv;
+    int mask;  // 0 none, 1 [1, 1, S, L] causal (-inf), 2 [B, H, S, L] values
+    const char* variant;
+  };
+  for (const Case c : {Case{1, 2, 5, 300, 6, 5, 1, "sdpa_row"}, Case{2, 3, 4, 7, 8, 8, 2, "sdpa_row"},
+                       Case{1, 1, 3, 520, 36, 12, 0, "sdpa_wg"}, Case{1, 2, 5, 300, 40, 33, 1, "sdpa_wg"},
+                       Case{2, 3, 4, 7, 64, 64, 2, "sdpa_wg"}, Case{1, 1, 2, 9, 260, 4, 2, "sdpa"}}) {
+    for (StorageType st : {kBuf, kTex}) {
+      for (V dt : {V::Float32, V::Float16}) {
+        VkProgramBuilder b;
+        const int q = tensor(b, {c.b, c.h, c.s, c.d}, st, kW, dt), k = tensor(b, {c.b, c.h, c.l, c.d}, st, kW, dt);
+        const int v = tensor(b, {c.b, c.h, c.l, c.dv}, st, kW, dt), y = tensor(b, {c.b, c.h, c.s, c.dv}, st, kW, dt);
+        std::vector<HostTensor> ins{random_f32({c.b, c.h, c.s, c.d}, 31), random_f32({c.b, c.h, c.l, c.d}, 32),
+                                    random_f32({c.b, c.h, c.l, c.dv}, 33)};
+        int mask = b.value(VkNull{});
+        if (c.mask == 1) {
+          std::vector<float> m(size_t{c.s} * c.l);
+          for (uint32_t i = 0; i < c.s; ++i)
+            for (uint32_t j = 0; j < c.l; ++j) m[i * c.l + j] = j > i + c.l - c.s ? -INFINITY : 0.0f;
+          mask = tensor(b, {1, 1, c.s, c.l}, st, kW, dt);
+          ins.push_back(HostTensor::of(ir::DType::Float32, {1, 1, c.s, c.l}, m));
+        } else if (c.mask == 2) {
+          mask = tensor(b, {c.b, c.h, c.s, c.l}, st, kW, dt);
+          ins.push_back(random_f32({c.b, c.h, c.s, c.l}, 34, -2, 2));
+        }
+        b.call("et_vk.sdpa.default", {q, k, v, mask, b.value(0.3), y});
+        for (int x : {q, k, v}) b.input(x);
+        if (c.mask) b.input(mask);
+        b.output(y);
+        const std::string name = std::string(c.variant) + (dt == V::Float16 ? "_f16_" : "_f32_") +
+                                 (st == kBuf ? "buffer" : "texture3d");
+        SCOPED_TRACE(name + " L=" + std::to_string(c.l));
+        const uint64_t before = runtime::vulkan_variant_dispatches(name);
+        if (dt == V::Float16) expect_same(b.build(), ins, 1e-2, 2e-3);
+        else expect_same(b.build(), ins, 1e-4, 1e-5);
+        EXPECT_GT(runtime::vulkan_variant_dispatches(name), before) << "the backend chose another kernel";
+      }
+    }
+  }
+}
+
 TEST_F(VulkanOps, Pooling) {
   VKC_REQUIRE_VULKAN();
   for (bool max : {true, false}) {

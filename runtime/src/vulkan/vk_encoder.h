@@ -123,7 +123,10 @@ void add_quant_ops(std::unordered_map<std::string, OpEncoder>& t);
 
 /// Whether a linear over K with output `out` should split K across a workgroup per output element /
 /// texel (few outputs, long K: decoding), rather than run one invocation per output.
-inline bool use_split_k(const GpuTensor& out, int64_t k) { return out.items() <= 16384 && k >= 128; }
+/// On a CPU device (lavapipe) only for very few outputs: its invocations are SIMD lanes of a few cores.
+inline bool use_split_k(const GpuTensor& out, int64_t k, bool cpu_device) {
+  return out.items() <= (cpu_device ? 2048 : 16384) && k >= 128;
+}
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

@@ -85,11 +85,20 @@ void sdpa(Encoder& e) {
   GpuTensor& mask = has_mask ? e.tensor(3, &out) : q;
   if (has_mask) e.require_rep(mask, out, "the mask", true);
   const double scale = e.is_null(4) ? 1.0 / std::sqrt(static_cast<double>(q.dims.back())) : e.float_arg(4);
-  const auto& var = e.variant(out);
+  // Small head dims: an invocation per query row; up to 256: a workgroup per row (scores computed
+  // once per key either way); beyond: sdpa.glsl.
+  const bool row = q.sizes[0] <= 32 && v.sizes[0] <= 32;
+  const bool wg = !row && q.sizes[0] <= 256 && v.sizes[0] <= 256;
+  const auto& var = e.variant(out, {}, row ? "sdpa_row" : wg ? "sdpa_wg" : "sdpa");
   Push p(var);
   p.iv("out_sizes", out.sizes).iv("q_sizes", q.sizes).iv("k_sizes", k.sizes).iv("v_sizes", v.sizes);
   p.iv("mask_sizes", mask.sizes).i("has_mask", has_mask ? 1 : 0).f("scale", static_cast<float>(scale));
-  e.dispatch(var, {out.resource(), q.resource(), k.resource(), v.resource(), mask.resource()}, p, out.items());
+  ivec4 rows = out.sizes;
+  rows[0] = 1;
+  const int64_t n_rows = static_cast<int64_t>(rows[1]) * rows[2] * rows[3];
+  const int64_t blocks = (rows[1] + var.local_size[0] - 1) / var.local_size[0];  // sdpa_row: of 64 positions
+  const int64_t items = row ? blocks * rows[2] * rows[3] * var.local_size[0] : wg ? n_rows * var.local_size[0] : out.items();
+  e.dispatch(var, {out.resource(), q.resource(), k.resource(), v.resource(), mask.resource()}, p, items);
 }
 
 // embedding(weight [V, D] constant, indices, ...): padding_idx only matters for training.

@@ -166,7 +166,7 @@ void linear(Encoder& e) {
   const VkBuffer bias = has_bias ? e.raw(b_arg, out.dtype, n) : e.filled(1, 0, out.dtype);
   // Few outputs and a long K (a vector times a matrix): a workgroup per output splits K
   // (linear_splitk.glsl); otherwise one invocation per output.
-  const bool split_k = use_split_k(out, k);
+  const bool split_k = use_split_k(out, k, e.cpu_device());
   const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : "linear");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);

@@ -40,7 +40,8 @@ void quantized_linear(Encoder& e) {
   }
   const bool has_bias = q4 && !e.is_null(4);
   const VkBuffer bias = has_bias ? e.raw(4, ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32);
-  const bool split_k = use_split_k(out, k);
+  // Quantized linears keep the GPU rule on every device (the LLM decode figures were measured so).
+  const bool split_k = use_split_k(out, k, false);
   const auto& v = e.variant(out, {}, split_k ? (q4 ? "linear_q4_splitk" : "linear_q8_splitk") : (q4 ? "linear_q4" : "linear_q8"));
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
@@ -65,7 +66,7 @@ void choose_qparams(Encoder& e) {
   e.require_rep(x, scale, "the input", true);
   if (zp.texture != scale.texture || zp.dtype != ir::DType::Int32) e.fail("the zero point must be i32 like the scale's storage");
   if (scale.texture && scale.packed_dim != 0) e.fail("textures must be width-packed");
-  const bool split_k = use_split_k(scale, x.dims.back());
+  const bool split_k = use_split_k(scale, x.dims.back(), false);
   const auto& v = e.variant(scale, {}, split_k ? "choose_qparams_splitk" : "choose_qparams");
   Push p(v);
   p.iv("in_sizes", x.sizes).i("qmin", static_cast<int32_t>(e.opt_scalar(4).value_or(-128)));
@@ -93,7 +94,7 @@ void linear_dq8ca(Encoder& e) {
   const auto [scales, stride] = q4_scales(e, 5, n, k, group);
   const bool has_bias = !e.is_null(7);
   const VkBuffer bias = has_bias ? e.raw(7, ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32);
-  const bool split_k = use_split_k(out, k);
+  const bool split_k = use_split_k(out, k, false);
   const auto& v = e.variant(out, {}, split_k ? "linear_dq8ca_q4_splitk" : "linear_dq8ca_q4");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);

@@ -1,0 +1,194 @@
+#version 450
+// Attention, one workgroup per query row (sdpa_wg.yaml). WHCN: q (D, S, H, B), k (D, L, H, B),
+// v (Dv, L, H, B), out (Dv, S, H, B); the mask broadcasts (a size-1 dim reads index 0).
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#if defined(STORAGE_buffer)
+layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
+layout(set = 0, binding = 1, std430) restrict readonly buffer QBuf { T t_q[]; };
+layout(set = 0, binding = 2, std430) restrict readonly buffer KBuf { T t_k[]; };
+layout(set = 0, binding = 3, std430) restrict readonly buffer VBuf { T t_v[]; };
+layout(set = 0, binding = 4, std430) restrict readonly buffer MaskBuf { T t_mask[]; };
+// Elements 4*x4 .. 4*x4+3 of row (y, z, w), zeros past the row's end.
+#define DEFINE_LOAD4(name, t)                                                        \
+  vec4 name(int x4, int y, int z, int w, ivec4 sz) {                                 \
+    const int base = whcn_to_index(ivec4(x4 * 4, y, z, w), sz);                      \
+    vec4 r = vec4(0.0);                                                              \
+    for (int l = 0; l < 4; ++l)                                                      \
+      if (x4 * 4 + l < sz.x) r[l] = float(t[base + l]);                              \
+    return r;                                                                        \
+  }
+#define MASK_AT(w) float(t_mask[whcn_to_index(w, p.mask_sizes)])
+#else
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
+layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_q;
+layout(set = 0, binding = 2, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_k;
+layout(set = 0, binding = 3, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_v;
+layout(set = 0, binding = 4, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_mask;
+// The texel of elements 4*x4 .. 4*x4+3 of row (y, z, w); lanes past the row's end are zero.
+#define DEFINE_LOAD4(name, t)                                                        \
+  vec4 name(int x4, int y, int z, int w, ivec4 sz) {                                 \
+    const vec4 r = vec4(imageLoad(t, ivec3(x4, y, w * sz.z + z)));                   \
+    const int n = sz.x - x4 * 4;                                                     \
+    return mix(vec4(0.0), r, bvec4(n > 0, n > 1, n > 2, n > 3));                     \
+  }
+float texel_lane(vec4 texel, int lane) { return texel[lane]; }
+#define MASK_AT(w) texel_lane(vec4(imageLoad(t_mask, whcn_to_texel(w, p.mask_sizes, 0).xyz)), (w).x & 3)
+#endif
+
+layout(push_constant) uniform Params {
+  ivec4 out_sizes;
+  ivec4 q_sizes;
+  ivec4 k_sizes;
+  ivec4 v_sizes;
+  ivec4 mask_sizes;
+  int has_mask;
+  float scale;
+} p;
+
+DEFINE_LOAD4(load_q, t_q)
+DEFINE_LOAD4(load_k, t_k)
+DEFINE_LOAD4(load_v, t_v)
+
+#if ROW
+// One invocation per query row, for small head dims (D and Dv <= 4 * MAX4): q's row and the
+// output row stay in registers, and each key's score is computed once. The workgroup's rows
+// (64 query positions of one batch and head) share K and V: tiles of KT keys are loaded into
+// shared memory once for all of them.
+#define MAX4 8
+#define KT 32
+shared vec4 k_tile[KT * MAX4];
+shared vec4 v_tile[KT * MAX4];
+void main() {
+  const int t = int(gl_LocalInvocationID.x);
+  const int S = p.out_sizes.y, H = p.out_sizes.z;
+  const int blocks = (S + LOCAL_SIZE_X - 1) / LOCAL_SIZE_X;
+  const int group = global_index() / LOCAL_SIZE_X, bh = group / blocks;
+  const bool group_live = bh < H * p.out_sizes.w;  // the same for the whole workgroup
+  const int h = bh % H, b = bh / H, s = (group % blocks) * LOCAL_SIZE_X + t;
+  const bool live = group_live && s < S;
+  const int d4 = div_up4(p.q_sizes.x), dv4 = div_up4(p.v_sizes.x), L = p.k_sizes.y;
+  vec4 qr[MAX4], acc[MAX4];
+  for (int c = 0; c < MAX4; ++c) {
+    qr[c] = live && c < d4 ? load_q(c, s, h, b, p.q_sizes) : vec4(0.0);
+    acc[c] = vec4(0.0);
+  }
+  const float NEG_INF = -1.0 / 0.0;
+  float m = NEG_INF, sum = 0.0;
+  for (int j0 = 0; j0 < L && group_live; j0 += KT) {
+    const int n = min(KT, L - j0);
+    for (int i = t; i < n * d4; i += LOCAL_SIZE_X) k_tile[(i / d4) * MAX4 + i % d4] = load_k(i % d4, j0 + i / d4, h, b, p.k_sizes);
+    for (int i = t; i < n * dv4; i += LOCAL_SIZE_X) v_tile[(i / dv4) * MAX4 + i % dv4] = load_v(i % dv4, j0 + i / dv4, h, b, p.v_sizes);
+    barrier();
+    for (int jj = 0; jj < n && live; ++jj) {
+      float d = 0.0;
+      for (int c = 0; c < MAX4; ++c)
+        if (c < d4) d += dot(qr[c], k_tile[jj * MAX4 + c]);
+      float sc = d * p.scale;
+      if (p.has_mask != 0) sc += MASK_AT(min(ivec4(j0 + jj, s, h, b), p.mask_sizes - 1));
+      if (sc == NEG_INF) continue;  // a masked key adds nothing
+      const float new_m = max(m, sc);
+      const float alpha = m == NEG_INF ? 0.0 : exp(m - new_m), e = exp(sc - new_m);
+      sum = sum * alpha + e;
+      for (int c = 0; c < MAX4; ++c)
+        if (c < dv4) acc[c] = acc[c] * alpha + e * v_tile[jj * MAX4 + c];
+      m = new_m;
+    }
+    barrier();  // the tiles are read by all before the next ones are loaded
+  }
+  if (!live) return;
+  for (int c = 0; c < MAX4; ++c) {
+    if (c >= dv4) break;
+    const vec4 r = acc[c] / sum;
+#if defined(STORAGE_buffer)
+    const int base = whcn_to_index(ivec4(c * 4, s, h, b), p.out_sizes);
+    for (int l = 0; l < 4; ++l)
+      if (c * 4 + l < p.out_sizes.x) t_out[base + l] = T(r[l]);
+#else
+    imageStore(t_out, ivec3(c, s, b * H + h), VEC4_T(r));
+#endif
+  }
+}
+#else
+#define CHUNK 256
+shared vec4 q_row[64];
+shared float scores[CHUNK];
+shared float red[LOCAL_SIZE_X];
+shared vec4 pv[LOCAL_SIZE_X];
+
+float reduce(float x, bool take_max) {
+  const int t = int(gl_LocalInvocationID.x);
+  red[t] = x;
+  barrier();
+  for (int s = LOCAL_SIZE_X / 2; s > 0; s >>= 1) {
+    if (t < s) red[t] = take_max ? max(red[t], red[t + s]) : red[t] + red[t + s];
+    barrier();
+  }
+  const float r = red[0];
+  barrier();
+  return r;
+}
+
+void main() {
+  const int row = global_index() / LOCAL_SIZE_X;
+  const int t = int(gl_LocalInvocationID.x);
+  const int S = p.out_sizes.y, H = p.out_sizes.z;
+  const bool live = row < S * H * p.out_sizes.w;  // the same for the whole workgroup
+  const int s = row % S, h = (row / S) % H, b = row / (S * H);
+  const int d4 = div_up4(p.q_sizes.x), dv4 = div_up4(p.v_sizes.x), L = p.k_sizes.y;
+  if (t < d4) q_row[t] = live ? load_q(t, s, h, b, p.q_sizes) : vec4(0.0);
+  barrier();
+
+  const float NEG_INF = -1.0 / 0.0;
+  float m = NEG_INF, sum = 0.0;
+  vec4 acc = vec4(0.0);
+  for (int j0 = 0; j0 < L && live; j0 += CHUNK) {
+    const int n = min(CHUNK, L - j0);
+    float local_max = NEG_INF;
+    for (int jj = t; jj < n; jj += LOCAL_SIZE_X) {
+      float d = 0.0;
+      for (int c4 = 0; c4 < d4; ++c4) d += dot(q_row[c4], load_k(c4, j0 + jj, h, b, p.k_sizes));
+      float sc = d * p.scale;
+      if (p.has_mask != 0) sc += MASK_AT(min(ivec4(j0 + jj, s, h, b), p.mask_sizes - 1));
+      scores[jj] = sc;
+      local_max = max(local_max, sc);
+    }
+    const float new_m = max(m, reduce(local_max, true));
+    float local_sum = 0.0;
+    for (int jj = t; jj < n; jj += LOCAL_SIZE_X) {
+      const float e = new_m == NEG_INF ? 0.0 : exp(scores[jj] - new_m);
+      scores[jj] = e;
+      local_sum += e;
+    }
+    const float chunk_sum = reduce(local_sum, false);  // its barriers also publish scores[]
+    const float alpha = m == NEG_INF ? 0.0 : exp(m - new_m);
+    sum = sum * alpha + chunk_sum;
+    // P.V: invocation t takes output texel t % dv4 over the keys of slice t / dv4; the slices'
+    // sums are added in shared memory.
+    const int slices = LOCAL_SIZE_X / dv4, tex = t % dv4, slice = t / dv4;
+    vec4 part = vec4(0.0);
+    if (slice < slices)
+      for (int jj = slice; jj < n; jj += slices) part += scores[jj] * load_v(tex, j0 + jj, h, b, p.v_sizes);
+    pv[t] = part;
+    barrier();
+    if (t < dv4) {
+      vec4 chunk = vec4(0.0);
+      for (int k = 0; k < slices; ++k) chunk += pv[k * dv4 + t];
+      acc = acc * alpha + chunk;
+    }
+    m = new_m;
+    barrier();  // every invocation is done with scores[] and pv[] before the next chunk writes them
+  }
+  if (!live || t >= dv4) return;
+  const vec4 r = acc / sum;
+#if defined(STORAGE_buffer)
+  const int base = whcn_to_index(ivec4(t * 4, s, h, b), p.out_sizes);
+  for (int l = 0; l < 4; ++l)
+    if (t * 4 + l < p.out_sizes.x) t_out[base + l] = T(r[l]);
+#else
+  imageStore(t_out, ivec3(t, s, b * H + h), VEC4_T(r));
+#endif
+}
+#endif  // ROW
