@@ -282,6 +282,36 @@ TEST_F(VulkanOps, Pooling) {
   }
 }
 
+// linear_tiled (4 rows x 4 outputs per invocation, weights packed at load): rows, N and K that leave
+// partial tiles and empty lanes, 3-D inputs (several texture slices), addmm's [K, N] weight and
+// alpha/beta, no bias; buffers and textures, f32 and f16.
+TEST_F(VulkanOps, TiledLinear) {
+  VKC_REQUIRE_VULKAN();
+  for (StorageType st : {kBuf, kTex}) {
+    for (V dt : {V::Float32, V::Float16}) {
+      const std::string name = std::string("linear_tiled") + (dt == V::Float16 ? "_f16_" : "_f32_") +
+                               (st == kBuf ? "buffer" : "texture3d");
+      SCOPED_TRACE(name);
+      const uint64_t before = runtime::vulkan_variant_dispatches(name);
+      VkProgramBuilder b;
+      const int x = tensor(b, {2, 9, 7}, st, kW, dt), h = tensor(b, {2, 9, 5}, st, kW, dt);
+      const int y = tensor(b, {2, 9, 10}, st, kW, dt), z = tensor(b, {18, 3}, st, kW, dt);
+      const int hz = tensor(b, {18, 10}, st, kW, dt);
+      b.call("aten.linear.default", {x, b.constant({5, 7}, random_values(35, 1)), b.constant({5}, random_values(5, 2)), h});
+      b.call("aten.linear.default", {h, b.constant({10, 5}, random_values(50, 3)), b.value(VkNull{}), y});
+      b.call("aten.view_copy.default", {y, b.value(VkIntList{{18, 10}}), hz});
+      b.call("aten.addmm.default", {b.constant({3}, random_values(3, 4)), hz, b.constant({10, 3}, random_values(30, 5)),
+                                    b.value(0.5), b.value(2.0), z});
+      b.input(x);
+      b.output(y);
+      b.output(z);
+      if (dt == V::Float16) expect_same(b.build(), {random_f32({2, 9, 7}, 17)}, 1e-2, 5e-3);
+      else expect_same(b.build(), {random_f32({2, 9, 7}, 17)});
+      EXPECT_EQ(runtime::vulkan_variant_dispatches(name), before + 3);
+    }
+  }
+}
+
 TEST_F(VulkanOps, LinearAddmmAndMatmul) {
   VKC_REQUIRE_VULKAN();
   for (StorageType st : {kBuf, kTex}) {

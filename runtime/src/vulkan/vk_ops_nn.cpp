@@ -151,7 +151,20 @@ void avg_pool2d(Encoder& e) {
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
-// Below this many outputs (elements or texels) and from this K on, linear splits K.
+// Linear weights as linear_tiled reads them: [N / 4][K] -> vec4 over 4 outputs, zeros past N;
+// from [N, K] (linear) or [K, N] (addmm).
+std::vector<uint8_t> pack_linear(const kernels::HostTensor& w, bool kn) {
+  if (w.shape.size() != 2) return {};
+  const int64_t n = w.shape[kn ? 1 : 0], k = w.shape[kn ? 0 : 1];
+  const size_t es = ir::dtype_size(w.dtype);
+  std::vector<uint8_t> out(static_cast<size_t>((n + 3) / 4 * k * 4) * es, 0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j)
+      std::memcpy(out.data() + (((i / 4) * k + j) * 4 + i % 4) * es, w.data.data() + (kn ? j * n + i : i * k + j) * es, es);
+  return out;
+}
+std::vector<uint8_t> pack_linear_nk(const kernels::HostTensor& w) { return pack_linear(w, false); }
+std::vector<uint8_t> pack_linear_kn(const kernels::HostTensor& w) { return pack_linear(w, true); }
 
 // linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
 void linear(Encoder& e) {
@@ -161,19 +174,29 @@ void linear(Encoder& e) {
   GpuTensor& in = e.tensor(in_arg);
   e.require_rep(in, out, "the input", true);
   const int64_t n = out.dims.back(), k = in.dims.back();
-  const VkBuffer weight = e.raw(w_arg, out.dtype, n * k);
   const bool has_bias = !e.is_null(b_arg);
   const VkBuffer bias = has_bias ? e.raw(b_arg, out.dtype, n) : e.filled(1, 0, out.dtype);
   // Few outputs and a long K (a vector times a matrix): a workgroup per output splits K
-  // (linear_splitk.glsl); otherwise one invocation per output.
+  // (linear_splitk.glsl); otherwise 4 rows x 4 outputs per invocation (linear_tiled.glsl) from
+  // weights packed at load.
   const bool split_k = use_split_k(out, k, e.cpu_device());
-  const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : "linear");
+  const bool two_d = e.vk_tensor(e.id(w_arg)).dims.size() == 2;
+  const bool tiled = !split_k && two_d;
+  const VkBuffer weight = tiled ? e.packed(w_arg, out.dtype, addmm ? "linear_kn" : "linear_nk",
+                                           addmm ? pack_linear_kn : pack_linear_nk)
+                                : e.raw(w_arg, out.dtype, n * k);
+  const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : tiled ? "linear_tiled" : "linear");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);
   p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
-  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p,
-             split_k ? out.items() * v.local_size[0] : out.items());
+  int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
+  if (tiled) {
+    const int64_t n4 = (n + 3) / 4;
+    items = out.texture ? n4 * ((out.sizes[1] + 3) / 4) * out.sizes[2] * out.sizes[3]
+                        : n4 * ((static_cast<int64_t>(out.sizes[1]) * out.sizes[2] * out.sizes[3] + 3) / 4);
+  }
+  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
 }
 
 void matmul(Encoder& e) {

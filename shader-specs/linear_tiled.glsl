@@ -1,0 +1,97 @@
+#version 450
+// Tiled linear (linear_tiled.yaml): 4 rows x 4 outputs per invocation, weights prepacked as
+// vec4s over 4 outputs ([N / 4][K]).
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#include "vkc_out_in.glslh"
+#if defined(DTYPE_f16)
+#define W4_T f16vec4
+#else
+#define W4_T vec4
+#endif
+layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { W4_T t_weight[]; };
+layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
+
+layout(push_constant) uniform Params {
+  ivec4 out_sizes;  // WHCN: x = N
+  int k;
+  int weight_kn;    // not read: the packing took care of it
+  int has_bias;
+  float alpha;
+  float beta;
+} p;
+
+#if defined(STORAGE_buffer)
+// Elements 4*k4 .. 4*k4+3 of input row `row` (zeros past K).
+vec4 in4(int row, int k4) {
+  const int base = row * p.k + 4 * k4;
+  if (4 * k4 + 3 < p.k) return vec4(float(t_in[base]), float(t_in[base + 1]), float(t_in[base + 2]), float(t_in[base + 3]));
+  vec4 r = vec4(0.0);
+  for (int j = 0; j < 4; ++j)
+    if (4 * k4 + j < p.k) r[j] = float(t_in[base + j]);
+  return r;
+}
+#endif
+
+void main() {
+  const int idx = global_index();
+  const int n4s = div_up4(p.out_sizes.x);
+  const int n4 = idx % n4s;
+#if defined(STORAGE_buffer)
+  const int rows = p.out_sizes.y * p.out_sizes.z * p.out_sizes.w;
+  const int row0 = (idx / n4s) * 4;
+  if (row0 >= rows) return;
+  const int nrows = min(4, rows - row0);
+#else
+  const int ytiles = div_up4(p.out_sizes.y);
+  const int y0 = ((idx / n4s) % ytiles) * 4, z = idx / (n4s * ytiles);
+  if (z >= p.out_sizes.z * p.out_sizes.w) return;
+  const int nrows = min(4, p.out_sizes.y - y0);
+#endif
+  vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+  const int k4s = div_up4(p.k);
+  // Lanes past K: the weights there are zero, but a texture's padding lanes may hold anything.
+  const int tail = p.k - (k4s - 1) * 4;
+  const bvec4 tail_keep = bvec4(tail > 0, tail > 1, tail > 2, tail > 3);
+  int widx = n4 * p.k;
+  for (int k4 = 0; k4 < k4s; ++k4, widx += 4) {
+    const vec4 w0 = vec4(t_weight[widx]);
+    const vec4 w1 = 4 * k4 + 1 < p.k ? vec4(t_weight[widx + 1]) : vec4(0.0);
+    const vec4 w2 = 4 * k4 + 2 < p.k ? vec4(t_weight[widx + 2]) : vec4(0.0);
+    const vec4 w3 = 4 * k4 + 3 < p.k ? vec4(t_weight[widx + 3]) : vec4(0.0);
+#if defined(STORAGE_buffer)
+    const vec4 x0 = in4(row0, k4);
+    const vec4 x1 = nrows > 1 ? in4(row0 + 1, k4) : vec4(0.0);
+    const vec4 x2 = nrows > 2 ? in4(row0 + 2, k4) : vec4(0.0);
+    const vec4 x3 = nrows > 3 ? in4(row0 + 3, k4) : vec4(0.0);
+#else
+    const bvec4 keep = k4 == k4s - 1 ? tail_keep : bvec4(true);
+    const vec4 x0 = mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(k4, y0, z))), keep);
+    const vec4 x1 = nrows > 1 ? mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(k4, y0 + 1, z))), keep) : vec4(0.0);
+    const vec4 x2 = nrows > 2 ? mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(k4, y0 + 2, z))), keep) : vec4(0.0);
+    const vec4 x3 = nrows > 3 ? mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(k4, y0 + 3, z))), keep) : vec4(0.0);
+#endif
+    acc0 += w0 * x0.x + w1 * x0.y + w2 * x0.z + w3 * x0.w;
+    acc1 += w0 * x1.x + w1 * x1.y + w2 * x1.z + w3 * x1.w;
+    acc2 += w0 * x2.x + w1 * x2.y + w2 * x2.z + w3 * x2.w;
+    acc3 += w0 * x3.x + w1 * x3.y + w2 * x3.z + w3 * x3.w;
+  }
+  const int n0 = n4 * 4;
+  vec4 bias = vec4(0.0);
+  if (p.has_bias != 0)
+    for (int l = 0; l < 4; ++l)
+      if (n0 + l < p.out_sizes.x) bias[l] = p.beta * float(t_bias[n0 + l]);
+  vec4 r[4] = vec4[4](p.alpha * acc0 + bias, p.alpha * acc1 + bias, p.alpha * acc2 + bias, p.alpha * acc3 + bias);
+  for (int i = 0; i < 4; ++i) {
+    if (i >= nrows) break;
+#if defined(STORAGE_buffer)
+    const int base = (row0 + i) * p.out_sizes.x + n0;
+    for (int l = 0; l < 4; ++l)
+      if (n0 + l < p.out_sizes.x) t_out[base + l] = T(r[i][l]);
+#else
+    imageStore(t_out, ivec3(n4, y0 + i, z), VEC4_T(r[i]));
+#endif
+  }
+}
