@@ -30,7 +30,66 @@ vec4 load_in(int x, int y, int z) {
   return x >= 0 && x < p.in_sizes.x ? vec4(imageLoad(t_in, ivec3(x, y, z))) : vec4(0.0);
 }
 
-#if TRANSPOSED
+#if POINTWISE
+// Pointwise (1x1, stride 1, no padding, groups 1): 4 x positions x 2 output texels (8 output
+// channels) per invocation; each input texel serves 8 channels, each weight vec4 4 positions.
+void main() {
+  const int idx = global_index();
+  const int tiles_x = (p.out_sizes.x + 3) >> 2;
+  const int oc4n = div_up4(p.out_sizes.z), oc8n = (oc4n + 1) >> 1;
+  if (idx >= tiles_x * p.out_sizes.y * oc8n * p.out_sizes.w) return;
+  const int ox0 = (idx % tiles_x) * 4;
+  int rest = idx / tiles_x;
+  const int oy = rest % p.out_sizes.y;
+  rest /= p.out_sizes.y;
+  const int oca = (rest % oc8n) * 2, n = rest / oc8n;
+  const bool two = oca + 1 < oc4n;
+  const int ic4n = div_up4(p.in_sizes.z);
+  const int tail = p.in_sizes.z - (ic4n - 1) * 4;
+  const bvec4 tail_keep = bvec4(tail > 0, tail > 1, tail > 2, tail > 3);
+  // Positions past the width read the last column (their results are not stored).
+  const int xl = p.in_sizes.x - 1;
+  const int x1 = min(ox0 + 1, xl), x2 = min(ox0 + 2, xl), x3 = min(ox0 + 3, xl);
+  vec4 bias_a = vec4(0.0), bias_b = vec4(0.0);
+  if (p.has_bias != 0)
+    for (int l = 0; l < 4; ++l) {
+      if (oca * 4 + l < p.out_sizes.z) bias_a[l] = float(t_bias[oca * 4 + l]);
+      if (two && oca * 4 + 4 + l < p.out_sizes.z) bias_b[l] = float(t_bias[oca * 4 + 4 + l]);
+    }
+  vec4 a0 = bias_a, a1 = bias_a, a2 = bias_a, a3 = bias_a;
+  vec4 b0 = bias_b, b1 = bias_b, b2 = bias_b, b3 = bias_b;
+  int wa = oca * ic4n * 4, wb = (two ? oca + 1 : oca) * ic4n * 4;
+  for (int ic4 = 0; ic4 < ic4n; ++ic4, wa += 4, wb += 4) {
+    const int z = n * ic4n + ic4;
+    const bvec4 keep = ic4 == ic4n - 1 ? tail_keep : bvec4(true);
+    const vec4 i0 = mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(ox0, oy, z))), keep);
+    const vec4 i1 = mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(x1, oy, z))), keep);
+    const vec4 i2 = mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(x2, oy, z))), keep);
+    const vec4 i3 = mix(vec4(0.0), vec4(imageLoad(t_in, ivec3(x3, oy, z))), keep);
+    vec4 w0 = vec4(t_weight[wa]), w1 = vec4(t_weight[wa + 1]), w2 = vec4(t_weight[wa + 2]), w3 = vec4(t_weight[wa + 3]);
+    a0 += w0 * i0.x + w1 * i0.y + w2 * i0.z + w3 * i0.w;
+    a1 += w0 * i1.x + w1 * i1.y + w2 * i1.z + w3 * i1.w;
+    a2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
+    a3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
+    w0 = vec4(t_weight[wb]), w1 = vec4(t_weight[wb + 1]), w2 = vec4(t_weight[wb + 2]), w3 = vec4(t_weight[wb + 3]);
+    b0 += w0 * i0.x + w1 * i0.y + w2 * i0.z + w3 * i0.w;
+    b1 += w0 * i1.x + w1 * i1.y + w2 * i1.z + w3 * i1.w;
+    b2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
+    b3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
+  }
+  const vec4 lo = vec4(p.out_min), hi = vec4(p.out_max);
+  const int za = n * oc4n + oca;
+  imageStore(t_out, ivec3(ox0, oy, za), VEC4_T(clamp(a0, lo, hi)));
+  if (ox0 + 1 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 1, oy, za), VEC4_T(clamp(a1, lo, hi)));
+  if (ox0 + 2 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 2, oy, za), VEC4_T(clamp(a2, lo, hi)));
+  if (ox0 + 3 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 3, oy, za), VEC4_T(clamp(a3, lo, hi)));
+  if (!two) return;
+  imageStore(t_out, ivec3(ox0, oy, za + 1), VEC4_T(clamp(b0, lo, hi)));
+  if (ox0 + 1 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 1, oy, za + 1), VEC4_T(clamp(b1, lo, hi)));
+  if (ox0 + 2 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 2, oy, za + 1), VEC4_T(clamp(b2, lo, hi)));
+  if (ox0 + 3 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 3, oy, za + 1), VEC4_T(clamp(b3, lo, hi)));
+}
+#elif TRANSPOSED
 // Transposed: one output texel per invocation; only the kernel taps that land on it are visited.
 void main() {
   const int idx = global_index();

@@ -187,7 +187,10 @@ TEST_F(VulkanOps, Convolutions) {
   VKC_REQUIRE_VULKAN();
   for (V dt : {V::Float32, V::Float16}) {
     conv_case({1, 3, 7, 6}, {5, 3, 3, 3}, {1, 5, 7, 6}, 1, 1, 1, false, 1, true, false, "conv2d_tiled", dt);
-    conv_case({1, 12, 5, 9}, {7, 12, 1, 1}, {1, 7, 5, 9}, 1, 0, 1, false, 1, false, true, "conv2d_tiled", dt);
+    conv_case({1, 12, 5, 9}, {7, 12, 1, 1}, {1, 7, 5, 9}, 1, 0, 1, false, 1, false, true, "conv2d_pw", dt);
+    conv_case({2, 6, 3, 6}, {13, 6, 1, 1}, {2, 13, 3, 6}, 1, 0, 1, false, 1, true, false, "conv2d_pw", dt);
+    conv_case({1, 8, 4, 4}, {4, 8, 1, 1}, {1, 4, 4, 4}, 1, 0, 1, false, 1, true, false, "conv2d_pw", dt);
+    conv_case({1, 8, 7, 7}, {5, 8, 1, 1}, {1, 5, 4, 4}, 2, 0, 1, false, 1, true, false, "conv2d_tiled", dt);
     conv_case({2, 8, 9, 5}, {8, 4, 3, 3}, {2, 8, 5, 3}, 2, 1, 1, false, 2, true, false, "conv2d_tiled", dt);
     conv_case({2, 4, 7, 7}, {6, 2, 3, 3}, {2, 6, 2, 2}, 2, 0, 2, false, 2, false, false, "conv2d", dt);
     conv_case({1, 6, 5, 5}, {6, 1, 3, 3}, {1, 6, 5, 5}, 1, 1, 1, false, 6, true, true, "conv2d_dw", dt);

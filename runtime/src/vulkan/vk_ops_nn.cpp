@@ -99,6 +99,8 @@ void convolution(Encoder& e) {
   const int64_t taps = (wdims[1] + 3) / 4 * wdims[2] * wdims[3];
   const int64_t tiles = (out.sizes[0] + 3) / 4 * out.sizes[1] * ((out.sizes[2] + 3) / 4) * out.sizes[3];
   const bool split = tiled && !e.cpu_device() && tiles < 16384 && taps >= 64;
+  const bool pointwise = tiled && !split && groups == 1 && wdims[2] == 1 && wdims[3] == 1 && stride[0] == 1 &&
+                         stride[1] == 1 && pad[0] == 0 && pad[1] == 0;
   const bool has_bias = !e.is_null(2);
   const VkBuffer bias = has_bias ? e.raw(2, out.dtype, c_out) : e.filled(1, 0, out.dtype);
   const VkBuffer weight = depthwise ? e.packed(1, out.dtype, "conv2d_dw", pack_conv_dw)
@@ -107,6 +109,7 @@ void convolution(Encoder& e) {
                                     : e.raw(1, out.dtype);
   const auto& v = e.variant(out, {}, depthwise ? "conv2d_dw"
                                      : split   ? "conv2d_splitk"
+                                     : pointwise ? "conv2d_pw"
                                      : tiled   ? "conv2d_tiled"
                                      : tiled_t ? "conv_transpose2d_tiled"
                                      : transposed ? "conv_transpose2d" : "conv2d");
@@ -116,7 +119,10 @@ void convolution(Encoder& e) {
   p.iv("pad_dilation", {pad[1], pad[0], dil[1], dil[0]});
   p.i("groups", groups).i("has_bias", has_bias ? 1 : 0).f("out_min", lo).f("out_max", hi);
   // The tiled kernels compute 4 output texels along W per invocation; split-K a workgroup per texel.
-  const int64_t items = split ? out.items() * v.local_size[0] : depthwise || tiled ? tiles : out.items();
+  const int64_t items = split       ? out.items() * v.local_size[0]
+                        : pointwise ? (out.sizes[0] + 3) / 4 * out.sizes[1] * ((out.sizes[2] + 7) / 8) * out.sizes[3]
+                        : depthwise || tiled ? tiles
+                                             : out.items();
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
   if (one_d) encode_view(e, out3, out);
 }
