@@ -324,11 +324,10 @@ void Context::run(VkCommandBuffer cb) const {
   check(vkResetFences(device_, 1, &fence_), "vkResetFences");
   check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
   // Poll the fence for up to VKC_VULKAN_SPIN_US microseconds before blocking: a driver's blocking
-  // wait may sleep far longer than a small program runs.
-  static const long spin_us = [] {
-    const char* env = std::getenv("VKC_VULKAN_SPIN_US");
-    return env ? std::strtol(env, nullptr, 10) : 0L;
-  }();
+  // wait may sleep far longer than a small program runs. Default: 2 ms on a GPU, none on a CPU
+  // device (lavapipe), whose work runs on the cores a spinning thread would take.
+  static const char* env = std::getenv("VKC_VULKAN_SPIN_US");
+  const long spin_us = env ? std::strtol(env, nullptr, 10) : props_.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 0L : 2000L;
   if (spin_us > 0) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
     while (std::chrono::steady_clock::now() < until) {

@@ -48,8 +48,9 @@ void rms_norm(Encoder& e) {
   const int64_t w = in.dims.empty() ? 1 : in.dims.back();
   const VkBuffer weight = e.raw(1, out.dtype, w);
   const VkBuffer zeros = e.filled(w, 0, out.dtype);
-  // Long rows (a hidden size): a workgroup per row unit (layer_norm_wg.glsl's RMS variant).
-  const bool wide = w >= 256;
+  // Long rows (a hidden size; on a GPU, any but the shortest): a workgroup per row unit
+  // (layer_norm_wg.glsl's RMS variant).
+  const bool wide = w >= 256 || (w >= 32 && !e.cpu_device());
   const auto& v = e.variant(out, {}, wide ? "rms_norm_wg" : "rms_norm");
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(2))).i("packed_dim", out.packed_dim);

@@ -285,8 +285,9 @@ void layer_norm(Encoder& e) {
   const int64_t w = in.dims.back();
   const ir::DType dt = out.dtype;
   const auto [weight, bias] = weight_and_bias(e, 2, w, dt);
-  // Long rows: a workgroup per row unit (layer_norm_wg.glsl) instead of one invocation.
-  const bool wide = w >= 256;
+  // Long rows (on a GPU, any but the shortest): a workgroup per row unit (layer_norm_wg.glsl)
+  // instead of one invocation.
+  const bool wide = w >= 256 || (w >= 32 && !e.cpu_device());
   const auto& v = e.variant(out, {}, wide ? "layer_norm_wg" : "layer_norm");
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(4))).i("packed_dim", out.packed_dim);
