@@ -98,7 +98,7 @@ void convolution(Encoder& e) {
   // Few output tiles and many taps: a workgroup per output texel splits the taps (GPUs only).
   const int64_t taps = (wdims[1] + 3) / 4 * wdims[2] * wdims[3];
   const int64_t tiles = (out.sizes[0] + 3) / 4 * out.sizes[1] * ((out.sizes[2] + 3) / 4) * out.sizes[3];
-  const bool split = tiled && !e.cpu_device() && tiles < 16384 && taps >= 64;
+  const bool split = tiled && !e.cpu_device() && tiles < 16384 && taps >= 16;
   const bool pointwise = tiled && !split && groups == 1 && wdims[2] == 1 && wdims[3] == 1 && stride[0] == 1 &&
                          stride[1] == 1 && pad[0] == 0 && pad[1] == 0;
   const bool has_bias = !e.is_null(2);
