@@ -8,8 +8,9 @@
 # --src      a recursive clone: git clone --recursive https://github.com/pytorch/executorch
 # --mirrors  a folder of bare git repositories named OWNER+NAME (pytorch+executorch,
 #            KhronosGroup+Vulkan-Headers, GPUOpen-LibrariesAndSDKs+VulkanMemoryAllocator,
-#            zeux+volk, google+flatbuffers, dvidelabs+flatcc, gflags+gflags, nlohmann+json);
-#            the tree is assembled with `git archive` at the commits ExecuTorch pins.
+#            zeux+volk, google+flatbuffers, dvidelabs+flatcc, gflags+gflags, nlohmann+json,
+#            Maratyszcza+FXdiv);
+#            the tree is assembled (extract_tree.py) at the commits ExecuTorch pins.
 # --glslang-src  a glslang checkout, built and used where Debian's glslc cannot compile a
 #            shader (GL_KHR_cooperative_matrix and newer extensions). Without it, or where it
 #            fails too, the shader is left out of the runtime's library and listed in
@@ -46,7 +47,7 @@ out=$(cd "$out" && pwd)
 tree=$out/src/executorch
 
 # ---- the source tree (a copy: the shader generator is patched below)
-if [ ! -f "$tree/CMakeLists.txt" ]; then
+if [ ! -f "$out/src/.complete" ]; then
   rm -rf "$out/src" && mkdir -p "$tree"
   if [ -n "$src" ]; then
     [ -f "$src/backends/vulkan/third-party/volk/volk.h" ] ||
@@ -56,20 +57,21 @@ if [ ! -f "$tree/CMakeLists.txt" ]; then
   else
     gitdir() { local d=$mirrors/$1; [ -d "$d/repo/.git" ] && d=$d/repo/.git; [ -d "$d/repo" ] && d=$d/repo; echo "$d"; }
     et=$(gitdir pytorch+executorch)
-    git --git-dir="$et" rev-parse -q --verify HEAD >/dev/null || { echo "build.sh: no git repository at $et" >&2; exit 2; }
-    echo "extracting pytorch/executorch $(git --git-dir="$et" rev-parse --short HEAD)" >&2
-    git --git-dir="$et" archive HEAD | tar -xf - -C "$tree"
+    head=$(git --git-dir="$et" rev-parse -q --verify HEAD 2>/dev/null) || { echo "build.sh: no git repository at $et" >&2; exit 2; }
+    echo "extracting pytorch/executorch ${head:0:10}" >&2
+    # A mirror may lack some blobs (large files kept elsewhere): extract_tree.py leaves those out.
+    python3 "$here/extract_tree.py" "$et" "$head" "$tree"
     while read -r path repo; do
-      pin=$(git --git-dir="$et" ls-tree HEAD "$path" | awk '{print $3}')
+      pin=$(git --git-dir="$et" ls-tree "$head" "$path" | awk '{print $3}')
       g=$(gitdir "$repo")
       [ -d "$g" ] || { echo "build.sh: $mirrors/$repo is missing (needed for $path)" >&2; exit 2; }
       rev=$pin
       if ! git --git-dir="$g" cat-file -e "$pin^{commit}" 2>/dev/null; then
-        rev=HEAD
+        rev=$(git --git-dir="$g" rev-parse -q --verify HEAD 2>/dev/null)
         echo "warning: $repo lacks the pinned commit $pin; using its HEAD" >&2
       fi
       mkdir -p "$tree/$path"
-      git --git-dir="$g" archive "$rev" | tar -xf - -C "$tree/$path"
+      python3 "$here/extract_tree.py" "$g" "$rev" "$tree/$path"
     done <<'EOF'
 backends/vulkan/third-party/Vulkan-Headers KhronosGroup+Vulkan-Headers
 backends/vulkan/third-party/VulkanMemoryAllocator GPUOpen-LibrariesAndSDKs+VulkanMemoryAllocator
@@ -78,10 +80,12 @@ third-party/flatbuffers google+flatbuffers
 third-party/flatcc dvidelabs+flatcc
 third-party/gflags gflags+gflags
 third-party/json nlohmann+json
+backends/xnnpack/third-party/FXdiv Maratyszcza+FXdiv
 EOF
   fi
   # A shader that no available compiler takes is left out (and listed) instead of failing the build.
   python3 "$here/patch_shader_gen.py" "$tree/backends/vulkan/runtime/gen_vulkan_spv.py"
+  touch "$out/src/.complete"
 fi
 
 # ---- glslc: Debian's, falling back to a newer glslang where given

@@ -78,6 +78,19 @@ void substitute_symbols(ValueInfos& infos, const std::map<std::string, int64_t>&
 
 void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::map<std::string, int64_t>& dims) {
   const onnx::GraphProto& graph = model.graph();
+  // S, the tokens per call: dim 1 of the integer [1, S] inputs (token and position ids) where they
+  // agree (a symbolic one as --dim set it); the past is fixed to N - S so the presents hold N.
+  std::set<int64_t> seqs;
+  for (const auto& in : graph.input()) {
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    const int elem = in.type().tensor_type().elem_type();
+    const auto& shape = in.type().tensor_type().shape();
+    if ((elem != onnx::TensorProto::INT64 && elem != onnx::TensorProto::INT32) || shape.dim_size() != 2) continue;
+    const auto& d = shape.dim(1);
+    if (d.has_dim_value()) seqs.insert(d.dim_value());
+    else if (auto it = dims.find(d.dim_param()); d.has_dim_param() && it != dims.end()) seqs.insert(it->second);
+  }
+  const int64_t seq = seqs.size() == 1 && *seqs.begin() >= 1 && *seqs.begin() < max_seq_len ? *seqs.begin() : 1;
   std::set<std::string> outputs;
   for (const auto& o : graph.output()) outputs.insert(o.name());
   // What a one-input Concat or an Identity passes through (the legacy exporter wraps inputs so).
@@ -101,7 +114,7 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
       const int64_t a = axis < 0 ? axis + rank : axis;
       if (a < 0 || a >= rank) continue;
       const auto& dim = shape.dim(static_cast<int>(a));
-      if (dim.has_dim_param() && !dim.dim_param().empty()) dims.emplace(dim.dim_param(), max_seq_len - 1);
+      if (dim.has_dim_param() && !dim.dim_param().empty()) dims.emplace(dim.dim_param(), max_seq_len - seq);
     }
   }
 }

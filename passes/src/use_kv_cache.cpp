@@ -8,7 +8,7 @@
 // grouped-query head repeat, becomes sdpa_with_kv_cache(q, k_i, v_i, k_cache, v_cache, input_pos[0],
 // S, is_causal) on [1, S, H, D] tensors; the runtime owns caches of N positions per call and writes
 // k_i/v_i at input_pos. The position ids become input_pos + [0, S).
-// The importer fixes P to N - 1 (so the presents hold N positions); what the graph computed from P
+// The importer fixes P to N - S (so the presents hold N positions); what the graph computed from P
 // (the causal mask) is checked to be causal and dropped. Anything else that cannot be kept exactly
 // (a non-causal mask, an input beside tokens and positions, attention not over a cache) fails the
 // compile with the reason.

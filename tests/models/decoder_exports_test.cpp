@@ -105,6 +105,31 @@ TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
   }
 }
 
+// Chunked prefill: a 4-token step export (export_prefill_chunks.py, the same tiny Llama) under
+// --max-seq-len takes the prompt 4 tokens a call: 8 tokens are two whole chunks, 6 leave a padded
+// last chunk; the generated tokens equal transformers' generate() for both prompts.
+TEST(DecoderExports, ChunkedPrefillGeneratesTransformersGreedyTokens) {
+  std::ifstream f(kDir / "llama/prefill_greedy.json");
+  const nlohmann::json greedy = nlohmann::json::parse(f);
+  CompileOptions o;
+  o.max_seq_len = 32;
+  const CompileResult r = compile(kDir / "llama/llama_step4_dynamo/model.onnx", o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
+  for (const std::string& b : backends()) {
+    for (const char* n : {"8", "6"}) {
+      RunOptions ro;
+      ro.backend = b;
+      Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+      ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+      const auto prompt = ints(greedy.at(std::string("prompt_") + n)), want = ints(greedy.at(std::string("hf_generate_") + n));
+      const GenerateResult g = s.generate(prompt, want.size());
+      ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+      EXPECT_EQ(g.tokens, want) << "prompt of " << n << " on " << b;
+    }
+  }
+}
+
 TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend) {
   // Every linear quantized (groups of 32 fit the tiny dims); decoding runs the split-K kernels.
   for (const char* recipe : {"8da4w:32-embedding", "int4-weight-only:32", "int8-weight-only"}) {

@@ -29,7 +29,7 @@ struct ImportOptions {
   /// value it appears in.
   std::map<std::string, int64_t> dims;
   /// --max-seq-len N: the symbolic cache-length dim of past inputs (those a graph output
-  /// concatenates with new positions) is fixed to N - 1, so the presents hold N positions.
+  /// concatenates with new positions) is fixed to N - S (S: the tokens per call), so the presents hold N positions.
   int64_t kv_cache_len = 0;
 };
 
