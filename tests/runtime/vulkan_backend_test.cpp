@@ -467,6 +467,38 @@ TEST_F(VulkanOps, SplitsRankFiveBuffersAlongLeadingDims) {
   }
 }
 
+// Barriers go only where a dispatch depends on an earlier one, and memory-plan aliasing counts:
+//   0 copy (staging -> x)   1 relu(x) -> a [obj 0]  barrier 1 (reads x)
+//   2 sigmoid(x) -> b       none (independent of 1)
+//   3 neg(a) -> c           barrier 2 (reads a)
+//   4 exp(b) -> d [obj 0]   barrier 3: d overwrites a's memory, which 3 reads (a handle-based
+//                           tracker would miss this and race)
+//   5 copy c -> staging     none      6 copy d -> staging  barrier 4 (reads d)
+TEST_F(VulkanOps, BarriersOnlyBetweenDependentDispatches) {
+  VKC_REQUIRE_VULKAN();
+  VkProgramBuilder b;
+  auto planned = [&](int obj) {
+    serializer::VkTensor t;
+    t.dtype = V::Float32;
+    t.dims = {2, 3, 4, 5};
+    t.storage = kBuf;
+    t.layout = kW;
+    t.mem_obj_id = obj;
+    return b.value(t);
+  };
+  const int x = planned(-1), a = planned(0), bb = planned(1), c = planned(2), d = planned(0);
+  b.call("aten.relu.default", {x, a});
+  b.call("aten.sigmoid.default", {x, bb});
+  b.call("aten.neg.default", {a, c});
+  b.call("aten.exp.default", {bb, d});
+  b.input(x);
+  b.output(c);
+  b.output(d);
+  const uint64_t before = runtime::vulkan_recorded_barriers();
+  expect_same(b.build(), {random_f32({2, 3, 4, 5}, 41)});
+  EXPECT_EQ(runtime::vulkan_recorded_barriers() - before, 4u);
+}
+
 TEST_F(VulkanOps, PrepackedConstantsAndFp16) {
   VKC_REQUIRE_VULKAN();
   VkProgramBuilder b;

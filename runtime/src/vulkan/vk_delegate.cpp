@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -19,6 +20,9 @@ namespace {
 std::mutex g_variant_mutex;
 std::map<std::string, uint64_t, std::less<>> g_variant_dispatches;
 }  // namespace
+
+std::atomic<uint64_t> g_recorded_barriers{0};
+uint64_t vulkan_recorded_barriers() { return g_recorded_barriers.load(); }
 
 uint64_t vulkan_variant_dispatches(const std::string& name) {
   std::lock_guard<std::mutex> lock(g_variant_mutex);
@@ -108,8 +112,13 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     fmt::print(stderr, "vulkan delegate: {} memory object(s) shared; tensors use {} bytes ({} without sharing)\n",
                shared_.size(), device_bytes_, unshared_bytes_);
   const char* profile = std::getenv("VKC_VULKAN_PROFILE");
+  const char* full = std::getenv("VKC_VULKAN_FULL_BARRIERS");
   recording_ = std::make_unique<Recording>(dev_->ctx, *dev_->pipelines, run_, std::vector<VkImage>{},
-                                           profile && std::string_view(profile) == "1");
+                                           profile && std::string_view(profile) == "1",
+                                           full && std::string_view(full) == "1");
+  g_recorded_barriers += recording_->barriers();
+  if (const char* env = std::getenv("VKC_VULKAN_MEMORY"); env && std::string_view(env) == "1")
+    fmt::print(stderr, "vulkan delegate: {} dispatches, {} barriers between them\n", run_.size(), recording_->barriers());
 }
 
 VulkanDelegate::~VulkanDelegate() = default;
@@ -216,6 +225,7 @@ void VulkanDelegate::bind_memory_objects() {
     for (size_t k = 0; k < ids.size(); ++k) {
       if (made[k]->texture) dev_->ctx->bind(made[k]->image, shared_.back());
       else dev_->ctx->bind(made[k]->buffer, shared_.back());
+      shared_memory_of_[memory_key(made[k]->resource())] = (uint64_t{3} << 62) ^ reinterpret_cast<uint64_t>(shared_.back().memory);
       tensors_[ids[k]] = std::move(made[k]);
     }
   }
@@ -424,12 +434,21 @@ const codegen::LibraryVariant& VulkanDelegate::embedded(const codegen::LibraryVa
   return embedded_variants_.emplace(v.name, std::move(e)).first->second;
 }
 
+uint64_t VulkanDelegate::memory_key(const Resource& r) const {
+  // Handles of different types may coincide: the top bits tag the type.
+  const uint64_t key = r.view ? (uint64_t{2} << 62) ^ reinterpret_cast<uint64_t>(r.view)
+                              : (uint64_t{1} << 62) ^ reinterpret_cast<uint64_t>(r.buffer);
+  auto it = shared_memory_of_.find(key);
+  return it == shared_memory_of_.end() ? key : it->second;
+}
+
 void VulkanDelegate::dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
                               int64_t items) {
   if (items <= 0) return;  // an empty tensor: nothing to compute
   Dispatch d;
   d.variant = &v;
   d.resources = std::move(resources);
+  for (const Resource& r : d.resources) d.memory.push_back(memory_key(r));
   d.push = push.bytes();
   d.items = items;
   d.where = call_ ? where() : std::string("staging");

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include "vk_encoder.h"
 #include "vkc/runtime/backend.h"
@@ -75,6 +76,10 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::vector<std::unique_ptr<GpuTensor>> scratch_;
   std::vector<std::unique_ptr<GpuTensor>> in_stage_, out_stage_;
   std::vector<Dispatch> prepack_, run_;
+  // A resource's memory key (Dispatch::memory): its handle, or for tensors bound to a shared
+  // memory object, that object's memory (so aliased tensors order their dispatches).
+  std::unordered_map<uint64_t, uint64_t> shared_memory_of_;
+  uint64_t memory_key(const Resource& r) const;
   bool prepacking_ = false;
   std::unique_ptr<Recording> recording_;
 };

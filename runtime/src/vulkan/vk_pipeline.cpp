@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <unordered_set>
 
 #include "vkc/runtime/backend.h"
 
@@ -90,7 +91,7 @@ const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
 }
 
 Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-                     const std::vector<VkImage>& images, bool profile)
+                     const std::vector<VkImage>& images, bool profile, bool full_barriers)
     : ctx_(std::move(ctx)) {
   VkDevice dev = ctx_->device();
   uint32_t buffers = 0, imgs = 0;
@@ -138,8 +139,27 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
   uint32_t query = 1;
+  const bool every = full_barriers || queries_ != VK_NULL_HANDLE;
+  std::unordered_set<uint64_t> written, read;  // memory touched since the last barrier
   for (const auto& d : ds) {
     const codegen::LibraryVariant& v = *d.variant;
+    if (!every) {
+      bool hazard = false;
+      for (size_t k = 0; k < v.bindings.size() && k < d.memory.size(); ++k) {
+        const bool writes = v.bindings[k].access != "read";
+        hazard = hazard || written.count(d.memory[k]) || (writes && read.count(d.memory[k]));
+      }
+      if (d.memory.size() != v.bindings.size()) hazard = true;  // unknown memory: be safe
+      if (hazard) {
+        vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                             0, nullptr, 0, nullptr);
+        ++barriers_;
+        written.clear();
+        read.clear();
+      }
+      for (size_t k = 0; k < v.bindings.size() && k < d.memory.size(); ++k)
+        (v.bindings[k].access == "read" ? read : written).insert(d.memory[k]);
+    }
     const Pipeline& p = cache.get(v);
     auto ai = make_info<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
     ai.descriptorPool = pool_;
@@ -187,8 +207,11 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     if (gy > ctx_->properties().limits.maxComputeWorkGroupCount[1])
       throw RuntimeError(fmt::format("{}: {} invocations are too many for one dispatch", d.where, d.items));
     vkCmdDispatch(cb_, gx, gy, 1);
-    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                         nullptr, 0, nullptr);
+    if (every) {
+      vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                           0, nullptr, 0, nullptr);
+      ++barriers_;
+    }
     if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, query++);
   }
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;

@@ -42,6 +42,7 @@ struct Resource {
 struct Dispatch {
   const codegen::LibraryVariant* variant = nullptr;
   std::vector<Resource> resources;  // by binding number
+  std::vector<uint64_t> memory;     // by binding: what memory it lives in (aliased tensors share a key)
   std::vector<uint8_t> push;
   int64_t items = 0;                // invocations (output elements or texels)
   std::string where;                // "node 3 (aten.add.Tensor)" for errors
@@ -64,13 +65,18 @@ class PipelineCache {
   std::map<std::string, Pipeline> pipelines_;
 };
 
-/// Descriptor sets for a list of dispatches, recorded into one command buffer with a full
-/// memory barrier between dispatches. With `profile`, a GPU timestamp follows every dispatch;
-/// the destructor prints each operator's mean GPU time over the runs to stderr.
+/// Descriptor sets for a list of dispatches, recorded into one command buffer. A memory barrier
+/// goes before a dispatch only where it reads or writes memory an earlier dispatch since the last
+/// barrier wrote, or writes memory one read (Dispatch::memory: tensors aliased by the memory plan
+/// share a key); independent dispatches run without one. With `profile` (or `full_barriers`),
+/// every dispatch is followed by a barrier, and with `profile` a GPU timestamp; the destructor
+/// prints each operator's mean GPU time over the runs to stderr.
 class Recording {
  public:
   Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-            const std::vector<VkImage>& images_to_prepare, bool profile = false);
+            const std::vector<VkImage>& images_to_prepare, bool profile = false, bool full_barriers = false);
+  /// Barriers recorded between dispatches (for tests and the profile).
+  size_t barriers() const { return barriers_; }
   ~Recording();
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
@@ -85,6 +91,7 @@ class Recording {
   std::vector<std::string> where_;        // per dispatch
   std::vector<double> gpu_ns_;            // per dispatch, summed over runs
   int runs_ = 0;
+  size_t barriers_ = 0;
 };
 
 }  // namespace vkc::runtime::vk

@@ -41,4 +41,8 @@ uint64_t vulkan_validation_messages();
 /// this process so far have recorded: which kernel the backend chose, for tests and tools.
 uint64_t vulkan_variant_dispatches(const std::string& name);
 
+/// How many memory barriers between dispatches the delegates loaded in this process so far have
+/// recorded into their run command buffers (one goes only where a dispatch depends on an earlier one).
+uint64_t vulkan_recorded_barriers();
+
 }  // namespace vkc::runtime
