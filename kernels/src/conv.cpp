@@ -74,7 +74,7 @@ HostTensor convolution(const HostTensor& x, const HostTensor& weight, const Host
 
   const std::vector<float> in = to_f32(x), w = to_f32(weight);
   const std::vector<float> b = bias ? to_f32(*bias) : std::vector<float>(cout, 0.0f);
-  std::vector<float> out(static_cast<size_t>(N * cout * OH * OW));
+  std::vector<float> out = f32_buffer({N, cout, OH, OW});
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oc = 0; oc < cout; ++oc)
       for (int64_t i = 0; i < OH * OW; ++i) out[(n * cout + oc) * OH * OW + i] = b[oc];

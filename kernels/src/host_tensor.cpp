@@ -33,8 +33,7 @@ int64_t HostTensor::numel() const {
   return n;
 }
 
-HostTensor HostTensor::zeros(ir::DType dtype, std::vector<int64_t> shape) {
-  // A shape computed from a model's data is checked before it sizes an allocation.
+void check_allocation(ir::DType dtype, const std::vector<int64_t>& shape) {
   uint64_t bytes = ir::dtype_size(dtype);
   for (int64_t d : shape) {
     if (d < 0) throw KernelError(fmt::format("a tensor of shape [{}] has a negative dim", fmt::join(shape, ",")));
@@ -42,6 +41,18 @@ HostTensor HostTensor::zeros(ir::DType dtype, std::vector<int64_t> shape) {
       throw KernelError(fmt::format("a tensor of shape [{}] would take more than the {} bytes allowed here",
                                     fmt::join(shape, ","), t_allocation_limit));
   }
+}
+
+std::vector<float> f32_buffer(const std::vector<int64_t>& shape, float fill) {
+  check_allocation(ir::DType::Float32, shape);
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return std::vector<float>(static_cast<size_t>(n), fill);
+}
+
+HostTensor HostTensor::zeros(ir::DType dtype, std::vector<int64_t> shape) {
+  // A shape computed from a model's data is checked before it sizes an allocation.
+  check_allocation(dtype, shape);
   HostTensor t{dtype, std::move(shape), {}};
   t.data = ir::TensorData::owned(std::vector<uint8_t>(t.numel() * ir::dtype_size(dtype), 0));
   return t;

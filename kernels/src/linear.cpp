@@ -18,7 +18,7 @@ HostTensor linear(const HostTensor& x, const HostTensor& weight, const HostTenso
   const std::vector<float> in = to_f32(x), w = to_f32(weight);
   std::vector<float> b = bias ? to_f32(*bias) : std::vector<float>(N, 0.0f);
   if (b.size() == 1) b.assign(N, b[0]);
-  std::vector<float> out(static_cast<size_t>(M * N));
+  std::vector<float> out = f32_buffer({M, N});
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       float acc = 0;
@@ -42,7 +42,7 @@ HostTensor matmul(const HostTensor& a, const HostTensor& b) {
   const int64_t M = a.shape[rank - 2], K = a.shape[rank - 1], N = b.shape[rank - 1];
   const int64_t batch = a.numel() / std::max<int64_t>(M * K, 1);
   const std::vector<float> x = to_f32(a), y = to_f32(b);
-  std::vector<float> out(static_cast<size_t>(batch * M * N), 0.0f);
+  std::vector<float> out = f32_buffer({batch, M, N});
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t m = 0; m < M; ++m) {
       float* o = &out[(bi * M + m) * N];

@@ -48,7 +48,7 @@ int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride
 MaxPoolResult max_pool2d(const HostTensor& x, const PoolParams& p) {
   const Planes s = planes_of(x, p, p.dilation[0], p.dilation[1]);
   const std::vector<float> in = to_f32(x);
-  std::vector<float> out(static_cast<size_t>(s.planes * s.OH * s.OW));
+  std::vector<float> out = f32_buffer({s.planes, s.OH, s.OW});
   HostTensor idx = HostTensor::zeros(ir::DType::Int64, s.out_shape);
   for (int64_t c = 0; c < s.planes; ++c)
     for (int64_t oh = 0; oh < s.OH; ++oh)
@@ -81,7 +81,7 @@ HostTensor avg_pool2d(const HostTensor& x, const PoolParams& p, bool count_inclu
   const Planes s = planes_of(x, p, 1, 1);
   if (divisor_override && *divisor_override == 0) throw KernelError("avg_pool2d: divisor_override 0");
   const std::vector<float> in = to_f32(x);
-  std::vector<float> out(static_cast<size_t>(s.planes * s.OH * s.OW));
+  std::vector<float> out = f32_buffer({s.planes, s.OH, s.OW});
   for (int64_t c = 0; c < s.planes; ++c)
     for (int64_t oh = 0; oh < s.OH; ++oh)
       for (int64_t ow = 0; ow < s.OW; ++ow) {

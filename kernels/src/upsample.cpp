@@ -83,7 +83,7 @@ UpsampleTarget upsample_target(const std::vector<int64_t>& in_shape, const std::
 HostTensor upsample_nearest2d(const HostTensor& x, const UpsampleTarget& t) {
   const Planes p = planes_of(x);
   const std::vector<float> in = to_f32(x);
-  std::vector<float> out(static_cast<size_t>(p.planes * t.out_h * t.out_w));
+  std::vector<float> out = f32_buffer({p.planes, t.out_h, t.out_w});
   for (int64_t c = 0; c < p.planes; ++c)
     for (int64_t oh = 0; oh < t.out_h; ++oh) {
       const int64_t ih = nearest_index(oh, p.H, t.out_h, t.scale_h);
@@ -119,7 +119,7 @@ HostTensor grid_sample(const HostTensor& x, const HostTensor& grid, int mode, in
   if (mode < 0 || mode > 1 || padding < 0 || padding > 2) throw KernelError("grid_sample: unsupported mode or padding");
   const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3], Ho = grid.shape[1], Wo = grid.shape[2];
   const std::vector<float> in = to_f32(x), g = to_f32(grid);
-  std::vector<float> out(static_cast<size_t>(N * C * Ho * Wo));
+  std::vector<float> out = f32_buffer({N, C, Ho, Wo});
   auto at = [&](int64_t n, int64_t c, int64_t h, int64_t w) -> double {
     return h < 0 || h >= H || w < 0 || w >= W ? 0.0 : in[static_cast<size_t>(((n * C + c) * H + h) * W + w)];
   };
@@ -150,7 +150,7 @@ HostTensor upsample_bilinear2d(const HostTensor& x, const UpsampleTarget& t, boo
   const float sh = pixel_scale(p.H, t.out_h, align_corners, t.scale_h);
   const float sw = pixel_scale(p.W, t.out_w, align_corners, t.scale_w);
   const std::vector<float> in = to_f32(x);
-  std::vector<float> out(static_cast<size_t>(p.planes * t.out_h * t.out_w));
+  std::vector<float> out = f32_buffer({p.planes, t.out_h, t.out_w});
   for (int64_t c = 0; c < p.planes; ++c) {
     const float* src = &in[c * p.H * p.W];
     for (int64_t oh = 0; oh < t.out_h; ++oh) {

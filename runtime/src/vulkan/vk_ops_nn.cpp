@@ -62,8 +62,8 @@ std::vector<uint8_t> pack_conv_dw(const kernels::HostTensor& w) {
 
 // 2-D convolution; a 1-D one ([N, C, L], weight [O, C/g, K]) runs as a 2-D one of height 1
 // between views into scratch tensors. Kernels: conv2d_dw (depthwise), conv2d_tiled (groups of
-// whole texels; conv2d_splitk for few tiles and many taps on a GPU), conv_transpose2d_tiled
-// (transposed, groups == 1), else conv2d.glsl (any groups).
+// whole texels; conv2d_splitk for few tiles and many taps on a GPU; conv2d_pw for 1x1),
+// conv_transpose2d_tiled (transposed, groups == 1), else conv2d.glsl (any groups).
 void convolution(Encoder& e) {
   GpuTensor& out3 = e.out();
   GpuTensor& in3 = e.tensor(0);

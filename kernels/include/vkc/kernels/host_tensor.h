@@ -57,6 +57,12 @@ class AllocationLimit {
   uint64_t previous_;
 };
 
+/// Throws KernelError when a tensor of `shape` in `dtype` has a negative dim, overflows, or passes
+/// the thread's AllocationLimit: every allocation sized from a program's numbers goes through it.
+void check_allocation(ir::DType dtype, const std::vector<int64_t>& shape);
+/// A checked fp32 work buffer of `shape`'s element count (check_allocation first).
+std::vector<float> f32_buffer(const std::vector<int64_t>& shape, float fill = 0.0f);
+
 /// Row-major strides of `shape` in elements.
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
 /// ONNX/numpy broadcast of two shapes; throws KernelError when they do not broadcast.
