@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <map>
+#include <memory>
 #include <set>
+#include <string_view>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
@@ -14,6 +17,57 @@
 namespace vkc::compiler::detail {
 
 namespace {
+
+// libonnx 1.12's Conv/pool shape functions index their inputs' dims by the spatial rank the weight
+// or the attributes give, without checking the input has them (a rank-2 input to a 2-D Conv read
+// past its dims and crashed; found by fuzzing). This registry hands out the library's schemas with
+// those functions wrapped: a node runs the function only when its data inputs have shapes of one
+// rank (at least 3) and its kernel_shape/strides/dilations/pads agree with it; otherwise its
+// outputs stay as declared and vkc's own checks report the node.
+class GuardedSchemas final : public onnx::ISchemaRegistry {
+ public:
+  const onnx::OpSchema* GetSchema(const std::string& key, const int version,
+                                  const std::string& domain) const override {
+    const onnx::OpSchema* s = onnx::OpSchemaRegistry::Instance()->GetSchema(key, version, domain);
+    const size_t required = required_typed_inputs(key, domain);
+    if (!s || required == 0 || !s->has_type_and_shape_inference_function()) return s;
+    auto it = wrapped_.find(s);
+    if (it != wrapped_.end()) return it->second.get();
+    auto copy = std::make_unique<onnx::OpSchema>(*s);
+    copy->TypeAndShapeInferenceFunction([fn = s->GetTypeAndShapeInferenceFunction(), required](
+                                            onnx::InferenceContext& ctx) {
+      if (ctx.getNumInputs() < required) return;
+      int rank = -1;
+      for (size_t i = 0; i < required; ++i) {
+        if (required == 4 && i % 3 != 0) continue;  // QLinearConv: x (0) and w (3); the rest are scales
+        const onnx::TypeProto* t = ctx.getInputType(i);
+        if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape()) return;
+        const int r = t->tensor_type().shape().dim_size();
+        if (r < 3 || (rank >= 0 && r != rank)) return;
+        rank = r;
+      }
+      const int spatial = rank - 2;
+      for (const char* name : {"kernel_shape", "strides", "dilations", "pads"}) {
+        const onnx::AttributeProto* a = ctx.getAttribute(name);
+        const int want = std::string_view(name) == "pads" ? 2 * spatial : spatial;
+        if (a && a->ints_size() != want) return;
+      }
+      fn(ctx);
+    });
+    return wrapped_.emplace(s, std::move(copy)).first->second.get();
+  }
+
+ private:
+  // The leading inputs the operator's shape function reads unchecked.
+  static size_t required_typed_inputs(const std::string& op, const std::string& domain) {
+    if (!domain.empty() && domain != "ai.onnx") return 0;
+    if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger") return 2;
+    if (op == "QLinearConv") return 4;
+    if (op == "MaxPool" || op == "AveragePool" || op == "LpPool" || op == "MaxRoiPool") return 1;
+    return 0;
+  }
+  mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> wrapped_;
+};
 
 using ValueInfos = google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>;
 
@@ -169,7 +223,8 @@ void infer_shapes(onnx::ModelProto& model, const std::vector<std::string>& node_
   // vkc's own folding to a fixpoint (fold-constants) computes those shape subgraphs anyway.
   const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/false);
   try {
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+    const GuardedSchemas schemas;
+    onnx::shape_inference::InferShapes(model, &schemas, options);
   } catch (const std::exception& e) {
     throw ImportError("shape inference failed: " + first_line(e.what()));
   }
