@@ -51,7 +51,14 @@ double cubic(double a, double d) {  // the cubic convolution kernel at distance 
 
 // Weights [out, in] of one axis (row-major), or the reason there are none.
 std::variant<std::vector<double>, std::string> axis_weights(const Axis& ax, int64_t in, int64_t out, double scale) {
-  std::vector<double> w(static_cast<size_t>(out * in), 0.0);
+  // The [out, in] interpolation matrix becomes a constant: sizes from a corrupt or hostile model
+  // (found by fuzzing) must not size it past what any real resize needs.
+  constexpr int64_t kMaxWeights = int64_t{1} << 26;
+  int64_t count = 0;
+  if (in <= 0 || out <= 0 || __builtin_mul_overflow(in, out, &count) || count > kMaxWeights)
+    return fmt::format("an axis resized from {} to {} needs a {}x{} interpolation matrix (at most {} weights)", in,
+                       out, out, in, kMaxWeights);
+  std::vector<double> w(static_cast<size_t>(count), 0.0);
   for (int64_t x = 0; x < out; ++x) {
     const auto src = source_coordinate(ax.coord, static_cast<double>(x), in, out, scale);
     if (!src) return fmt::format("coordinate_transformation_mode '{}' is not supported", ax.coord);
