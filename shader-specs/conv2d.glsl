@@ -13,16 +13,7 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { T t_weight[]; };
 layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
 
-layout(push_constant) uniform Params {
-  ivec4 out_sizes;
-  ivec4 in_sizes;
-  ivec4 kernel_stride;  // (K_w, K_h, stride_w, stride_h)
-  ivec4 pad_dilation;   // (pad_w, pad_h, dilation_w, dilation_h)
-  int groups;
-  int has_bias;
-  float out_min;        // -FLT_MAX when unclamped
-  float out_max;        // +FLT_MAX when unclamped
-} p;
+#include "vkc_conv_params.glslh"
 
 float input_at(int x, int y, int c, int n) {
   const int c4 = div_up4(p.in_sizes.z);

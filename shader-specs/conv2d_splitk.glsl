@@ -6,24 +6,8 @@
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
 #include "vkc_out_in.glslh"
-#if defined(DTYPE_f16)
-#define W4_T f16vec4
-#else
-#define W4_T vec4
-#endif
-layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { W4_T t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
-
-layout(push_constant) uniform Params {
-  ivec4 out_sizes;
-  ivec4 in_sizes;
-  ivec4 kernel_stride;  // (K_w, K_h, stride_w, stride_h)
-  ivec4 pad_dilation;   // (pad_w, pad_h, dilation_w, dilation_h)
-  int groups;
-  int has_bias;
-  float out_min;
-  float out_max;
-} p;
+#include "vkc_packed_weights.glslh"
+#include "vkc_conv_params.glslh"
 
 shared vec4 partial[LOCAL_SIZE_X];
 
@@ -69,10 +53,7 @@ void main() {
     barrier();
   }
   if (t == 0 && live) {
-    vec4 r = partial[0];
-    if (p.has_bias != 0)
-      for (int l = 0; l < 4; ++l)
-        if (oc4 * 4 + l < p.out_sizes.z) r[l] += float(t_bias[oc4 * 4 + l]);
+    const vec4 r = partial[0] + (p.has_bias != 0 ? bias4(oc4 * 4, p.out_sizes.z) : vec4(0.0));
     imageStore(t_out, ivec3(ox, oy, n * oc4n + oc4), VEC4_T(clamp(r, vec4(p.out_min), vec4(p.out_max))));
   }
 }

@@ -6,28 +6,21 @@
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
 #include "vkc_out_in.glslh"
-#if defined(DTYPE_f16)
-#define W4_T f16vec4
-#else
-#define W4_T vec4
-#endif
-layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { W4_T t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
-
-layout(push_constant) uniform Params {
-  ivec4 out_sizes;
-  ivec4 in_sizes;
-  ivec4 kernel_stride;  // (K_w, K_h, stride_w, stride_h)
-  ivec4 pad_dilation;   // (pad_w, pad_h, dilation_w, dilation_h)
-  int groups;
-  int has_bias;
-  float out_min;
-  float out_max;
-} p;
+#include "vkc_packed_weights.glslh"
+#include "vkc_conv_params.glslh"
 
 // The input texel at (x, y, z); zero outside the width (rows are checked by the caller).
 vec4 load_in(int x, int y, int z) {
   return x >= 0 && x < p.in_sizes.x ? vec4(imageLoad(t_in, ivec3(x, y, z))) : vec4(0.0);
+}
+
+// Output texels (x0 .. x0 + 3, y, z), clamped; those past the width are not stored.
+void store_row4(int x0, int y, int z, vec4 r0, vec4 r1, vec4 r2, vec4 r3) {
+  const vec4 lo = vec4(p.out_min), hi = vec4(p.out_max);
+  imageStore(t_out, ivec3(x0, y, z), VEC4_T(clamp(r0, lo, hi)));
+  if (x0 + 1 < p.out_sizes.x) imageStore(t_out, ivec3(x0 + 1, y, z), VEC4_T(clamp(r1, lo, hi)));
+  if (x0 + 2 < p.out_sizes.x) imageStore(t_out, ivec3(x0 + 2, y, z), VEC4_T(clamp(r2, lo, hi)));
+  if (x0 + 3 < p.out_sizes.x) imageStore(t_out, ivec3(x0 + 3, y, z), VEC4_T(clamp(r3, lo, hi)));
 }
 
 #if POINTWISE
@@ -50,12 +43,8 @@ void main() {
   // Positions past the width read the last column (their results are not stored).
   const int xl = p.in_sizes.x - 1;
   const int x1 = min(ox0 + 1, xl), x2 = min(ox0 + 2, xl), x3 = min(ox0 + 3, xl);
-  vec4 bias_a = vec4(0.0), bias_b = vec4(0.0);
-  if (p.has_bias != 0)
-    for (int l = 0; l < 4; ++l) {
-      if (oca * 4 + l < p.out_sizes.z) bias_a[l] = float(t_bias[oca * 4 + l]);
-      if (two && oca * 4 + 4 + l < p.out_sizes.z) bias_b[l] = float(t_bias[oca * 4 + 4 + l]);
-    }
+  const vec4 bias_a = p.has_bias != 0 ? bias4(oca * 4, p.out_sizes.z) : vec4(0.0);
+  const vec4 bias_b = p.has_bias != 0 && two ? bias4(oca * 4 + 4, p.out_sizes.z) : vec4(0.0);
   vec4 a0 = bias_a, a1 = bias_a, a2 = bias_a, a3 = bias_a;
   vec4 b0 = bias_b, b1 = bias_b, b2 = bias_b, b3 = bias_b;
   int wa = oca * ic4n * 4, wb = (two ? oca + 1 : oca) * ic4n * 4;
@@ -77,17 +66,9 @@ void main() {
     b2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
     b3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
   }
-  const vec4 lo = vec4(p.out_min), hi = vec4(p.out_max);
   const int za = n * oc4n + oca;
-  imageStore(t_out, ivec3(ox0, oy, za), VEC4_T(clamp(a0, lo, hi)));
-  if (ox0 + 1 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 1, oy, za), VEC4_T(clamp(a1, lo, hi)));
-  if (ox0 + 2 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 2, oy, za), VEC4_T(clamp(a2, lo, hi)));
-  if (ox0 + 3 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 3, oy, za), VEC4_T(clamp(a3, lo, hi)));
-  if (!two) return;
-  imageStore(t_out, ivec3(ox0, oy, za + 1), VEC4_T(clamp(b0, lo, hi)));
-  if (ox0 + 1 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 1, oy, za + 1), VEC4_T(clamp(b1, lo, hi)));
-  if (ox0 + 2 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 2, oy, za + 1), VEC4_T(clamp(b2, lo, hi)));
-  if (ox0 + 3 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 3, oy, za + 1), VEC4_T(clamp(b3, lo, hi)));
+  store_row4(ox0, oy, za, a0, a1, a2, a3);
+  if (two) store_row4(ox0, oy, za + 1, b0, b1, b2, b3);
 }
 #elif TRANSPOSED
 // Transposed: one output texel per invocation; only the kernel taps that land on it are visited.
@@ -104,10 +85,7 @@ void main() {
   const int kw = p.kernel_stride.x, kh = p.kernel_stride.y, sw = p.kernel_stride.z, sh = p.kernel_stride.w;
   const int dw = p.pad_dilation.z, dh = p.pad_dilation.w;
   const int ic4n = div_up4(p.in_sizes.z);
-  vec4 acc = vec4(0.0);
-  if (p.has_bias != 0)
-    for (int l = 0; l < 4; ++l)
-      if (oc4 * 4 + l < p.out_sizes.z) acc[l] = float(t_bias[oc4 * 4 + l]);
+  vec4 acc = p.has_bias != 0 ? bias4(oc4 * 4, p.out_sizes.z) : vec4(0.0);
   const int tail = p.in_sizes.z - (ic4n - 1) * 4;
   const bvec4 tail_keep = bvec4(tail > 0, tail > 1, tail > 2, tail > 3);
   for (int ky = 0; ky < kh; ++ky) {
@@ -147,10 +125,7 @@ void main() {
   const int iy0 = oy * sh - p.pad_dilation.y;
   const int in_c4 = div_up4(p.in_sizes.z);
 
-  vec4 bias = vec4(0.0);
-  if (p.has_bias != 0)
-    for (int l = 0; l < 4; ++l)
-      if (oc4 * 4 + l < p.out_sizes.z) bias[l] = float(t_bias[oc4 * 4 + l]);
+  const vec4 bias = p.has_bias != 0 ? bias4(oc4 * 4, p.out_sizes.z) : vec4(0.0);
   vec4 acc0 = bias, acc1 = bias, acc2 = bias, acc3 = bias;
 
 #if DEPTHWISE
@@ -207,11 +182,6 @@ void main() {
   }
 #endif
 
-  const int oz = n * oc4n + oc4;
-  const vec4 lo = vec4(p.out_min), hi = vec4(p.out_max);
-  imageStore(t_out, ivec3(ox0, oy, oz), VEC4_T(clamp(acc0, lo, hi)));
-  if (ox0 + 1 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 1, oy, oz), VEC4_T(clamp(acc1, lo, hi)));
-  if (ox0 + 2 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 2, oy, oz), VEC4_T(clamp(acc2, lo, hi)));
-  if (ox0 + 3 < p.out_sizes.x) imageStore(t_out, ivec3(ox0 + 3, oy, oz), VEC4_T(clamp(acc3, lo, hi)));
+  store_row4(ox0, oy, n * oc4n + oc4, acc0, acc1, acc2, acc3);
 }
 #endif  // TRANSPOSED

@@ -6,13 +6,7 @@
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
 #include "vkc_out_in.glslh"
-#if defined(DTYPE_f16)
-#define W4_T f16vec4
-#else
-#define W4_T vec4
-#endif
-layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { W4_T t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { T t_bias[]; };
+#include "vkc_packed_weights.glslh"
 
 layout(push_constant) uniform Params {
   ivec4 out_sizes;  // WHCN: x = N
@@ -79,10 +73,7 @@ void main() {
     acc3 += w0 * x3.x + w1 * x3.y + w2 * x3.z + w3 * x3.w;
   }
   const int n0 = n4 * 4;
-  vec4 bias = vec4(0.0);
-  if (p.has_bias != 0)
-    for (int l = 0; l < 4; ++l)
-      if (n0 + l < p.out_sizes.x) bias[l] = p.beta * float(t_bias[n0 + l]);
+  const vec4 bias = p.has_bias != 0 ? p.beta * bias4(n0, p.out_sizes.x) : vec4(0.0);
   vec4 r[4] = vec4[4](p.alpha * acc0 + bias, p.alpha * acc1 + bias, p.alpha * acc2 + bias, p.alpha * acc3 + bias);
   for (int i = 0; i < 4; ++i) {
     if (i >= nrows) break;

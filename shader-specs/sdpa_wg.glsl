@@ -5,12 +5,9 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
+#include "vkc_sdpa_io.glslh"
+
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
-layout(set = 0, binding = 1, std430) restrict readonly buffer QBuf { T t_q[]; };
-layout(set = 0, binding = 2, std430) restrict readonly buffer KBuf { T t_k[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer VBuf { T t_v[]; };
-layout(set = 0, binding = 4, std430) restrict readonly buffer MaskBuf { T t_mask[]; };
 // Elements 4*x4 .. 4*x4+3 of row (y, z, w), zeros past the row's end.
 #define DEFINE_LOAD4(name, t)                                                        \
   vec4 name(int x4, int y, int z, int w, ivec4 sz) {                                 \
@@ -20,13 +17,7 @@ layout(set = 0, binding = 4, std430) restrict readonly buffer MaskBuf { T t_mask
       if (x4 * 4 + l < sz.x) r[l] = float(t[base + l]);                              \
     return r;                                                                        \
   }
-#define MASK_AT(w) float(t_mask[whcn_to_index(w, p.mask_sizes)])
 #else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
-layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_q;
-layout(set = 0, binding = 2, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_k;
-layout(set = 0, binding = 3, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_v;
-layout(set = 0, binding = 4, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_mask;
 // The texel of elements 4*x4 .. 4*x4+3 of row (y, z, w); lanes past the row's end are zero.
 #define DEFINE_LOAD4(name, t)                                                        \
   vec4 name(int x4, int y, int z, int w, ivec4 sz) {                                 \
@@ -34,19 +25,18 @@ layout(set = 0, binding = 4, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_m
     const int n = sz.x - x4 * 4;                                                     \
     return mix(vec4(0.0), r, bvec4(n > 0, n > 1, n > 2, n > 3));                     \
   }
-float texel_lane(vec4 texel, int lane) { return texel[lane]; }
-#define MASK_AT(w) texel_lane(vec4(imageLoad(t_mask, whcn_to_texel(w, p.mask_sizes, 0).xyz)), (w).x & 3)
 #endif
 
-layout(push_constant) uniform Params {
-  ivec4 out_sizes;
-  ivec4 q_sizes;
-  ivec4 k_sizes;
-  ivec4 v_sizes;
-  ivec4 mask_sizes;
-  int has_mask;
-  float scale;
-} p;
+// Output elements 4*x4 .. 4*x4+3 of row (s, h, b).
+void store_out4(int x4, int s, int h, int b, vec4 r) {
+#if defined(STORAGE_buffer)
+  const int base = whcn_to_index(ivec4(x4 * 4, s, h, b), p.out_sizes);
+  for (int l = 0; l < 4; ++l)
+    if (x4 * 4 + l < p.out_sizes.x) t_out[base + l] = T(r[l]);
+#else
+  imageStore(t_out, ivec3(x4, s, b * p.out_sizes.z + h), VEC4_T(r));
+#endif
+}
 
 DEFINE_LOAD4(load_q, t_q)
 DEFINE_LOAD4(load_k, t_k)
@@ -99,17 +89,8 @@ void main() {
     barrier();  // the tiles are read by all before the next ones are loaded
   }
   if (!live) return;
-  for (int c = 0; c < MAX4; ++c) {
-    if (c >= dv4) break;
-    const vec4 r = acc[c] / sum;
-#if defined(STORAGE_buffer)
-    const int base = whcn_to_index(ivec4(c * 4, s, h, b), p.out_sizes);
-    for (int l = 0; l < 4; ++l)
-      if (c * 4 + l < p.out_sizes.x) t_out[base + l] = T(r[l]);
-#else
-    imageStore(t_out, ivec3(c, s, b * H + h), VEC4_T(r));
-#endif
-  }
+  for (int c = 0; c < MAX4; ++c)
+    if (c < dv4) store_out4(c, s, h, b, acc[c] / sum);
 }
 #else
 #define CHUNK 256
@@ -181,14 +162,6 @@ void main() {
     m = new_m;
     barrier();  // every invocation is done with scores[] and pv[] before the next chunk writes them
   }
-  if (!live || t >= dv4) return;
-  const vec4 r = acc / sum;
-#if defined(STORAGE_buffer)
-  const int base = whcn_to_index(ivec4(t * 4, s, h, b), p.out_sizes);
-  for (int l = 0; l < 4; ++l)
-    if (t * 4 + l < p.out_sizes.x) t_out[base + l] = T(r[l]);
-#else
-  imageStore(t_out, ivec3(t, s, b * H + h), VEC4_T(r));
-#endif
+  if (live && t < dv4) store_out4(t, s, h, b, acc / sum);
 }
 #endif  // ROW
