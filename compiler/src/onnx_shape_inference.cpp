@@ -51,6 +51,10 @@ class GuardedSchemas final : public onnx::ISchemaRegistry {
         const onnx::AttributeProto* a = ctx.getAttribute(name);
         const int want = std::string_view(name) == "pads" ? 2 * spatial : spatial;
         if (a && a->ints_size() != want) return;
+        // Its divisions and loops need positive windows, strides and dilations, and pads >= 0.
+        if (a)
+          for (int64_t v : a->ints())
+            if (v < (want == spatial ? 1 : 0) || v > (int64_t{1} << 31)) return;
       }
       fn(ctx);
     });

@@ -1,5 +1,7 @@
 #include "vkc/ir/shape.h"
 
+#include <limits>
+
 #include <stdexcept>
 
 namespace vkc::ir {
@@ -29,7 +31,8 @@ std::vector<int64_t> Shape::sizes() const {
 
 int64_t Shape::numel() const {
   int64_t n = 1;
-  for (int64_t v : sizes()) n *= v;
+  for (int64_t v : sizes())
+    if (__builtin_mul_overflow(n, v, &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 

@@ -37,8 +37,8 @@ HostTensor clamp(const HostTensor& x, std::optional<double> lo, std::optional<do
     HostTensor out = HostTensor::zeros(x.dtype, x.shape);
     for (int64_t i = 0; i < x.numel(); ++i) {
       int64_t v = x.get_i(i);
-      if (lo) v = std::max(v, static_cast<int64_t>(std::ceil(*lo)));
-      if (hi) v = std::min(v, static_cast<int64_t>(std::floor(*hi)));
+      if (lo) v = std::max(v, float_to_int64(std::ceil(*lo)));
+      if (hi) v = std::min(v, float_to_int64(std::floor(*hi)));
       out.set_i(i, v);
     }
     return out;

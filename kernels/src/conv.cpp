@@ -29,6 +29,11 @@ Dims2 dims2(const ConvParams& p, size_t spatial) {
     d.pad[j] = pick(p.padding, i, spatial, "padding");
     d.dil[j] = pick(p.dilation, i, spatial, "dilation");
     d.out_pad[j] = p.transposed ? pick(p.output_padding, i, spatial, "output_padding") : 0;
+    constexpr int64_t kMax = int64_t{1} << 24;
+    if (d.stride[j] < 1 || d.dil[j] < 1 || d.stride[j] > kMax || d.dil[j] > kMax || d.pad[j] < 0 || d.pad[j] > kMax ||
+        d.out_pad[j] < 0 || d.out_pad[j] > kMax)
+      throw KernelError(fmt::format("convolution: stride {}, dilation {}, padding {}, output padding {} out of range",
+                                    d.stride[j], d.dil[j], d.pad[j], d.out_pad[j]));
   }
   return d;
 }

@@ -136,7 +136,7 @@ HostTensor cast(const HostTensor& x, ir::DType to) {
   for (int64_t i = 0; i < n; ++i) {
     if (ir::is_float(to)) out.set_f(i, x.get_f(i));
     else if (to == ir::DType::Bool) out.set_i(i, from_float ? x.get_f(i) != 0 : x.get_i(i) != 0);
-    else out.set_i(i, from_float ? static_cast<int64_t>(std::trunc(x.get_f(i))) : x.get_i(i));
+    else out.set_i(i, from_float ? float_to_int64(x.get_f(i)) : x.get_i(i));
   }
   return out;
 }

@@ -87,7 +87,7 @@ int64_t HostTensor::get_i(int64_t i) const {
     case ir::DType::UInt64: return static_cast<int64_t>(load<uint64_t>(p, i));
     case ir::DType::Int64: return load<int64_t>(p, i);
     case ir::DType::Float16: case ir::DType::BFloat16: case ir::DType::Float32: case ir::DType::Float64:
-      return static_cast<int64_t>(get_f(i));
+      return float_to_int64(get_f(i));
     default: throw KernelError(fmt::format("dtype {} is not numeric", ir::dtype_name(dtype)));
   }
 }

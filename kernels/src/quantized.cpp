@@ -136,7 +136,7 @@ HostTensor linear_dq8ca_q4gsw(const HostTensor& x, const HostTensor& x_scale, co
   return q4_matmul(x, w, scales, group, bias, [&](int64_t m, int64_t k) {
     const double s = x_scale.get_f(m);
     const int64_t z = x_zp.get_i(m);
-    const int64_t q = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(x.get_f(m * K + k) / s)) + z, -128, 127);
+    const int64_t q = std::clamp<int64_t>(float_to_int64(std::nearbyint(x.get_f(m * K + k) / s)) + z, -128, 127);
     return static_cast<double>(q - z) * s;
   });
 }

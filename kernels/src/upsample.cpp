@@ -71,8 +71,8 @@ UpsampleTarget upsample_target(const std::vector<int64_t>& in_shape, const std::
   } else if (scale_factors && scale_factors->size() == 2) {
     t.scale_h = (*scale_factors)[0];
     t.scale_w = (*scale_factors)[1];
-    t.out_h = static_cast<int64_t>(std::floor(static_cast<double>(H) * *t.scale_h));
-    t.out_w = static_cast<int64_t>(std::floor(static_cast<double>(W) * *t.scale_w));
+    t.out_h = float_to_int64(std::floor(static_cast<double>(H) * *t.scale_h));
+    t.out_w = float_to_int64(std::floor(static_cast<double>(W) * *t.scale_w));
   } else {
     throw KernelError("upsample2d: needs output_size or 2 scale_factors");
   }

@@ -31,11 +31,12 @@ std::optional<Sizes> reshape(const ir::Node& n, const std::vector<Sizes>& in) {
   if (!target) return std::nullopt;
   Sizes shape = *target;
   int64_t known = 1, infer = -1, numel = 1;
-  for (int64_t d : in[0]) numel *= d;
+  for (int64_t d : in[0])
+    if (__builtin_mul_overflow(numel, d, &numel)) return std::nullopt;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0 && !n.attr_int("allowzero", 0)) shape[i] = in[0].at(i);
-    if (shape[i] == -1) infer = static_cast<int64_t>(i);
-    else known *= shape[i];
+    if (shape[i] == -1 && infer < 0) infer = static_cast<int64_t>(i);
+    else if (shape[i] < 0 || __builtin_mul_overflow(known, shape[i], &known)) return std::nullopt;
   }
   if (infer >= 0) shape[infer] = known ? numel / known : 0;
   return shape;

@@ -15,7 +15,8 @@ using serializer::EtTensor;
 
 int64_t TensorSpec::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 
@@ -57,7 +58,10 @@ struct Executor::State {
   TensorSpec spec_of(int32_t id, const char* what) const {
     const EtTensor& t = et_tensor(id, what);
     TensorSpec s{dtype_of(t.scalar_type), {}};
-    for (int32_t d : t.sizes) s.shape.push_back(d);
+    for (int32_t d : t.sizes) {
+      if (d < 0) throw RuntimeError(fmt::format("{} value {}: dim {} is negative", what, id, d));
+      s.shape.push_back(d);
+    }
     return s;
   }
 

@@ -160,6 +160,8 @@ Out fold_constant_of_shape(const ir::Node& n, const Inputs& ins) {
   HostTensor value = HostTensor::of(ir::DType::Float32, {1}, std::vector<float>{0.0f});
   if (const auto* t = n.attr("value"); t && std::holds_alternative<ir::TensorAttr>(*t)) {
     const auto& ta = std::get<ir::TensorAttr>(*t);
+    if (ta.data.size() != ir::dtype_size(ta.type.dtype))
+      throw kernels::KernelError("ConstantOfShape: 'value' must hold exactly one element");
     value = HostTensor{ta.type.dtype, {1}, ta.data};
   }
   return {kernels::expand(value, shape)};

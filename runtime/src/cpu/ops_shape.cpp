@@ -18,7 +18,7 @@ void view_copy(const OpContext& c) {
   for (size_t i = 0; i < size.size(); ++i) {
     if (size[i] == -1 && infer < 0) infer = static_cast<int64_t>(i);
     else if (size[i] < 0) c.fail(fmt::format("size [{}] is not a shape", fmt::join(size, ",")));
-    else known *= size[i];
+    else if (__builtin_mul_overflow(known, size[i], &known)) c.fail(fmt::format("size [{}] overflows", fmt::join(size, ",")));
   }
   if (infer >= 0) size[infer] = known ? x.numel() / known : 0;
   HostTensor r = kernels::reshape(x, size);

@@ -45,7 +45,11 @@ struct TensorType {
   /// Whether rank and dtype are known (shape inference succeeded).
   bool known() const { return dtype != DType::Undefined; }
   /// Bytes of a static-shaped tensor.
-  int64_t nbytes() const { return shape.numel() * static_cast<int64_t>(dtype_size(dtype)); }
+  /// Saturates at INT64_MAX (claimed shapes are checked against limits by their users).
+  int64_t nbytes() const {
+    int64_t n = 0;
+    return __builtin_mul_overflow(shape.numel(), static_cast<int64_t>(dtype_size(dtype)), &n) ? INT64_MAX : n;
+  }
   /// "f32[1,3,224,224]"
   std::string str() const;
   bool operator==(const TensorType&) const = default;

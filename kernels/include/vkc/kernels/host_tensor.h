@@ -13,6 +13,15 @@
 
 namespace vkc::kernels {
 
+/// A float read as an integer, truncated toward zero: NaN is 0 and values past int64's range
+/// saturate (C++ leaves both undefined; ONNX's Cast does not define them either).
+inline int64_t float_to_int64(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
+
 /// Thrown when a kernel cannot compute its result (bad shapes, unsupported dtype).
 struct KernelError : std::runtime_error {
   using std::runtime_error::runtime_error;
