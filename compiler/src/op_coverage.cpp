@@ -11,14 +11,20 @@ namespace {
 
 std::string reps_text(const ir::OpDef& d) {
   if (d.reps_for) return "depends on the call (see the registry)";
-  std::string s;
+  // q8ta operators: their int8 activations are packed int8 buffers; float tensors (only the
+  // quantize/dequantize boundaries have one) as listed after.
+  std::string s = !d.packed_int8    ? ""
+                   : d.int8_layout ? fmt::format("int8: buffer {}", ir::layout_name(*d.int8_layout))
+                                   : std::string("int8: buffer, packed as its int8 neighbour is");
+  if (d.packed_int8 && d.dtypes.contains(ir::DType::Int8) && d.name().find("dequantize") == std::string::npos) return s;
+  std::string f;
   for (ir::Storage st : {ir::Storage::Texture3D, ir::Storage::Buffer, ir::Storage::Texture2D}) {
     std::string layouts;
     for (ir::Layout l : {ir::Layout::WidthPacked, ir::Layout::HeightPacked, ir::Layout::ChannelsPacked})
       if (d.io_reps.contains({st, l})) layouts += (layouts.empty() ? "" : "/") + std::string(ir::layout_name(l)).substr(0, 1);
-    if (!layouts.empty()) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", ir::storage_name(st), layouts);
+    if (!layouts.empty()) f += fmt::format("{}{} {}", f.empty() ? "" : ", ", ir::storage_name(st), layouts);
   }
-  return s;
+  return s.empty() ? f : s + "; float: " + f;
 }
 
 std::string escape(std::string_view s) {

@@ -25,6 +25,16 @@ constexpr DTypeSet kFpInt = kFp | DTypeSet{DType::Int32, DType::Int64};
 constexpr DTypeSet kFpIntBool = kFpInt | DTypeSet{DType::Bool};
 constexpr DTypeSet kAnyDtype = kFpIntBool | DTypeSet{DType::UInt8, DType::Int8};
 constexpr DTypeSet kBool{DType::Bool};
+constexpr DTypeSet kInt8{DType::Int8};
+
+// The q8ta operators' arguments (custom_ops_lib.py), the runtime's order.
+#define Q8TA_IO_ARGS                                                                                       \
+  "Tensor x, float input_scale, int input_zero_point, Tensor weights, Tensor weight_sums, Tensor weight_scales, " \
+  "float output_scale, int output_zero_point, "
+#define Q8TA_CONV_ARGS                                                                                   \
+  Q8TA_IO_ARGS "Tensor? bias, SymInt[] kernel_size, SymInt[] stride, SymInt[] padding, SymInt[] dilation, " \
+               "SymInt groups, str activation"
+#define Q8TA_LINEAR_ARGS Q8TA_IO_ARGS "Tensor? bias=None, str activation=\"none\""
 
 struct Entry {
   const char* schema;
@@ -34,6 +44,8 @@ struct Entry {
   std::vector<size_t> self_prepacked;
   bool highdim = false;
   RepSet (*reps_for)(const Node&) = nullptr;
+  bool packed_int8 = false;
+  std::optional<Layout> int8_layout;
 };
 
 // Reductions (Reduce.cpp): over the last dim, any texture with keepdim or a width-packed
@@ -251,9 +263,35 @@ const std::vector<Entry>& entries() {
     {"et_vk.embedding_q4gsw.default(Tensor weight, Tensor weight_scales, int group_size, Tensor indices, "
      "bool is_linear_weight=False) -> Tensor",
      "quantized-embedding", DTypeSet{DType::UInt8}, kContiguousAny, {0, 1}},
+    // Static int8 (q8ta; custom_ops_lib.py, impl/Q8ta*.cpp, QuantizeDequantize.cpp): int8 activations
+    // per-tensor affine in packed int8 buffers between operators; int8 weights symmetric per output
+    // channel, with int32 weight sums and f32 scales / bias padded to 4 (passes/src/lower_q8ta.cpp).
+    {"quantized_decomposed.quantize_per_tensor.default(Tensor input, float scale, int zero_point, int quant_min, "
+     "int quant_max, ScalarType dtype) -> Tensor",
+     "quantization", kFp, kChannelsPackedTexture | RepSet::of(kBuf, kW), {}, true, nullptr, true},
+    {"quantized_decomposed.dequantize_per_tensor.default(Tensor input, float scale, int zero_point, int quant_min, "
+     "int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor",
+     "quantization", kInt8, kChannelsPackedTexture | RepSet::of(kBuf, kW), {}, true, nullptr, true},
+    {"et_vk.q8ta_conv2d.default(" Q8TA_CONV_ARGS ") -> Tensor", "quantized-conv", kInt8, kAnyStorage, {1, 2, 3, 4},
+     false, nullptr, true, Layout::PackedInt8_4W4C},
+    {"et_vk.q8ta_conv2d_dw.default(" Q8TA_CONV_ARGS ") -> Tensor", "quantized-conv", kInt8, kAnyStorage,
+     {1, 2, 3, 4}, false, nullptr, true, Layout::PackedInt8_4W4C},
+    {"et_vk.q8ta_conv2d_pw.default(" Q8TA_CONV_ARGS ") -> Tensor", "quantized-conv", kInt8, kAnyStorage,
+     {1, 2, 3, 4}, false, nullptr, true, Layout::PackedInt8_4W4C},
+    {"et_vk.q8ta_linear.default(" Q8TA_LINEAR_ARGS ") -> Tensor", "quantized-linear", kInt8, kAnyStorage,
+     {1, 2, 3, 4}, false, nullptr, true, Layout::PackedInt8_4H4W},
+    {"et_vk.q8ta_linear_gemv.default(" Q8TA_LINEAR_ARGS ") -> Tensor", "quantized-linear", kInt8, kAnyStorage,
+     {1, 2, 3, 4}, false, nullptr, true, Layout::PackedInt8_4W},
+    {"et_vk.q8ta_add.default(Tensor input_a, Tensor input_b, float input_a_scale, int input_a_zero_point, "
+     "float input_b_scale, int input_b_zero_point, float output_scale, int output_zero_point, float alpha) -> Tensor",
+     "quantized-elementwise", kInt8, kAnyStorage, {}, false, nullptr, true},
+    {"et_vk.q8ta_relu.default(Tensor input, float input_scale, int input_zero_point, float output_scale, "
+     "int output_zero_point) -> Tensor",
+     "quantized-elementwise", kInt8, kAnyStorage, {}, false, nullptr, true},
     // ---- end of quantization
     // Clone.cpp: also the layout transition the partitioner inserts
-    {"aten.clone.default(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "transition", kFpIntBool, kAnyStorage, {}, true},
+    {"aten.clone.default(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "transition", kFpIntBool | kInt8,
+     kAnyStorage, {}, true},
     // Staging.cpp
     {"et_vk.prepack.default(Tensor x) -> Tensor", "prepack", kAnyDtype, kAnyStorage, {0}, true},
   };
@@ -271,7 +309,8 @@ const std::vector<OpDef>& all_ops() {
   static const std::vector<OpDef> kOps = [] {
     std::vector<OpDef> ops;
     for (const Entry& e : entries())
-      ops.push_back(OpDef{parse_op_schema(e.schema, e.family), e.dtypes, e.reps, e.self_prepacked, e.highdim, e.reps_for});
+      ops.push_back(OpDef{parse_op_schema(e.schema, e.family), e.dtypes, e.reps, e.self_prepacked, e.highdim, e.reps_for,
+                         e.packed_int8, e.int8_layout});
     return ops;
   }();
   return kOps;
@@ -286,6 +325,18 @@ const OpDef* find_op(std::string_view name) {
 std::string_view op_family(std::string_view name) {
   const OpDef* d = find_op(name);
   return d ? std::string_view(d->family()) : std::string_view("other");
+}
+
+bool is_packed_int8_value(const Value* v) {
+  while (v && v->dtype() == DType::Int8 && !v->is_constant() && v->producer()) {
+    const Node* p = v->producer();
+    if (p->op_type() != "aten.clone.default") {
+      const OpDef* def = find_op(p->op_type());
+      return def && def->packed_int8;
+    }
+    v = p->input(0);
+  }
+  return false;
 }
 
 }  // namespace vkc::ir

@@ -11,6 +11,7 @@ std::array<int64_t, 3> texture_extents(const std::vector<int64_t>& sizes, ir::La
     case ir::Layout::WidthPacked: w = (w + 3) / 4; break;
     case ir::Layout::HeightPacked: h = (h + 3) / 4; break;
     case ir::Layout::ChannelsPacked: c = (c + 3) / 4; break;
+    default: break;  // packed int8 layouts live in buffers
   }
   return {w, h, c * n};
 }

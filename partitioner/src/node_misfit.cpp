@@ -28,6 +28,12 @@ std::optional<std::string> node_misfit(const ir::Node& n, const DeviceLimits& li
     if (v->shape().rank() > 4 && !def->supports_highdim)
       return fmt::format("tensor '{}' has rank {} > 4", v->name(), v->shape().rank());
   }
+  // Packed int8 activations are buffers whatever the op's float representation.
+  for (const ir::Value* v : tensors)
+    if (ir::is_packed_int8_value(v))
+      if (auto why = rep_misfit(v->type(), {ir::Storage::Buffer, ir::Layout::WidthPacked}, limits))
+        return fmt::format("{} {} as buffer: {}", v->name(), v->type().str(), *why);
+  std::erase_if(tensors, [](const ir::Value* v) { return ir::is_packed_int8_value(v); });
   // Some representation the op allows must hold every tensor it touches.
   std::string first_reason;
   for (ir::Storage s : {ir::Storage::Texture3D, ir::Storage::Buffer, ir::Storage::Texture2D})

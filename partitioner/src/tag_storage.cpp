@@ -14,11 +14,25 @@ constexpr std::string_view kTransitionOp = "aten.clone.default";
 bool fits(const ir::Node& n, const ir::OpDef& def, ir::TensorRep rep, const DeviceLimits& limits) {
   for (size_t i = 0; i < n.inputs().size(); ++i) {
     const ir::Value* v = n.input(i);
-    if (v && !(v->is_constant() && def.prepacks(i)) && rep_misfit(v->type(), rep, limits)) return false;
+    if (v && !(v->is_constant() && def.prepacks(i)) && !is_packed_int8_value(v) && rep_misfit(v->type(), rep, limits))
+      return false;
   }
   for (const ir::Value* v : n.outputs())
-    if (rep_misfit(v->type(), rep, limits)) return false;
+    if (!is_packed_int8_value(v) && rep_misfit(v->type(), rep, limits)) return false;
   return true;
+}
+
+// The packed int8 layout a q8ta operator's int8 tensors take: its own, else its first int8
+// input's, else (quantize_per_tensor) the one its first consumer with a fixed layout needs.
+ir::Layout int8_layout(const ir::Graph& g, const ir::Node& n, const ir::OpDef& def, const Delegate& d) {
+  if (def.int8_layout) return *def.int8_layout;
+  for (const ir::Value* v : n.inputs())
+    if (v && is_packed_int8_value(v))
+      if (auto it = d.placement.find(v); it != d.placement.end()) return it->second.rep.layout;
+  for (const ir::Value* out : n.outputs())
+    for (const ir::Node* u : g.users(out))
+      if (const ir::OpDef* ud = ir::find_op(u->op_type()); ud && ud->int8_layout) return *ud->int8_layout;
+  return ir::Layout::PackedInt8_4W4C;
 }
 
 ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d, const DeviceLimits& limits) {
@@ -54,13 +68,17 @@ void tag_storage(ir::Graph& g, Delegate& d, const DeviceLimits& limits) {
       continue;
     }
     const ir::OpDef& def = *ir::find_op(n->op_type());
-    const ir::TensorRep rep = choose(*n, def, d, limits);
+    const ir::TensorRep float_rep = choose(*n, def, d, limits);
+    const ir::TensorRep int8_rep{ir::Storage::Buffer, def.packed_int8 ? int8_layout(g, *n, def, d) : ir::Layout{}};
     for (size_t i = 0; i < n->inputs().size(); ++i) {
       ir::Value* v = n->input(i);
       if (!v || (v->is_constant() && def.prepacks(i))) continue;
+      const ir::TensorRep rep = is_packed_int8_value(v) ? int8_rep : float_rep;
       auto [it, fresh] = d.placement.try_emplace(v, TensorPlacement{rep});
       if (fresh || it->second.rep == rep) continue;
-      const auto key = std::make_pair(static_cast<const ir::Value*>(v), ir::RepSet::of(rep.storage, rep.layout).bits());
+      const auto key = std::make_pair(static_cast<const ir::Value*>(v),
+                                      static_cast<uint16_t>(static_cast<unsigned>(rep.storage) * 16 +
+                                                            static_cast<unsigned>(rep.layout)));
       auto& converted = transitions[key];
       if (!converted) {
         ir::Node* t = g.add_node(ir::kVulkanDomain, kTransitionOp, {v}, {v->type()}, g.unique_name(v->name() + "_to_" +
@@ -71,7 +89,8 @@ void tag_storage(ir::Graph& g, Delegate& d, const DeviceLimits& limits) {
       }
       n->set_input(i, converted);
     }
-    for (const ir::Value* out : n->outputs()) d.placement[out] = TensorPlacement{rep};
+    for (const ir::Value* out : n->outputs())
+      d.placement[out] = TensorPlacement{is_packed_int8_value(out) ? int8_rep : float_rep};
     nodes.push_back(n);
   }
   d.nodes = std::move(nodes);

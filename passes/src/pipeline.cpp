@@ -37,6 +37,9 @@ const std::vector<PassInfo>& pipeline() {
       // weights, which lower-qdq handles next.
       {"lower-dynamic-quant", "lower DynamicQuantizeLinear + MatMulInteger/ConvInteger chains to float ops",
        lower_dynamic_quant},
+      // Static-int8 QDQ graphs: dq -> conv/linear/add/relu -> q on int8 activations, as ET-VK fuses them.
+      {"lower-q8ta", "fuse static-int8 QDQ convolutions, linears, adds and relus into ET-VK's q8ta operators",
+       lower_q8ta},
       // Pre-quantized (QDQ) graphs: int8 weights of MatMul/Gemm to ET-VK's int8 linear, other
       // quantized constants to f32, activation Q->DQ pairs to the float ops computing them.
       {"lower-qdq", "lower QuantizeLinear/DequantizeLinear: int8 linear weights, f32 constants, fake-quant ops",

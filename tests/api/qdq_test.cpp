@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "api_test_support.h"
@@ -184,9 +185,12 @@ TEST(Qdq, Int8LinearsKeepTheirWeightsAndMatchTheIntegerReference) {
   const InspectResult report = inspect(r.pte);
   ASSERT_TRUE(report);
   const auto& d = report.report.delegates.at(0);
-  EXPECT_EQ(d.ops.count("aten._weight_int8pack_mm.default") ? d.ops.at("aten._weight_int8pack_mm.default") : 0, 2u);
+  // The MatMul between two QDQs runs on int8 activations (q8ta_linear); the Gemm, whose output is
+  // not quantized, on the int8-weight linear after a dequantize.
+  EXPECT_EQ(d.ops.count("et_vk.q8ta_linear.default"), 1u);
+  EXPECT_EQ(d.ops.count("aten._weight_int8pack_mm.default") ? d.ops.at("aten._weight_int8pack_mm.default") : 0, 1u);
   EXPECT_EQ(d.ops.count("aten.linear.default"), 0u);
-  EXPECT_EQ(d.ops.count("aten.round.default") ? d.ops.at("aten.round.default") : 0, 2u);  // the two activation QDQs
+  EXPECT_EQ(d.ops.count("aten.round.default"), 0u);
   // The weights stay int8 (16*8 + 4*8 bytes), not f32.
   EXPECT_LT(d.constant_bytes, (LinearModel::K * LinearModel::H + LinearModel::N * LinearModel::H) * 4u);
   for (uint32_t seed : {1u, 2u, 3u}) {
@@ -209,6 +213,10 @@ TEST(Qdq, ZeroPointedWeightsAreDequantizedExactly) {
   EXPECT_EQ(d.ops.at("aten._weight_int8pack_mm.default"), 1u);
   const auto x = random_input(LinearModel::M * LinearModel::K, 9);
   EXPECT_LT(max_diff(run(r.pte, x, {LinearModel::M, LinearModel::K}), model.expected(x)), 1e-5);
+  // --quant-report says why the MatMul stayed off the int8 activations.
+  EXPECT_NE(r.quant_report.find("not on int8 activations: its weight is not int8 without zero points"),
+            std::string::npos)
+      << r.quant_report;
 }
 
 // x [1, 2, 5, 5] -QDQ u8-> Conv(int8 W [3, 2, 3, 3] per output channel, int32 bias, pads 1) -> y [1, 3, 5, 5]
@@ -360,7 +368,7 @@ TEST(Qdq, QLinearMatMulMatchesTheIntegerReference) {
   ASSERT_TRUE(r) << r.error();
   EXPECT_EQ(r.partition.rejected, 0u);
   const InspectResult report = inspect(r.pte);
-  EXPECT_EQ(report.report.delegates.at(0).ops.count("aten._weight_int8pack_mm.default"), 1u);
+  EXPECT_EQ(report.report.delegates.at(0).ops.count("et_vk.q8ta_linear.default"), 1u);
   const auto x = random_input(32, 13);
   std::vector<float> want(16);
   for (int64_t row = 0; row < 2; ++row)
@@ -403,6 +411,109 @@ TEST(Qdq, QLinearConvMatchesTheIntegerReference) {
   for (size_t k = 0; k < want.size(); ++k)  // requantized to the output's (sy, zy)
     want[k] = static_cast<float>(quantize(static_cast<float>(acc[k]) * (sx * sw[k / 25]), sy, zy, 0, 255) - zy) * sy;
   expect_conv_output(r.pte, x, want);
+}
+
+// onnxruntime's quantize_static form of a small CNN (uint8 activations, per-channel int8 weights,
+// int32 biases, Relu kept before its QuantizeLinear): stem Conv 3x3 s2 (C=3) + Relu, depthwise 3x3
+// dilation 2, pointwise, a residual Add, Relu, a grouped conv (4 channels per group), global average
+// pooling (float) and a Gemm head whose output is dequantized.
+struct StaticCnn {
+  std::vector<uint8_t> bytes;
+  StaticCnn() {
+    QdqBuilder m;
+    m.b.input("x", kF32, {1, 3, 9, 11});
+    m.b.output("y", kF32, {1, 5});
+    const auto conv = [&](const std::string& x, int64_t ic, int64_t oc, int64_t k, int64_t group, float sx,
+                          std::vector<int64_t> extra_pads, int64_t stride, int64_t dil) {
+      std::vector<float> sw, sb;
+      for (int64_t i = 0; i < oc; ++i) sw.push_back(0.004f + 0.0007f * float(i % 5));
+      for (float s : sw) sb.push_back(sx * s);
+      const auto w = m.random_q(static_cast<size_t>(oc * (ic / group) * k * k), -127, 127);
+      const auto b = m.random_q(static_cast<size_t>(oc), -3000, 3000);
+      const std::string y = m.fresh("conv");
+      auto* n = m.b.node("Conv", {x, m.dq_const(kI8, {oc, ic / group, k, k}, w, sw, 0), m.dq_const(kI32, {oc}, b, sb, 0)},
+                         {y}, y);
+      attr_ints(n, "pads", extra_pads);
+      attr_ints(n, "strides", {stride, stride});
+      attr_ints(n, "dilations", {dil, dil});
+      attr_int(n, "group", group);
+      return y;
+    };
+    const auto relu = [&](const std::string& x) {
+      const std::string y = m.fresh("relu");
+      m.b.node("Relu", {x}, {y}, y);
+      return y;
+    };
+    const std::string x = m.qdq("x", 0.02f, 128);
+    const std::string stem = m.qdq(relu(conv(x, 3, 8, 3, 1, 0.02f, {1, 1, 1, 1}, 2, 1)), 0.03f, 0);    // [1, 8, 5, 6]
+    const std::string dw = m.qdq(conv(stem, 8, 8, 3, 8, 0.03f, {2, 2, 2, 2}, 1, 2), 0.05f, 120);       // dilation 2
+    const std::string pw = m.qdq(conv(dw, 8, 8, 1, 1, 0.05f, {0, 0, 0, 0}, 1, 1), 0.04f, 130);
+    const std::string sum = m.fresh("add");
+    m.b.node("Add", {stem, pw}, {sum}, sum);
+    const std::string r = m.qdq(relu(m.qdq(sum, 0.06f, 125)), 0.03f, 0);
+    const std::string grouped = m.qdq(conv(r, 8, 8, 3, 2, 0.03f, {1, 1, 1, 1}, 1, 1), 0.05f, 127);
+    m.b.node("GlobalAveragePool", {grouped}, {"gap"}, "gap");
+    m.b.node("Flatten", {"gap"}, {"flat"}, "flat");
+    const std::string f = m.qdq("flat", 0.01f, 128);
+    std::vector<float> sw, sb;
+    for (int i = 0; i < 5; ++i) sw.push_back(0.003f + 0.001f * float(i));
+    for (float s : sw) sb.push_back(0.01f * s);
+    auto* gemm = m.b.node("Gemm", {f, m.dq_const(kI8, {5, 8}, m.random_q(40, -127, 127), sw, 0),
+                                   m.dq_const(kI32, {5}, m.random_q(5, -800, 800), sb, 0)},
+                          {"logits"}, "gemm");
+    attr_int(gemm, "transB", 1);
+    const std::string sy = m.scalar(0.02f), zy = m.zero_point(kU8, 100);
+    m.b.node("QuantizeLinear", {"logits", sy, zy}, {"yq"}, "yq");
+    m.b.node("DequantizeLinear", {"yq", sy, zy}, {"y"}, "ydq");
+    bytes = m.bytes();
+  }
+};
+
+std::map<std::string, size_t> delegate_ops(const std::vector<uint8_t>& pte) {
+  const InspectResult report = inspect(pte);
+  EXPECT_TRUE(report);
+  EXPECT_EQ(report.report.delegates.size(), 1u);
+  return report ? report.report.delegates.at(0).ops : std::map<std::string, size_t>{};
+}
+
+// Activations stay int8 between the q8ta operators, and the numbers are the fake-quantized float
+// program's (lower-qdq, run with lower-q8ta skipped): the same arithmetic done another way.
+TEST(Qdq, StaticInt8CnnRunsOnQ8taOperatorsAndMatchesFakeQuantization) {
+  const StaticCnn model;
+  const CompileResult r = compile(model.bytes, fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r.partition.rejected, 0u);
+  const auto ops = delegate_ops(r.pte);
+  for (const char* op : {"et_vk.q8ta_conv2d.default", "et_vk.q8ta_conv2d_dw.default", "et_vk.q8ta_conv2d_pw.default",
+                         "et_vk.q8ta_add.default", "et_vk.q8ta_relu.default", "et_vk.q8ta_linear_gemv.default"})
+    EXPECT_TRUE(ops.count(op)) << op;
+  EXPECT_EQ(ops.at("et_vk.q8ta_conv2d.default"), 2u);  // the stem (relu fused) and the grouped one
+  // In: the input and the pooled features; out: before pooling and the logits.
+  EXPECT_EQ(ops.at("quantized_decomposed.quantize_per_tensor.default"), 2u);
+  EXPECT_EQ(ops.at("quantized_decomposed.dequantize_per_tensor.default"), 2u);
+  EXPECT_EQ(ops.count("aten.round.default"), 0u);
+  CompileOptions fake;
+  fake.skip_passes = {"lower-q8ta"};
+  const CompileResult f = compile(model.bytes, fs::path(), fake);
+  ASSERT_TRUE(f) << f.error();
+  EXPECT_EQ(delegate_ops(f.pte).count("et_vk.q8ta_add.default"), 0u);
+  std::vector<const char*> backends = {"cpu"};
+  if (!runtime::vulkan_device_name().empty()) backends.push_back("vulkan");
+  size_t exact = 0, total = 0;
+  for (uint32_t seed : {1u, 2u, 3u, 4u}) {
+    const auto x = random_input(3 * 9 * 11, seed);
+    const auto want = run(f.pte, x, {1, 3, 9, 11});
+    for (const char* b : backends) {
+      const auto got = run(r.pte, x, {1, 3, 9, 11}, b);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_LE(std::abs(got[i] - want[i]), 0.02f * 1.01f) << b << " seed " << seed << " logit " << i;  // 1 step
+        exact += got[i] == want[i];
+        ++total;
+      }
+    }
+  }
+  EXPECT_GE(exact, total * 9 / 10) << exact << " of " << total << " logits exact";
 }
 
 TEST(Qdq, AQuantizedGraphOutputIsReportedNotMiscompiled) {

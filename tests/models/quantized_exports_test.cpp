@@ -113,6 +113,44 @@ TEST(QuantizedExports, DynamicInt8WithQuantizedEmbeddingComputesOnnxruntimesNumb
   }
 }
 
+// onnxruntime's quantize_static (QDQ, per-channel int8) of a small CNN: activations stay int8 between
+// ET-VK's q8ta operators, the program has about the fp32 graph's operator count, and it computes
+// onnxruntime's own int8 result.
+TEST(QuantizedExports, StaticInt8CnnRunsOnInt8OperatorsWithTheFp32OperatorCount) {
+  const CompileResult fp32 = compile(kDir / "cnn_fp32/model.onnx", CompileOptions{});
+  ASSERT_TRUE(fp32.ok) << diags(fp32.diagnostics);
+  const CompileResult r = compile(kDir / "cnn_qdq_int8/model.onnx", CompileOptions{});
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  const auto ops = ops_of(r);
+  for (const char* op : {"vk.et_vk.q8ta_conv2d.default", "vk.et_vk.q8ta_conv2d_dw.default",
+                         "vk.et_vk.q8ta_conv2d_pw.default", "vk.et_vk.q8ta_add.default",
+                         "vk.et_vk.q8ta_linear_gemv.default", "vk.quantized_decomposed.quantize_per_tensor.default",
+                         "vk.quantized_decomposed.dequantize_per_tensor.default"})
+    EXPECT_TRUE(ops.count(op)) << op;
+  EXPECT_FALSE(ops.count("vk.aten.round.default"));
+  // Two boundaries more than fp32 (the input and the pooled features are quantized).
+  EXPECT_LE(r.partition.nodes.size(), fp32.partition.nodes.size() + 2);
+  // --quant-report: every conv and the linear, imported from QDQ, with the operator each became.
+  size_t fused = 0;
+  const auto report = nlohmann::json::parse(r.quant_report);
+  for (const auto& l : report.at("layers")) {
+    EXPECT_EQ(l.at("source"), "QDQ");
+    EXPECT_TRUE(l.at("quantized").get<bool>()) << l.dump();
+    EXPECT_EQ(l.at("op").get<std::string>().rfind("et_vk.q8ta_", 0), 0u) << l.dump();
+    ++fused;
+  }
+  EXPECT_EQ(fused, 7u);
+  for (int set = 0; set < 2; ++set) {
+    const fs::path d = kDir / "cnn_qdq_int8" / ("test_data_set_" + std::to_string(set));
+    const auto inputs = read_set(d, "input"), want = read_set(d, "output");
+    for (const std::string& b : backends()) {
+      const auto got = run_pte(r.pte, inputs, b);
+      ASSERT_EQ(got.size(), 1u);
+      EXPECT_GE(sqnr_db(got[0], want[0]), 35.0) << "set " << set << " on " << b;
+    }
+  }
+}
+
 TEST(QuantizedExports, ImportedFourBitStepGraphGeneratesOnEveryBackend) {
   CompileOptions o;
   o.max_seq_len = 32;

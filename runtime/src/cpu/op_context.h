@@ -46,6 +46,8 @@ class OpContext : public CallArgs {
   const HostTensor* opt_tensor(size_t i) const;  // Null: nullptr
   std::vector<const HostTensor*> tensor_list(size_t i) const;
 
+  /// The payload's declaration of the (single) output value.
+  const serializer::VkTensor* output_spec() const { return state_.vk_tensor(call_->args.back()); }
   /// The single output tensor.
   void set_output(HostTensor t) const;
   /// A ValueList output: one tensor per listed value, in order.

@@ -270,6 +270,10 @@ VulkanDelegate::Representation VulkanDelegate::representation(int32_t id) {
   MemoryLayout ml = t.layout != MemoryLayout::Default ? t.layout : graph_.memory_layout_override;
   if (ml == MemoryLayout::Default) ml = st == StorageType::Buffer ? MemoryLayout::WidthPacked : MemoryLayout::ChannelsPacked;
   if (st == StorageType::Texture2D) fail(fmt::format("value {}: texture2d storage is not supported", id));
+  // Packed int8 activations (the q8ta operators'): a buffer of one int per element here, whatever
+  // the block layout the program names; only those operators read or write them.
+  if (static_cast<int>(ml) > 2 && t.dtype == serializer::VkDataType::Int8 && st == StorageType::Buffer)
+    return {ir::DType::Int32, false, 0};
   if (static_cast<int>(ml) > 2) fail(fmt::format("value {}: layout {} is not supported", id, serializer::to_string(ml)));
   // Buffers are contiguous (W fastest) whatever their layout tag (docs/shader-specs.md).
   return {storage_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml)};

@@ -120,6 +120,7 @@ void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_quant_ops(std::unordered_map<std::string, OpEncoder>& t);
+void add_q8ta_ops(std::unordered_map<std::string, OpEncoder>& t);
 
 /// Whether a linear over K with output `out` should split K across a workgroup per output element /
 /// texel (few outputs, long K: decoding), rather than run one invocation per output.

@@ -369,6 +369,7 @@ const std::unordered_map<std::string, OpEncoder>& vulkan_ops() {
     add_nn_ops(t);
     add_llm_ops(t);
     add_quant_ops(t);
+    add_q8ta_ops(t);
     return t;
   }();
   return table;

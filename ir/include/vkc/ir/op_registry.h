@@ -3,6 +3,7 @@
 // partitioner, the serializer and the inspector read their facts from here.
 #pragma once
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct OpDef {
   bool supports_highdim = false;
   /// For ops whose representations depend on the call (reductions): replaces io_reps.
   RepSet (*reps_for)(const Node&) = nullptr;
+  /// Static-int8 (q8ta) operators: their non-constant Int8 tensors are packed int8 buffers
+  /// (kInt8x4). int8_layout is the packed layout they need; none: the primary int8 input's
+  /// (or, for an op without one, the layout its consumer needs).
+  bool packed_int8 = false;
+  std::optional<Layout> int8_layout;
 
   /// The representations a particular call of the op accepts.
   RepSet reps(const Node& n) const { return reps_for ? reps_for(n) : io_reps; }
@@ -33,6 +39,10 @@ struct OpDef {
   const std::string& family() const { return schema.family; }
   bool prepacks(size_t tensor_arg) const;
 };
+
+/// Whether `v` is a packed int8 activation: an Int8 tensor a q8ta operator (OpDef::packed_int8)
+/// produces, directly or through layout transitions (aten.clone).
+bool is_packed_int8_value(const Value* v);
 
 /// The entry for a runtime operator name; null when vkc does not know it.
 const OpDef* find_op(std::string_view name);

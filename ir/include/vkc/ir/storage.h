@@ -9,7 +9,21 @@
 namespace vkc::ir {
 
 enum class Storage : uint8_t { Buffer = 0, Texture3D = 1, Texture2D = 2 };
-enum class Layout : uint8_t { WidthPacked = 0, HeightPacked = 1, ChannelsPacked = 2 };
+enum class Layout : uint8_t {
+  WidthPacked = 0,
+  HeightPacked = 1,
+  ChannelsPacked = 2,
+  // Int8 activations of the static-int8 (q8ta) operators: 4 int8 per int32 in a buffer, in blocks
+  // (ET-VK's kInt8x4). Never in a RepSet: tag_storage places them by OpDef::int8_layout.
+  PackedInt8_4W4C = 3,
+  PackedInt8_4H4W = 4,
+  PackedInt8_4W = 5,
+  PackedInt8_4C = 6,
+  PackedInt8_4C1W = 8,
+  PackedInt8_Conv2d = 9,
+};
+
+constexpr bool is_packed_int8(Layout l) { return static_cast<uint8_t>(l) >= 3; }
 
 std::string_view storage_name(Storage s);   // "buffer", "texture3d", "texture2d"
 std::string_view layout_name(Layout l);     // "width_packed", ...
@@ -40,7 +54,7 @@ class RepSet {
   constexpr RepSet operator|(RepSet o) const { return RepSet(bits_ | o.bits_); }
   constexpr RepSet operator&(RepSet o) const { return RepSet(bits_ & o.bits_); }
   constexpr bool empty() const { return bits_ == 0; }
-  constexpr bool contains(TensorRep r) const { return bits_ & bit(r.storage, r.layout); }
+  constexpr bool contains(TensorRep r) const { return !is_packed_int8(r.layout) && (bits_ & bit(r.storage, r.layout)); }
   /// Texture3D before Buffer before Texture2D; within one storage, channels, width, height.
   std::optional<TensorRep> preferred() const;
   constexpr uint16_t bits() const { return bits_; }

@@ -1,0 +1,40 @@
+#version 450
+// Int8 activations to a float tensor (see q8ta_dequantize.yaml).
+#include "vkc_common.glslh"
+
+layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
+
+#if defined(STORAGE_buffer)
+layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
+#else
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
+#endif
+layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { int t_in[]; };
+
+layout(push_constant) uniform Params {
+  ivec4 sizes;
+  float scale;
+  int zero_point;
+  int packed_dim;
+} p;
+
+float value(ivec4 whcn) { return float(t_in[whcn_to_index(whcn, p.sizes)] - p.zero_point) * p.scale; }
+
+void main() {
+  const int i = global_index();
+#if defined(STORAGE_buffer)
+  if (i >= numel(p.sizes)) return;
+  t_out[i] = T(value(index_to_whcn(i, p.sizes)));
+#else
+  const ivec3 extents = texture_extents(p.sizes, p.packed_dim);
+  if (i >= extents.x * extents.y * extents.z) return;
+  const ivec3 pos = index_to_pos(i, extents);
+  const ivec4 base = texel_to_whcn(pos, p.sizes, p.packed_dim);
+  vec4 texel = vec4(0.0);
+  for (int lane = 0; lane < 4; ++lane) {
+    const ivec4 w = base + lane * dim_unit(p.packed_dim);
+    if (in_bounds(w, p.sizes)) texel[lane] = value(w);
+  }
+  imageStore(t_out, pos, VEC4_T(texel));
+#endif
+}
