@@ -9,7 +9,7 @@ layout(set = 0, binding = 1, std430) restrict readonly buffer ABuf { int t_a[]; 
 layout(set = 0, binding = 2, std430) restrict readonly buffer BBuf { int t_b[]; };
 
 layout(push_constant) uniform Params {
-  int numel;
+  int words;
   int a_zp;
   int b_zp;
   int out_zp;
@@ -22,7 +22,10 @@ layout(push_constant) uniform Params {
 
 void main() {
   const int i = global_index();
-  if (i >= p.numel) return;
-  const float a = float(t_a[i] - p.a_zp) * p.a_scale;
-  t_out[i] = q8ta_requantize(a + float(t_b[i] - p.b_zp) * p.b_scale, 0, p.out_scale, p.out_zp);
+  if (i >= p.words) return;
+  const ivec4 a = q8_unpack(t_a[i]) - p.a_zp, b = q8_unpack(t_b[i]) - p.b_zp;
+  ivec4 q;
+  for (int l = 0; l < 4; ++l)
+    q[l] = q8ta_requantize(float(a[l]) * p.a_scale + float(b[l]) * p.b_scale, 0, p.out_scale, p.out_zp);
+  t_out[i] = q8_pack(q);
 }

@@ -1,5 +1,8 @@
 #version 450
-// Static-int8 convolution (see q8ta_conv2d.yaml).
+// Static-int8 convolution on packed int8 words (see q8ta_conv2d.yaml).
+#if defined(DOT_khr)
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -7,8 +10,9 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { int t_out[]; };
 layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { int t_in[]; };
 layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { int t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer ScalesBuf { float t_scales[]; };
-layout(set = 0, binding = 4, std430) restrict readonly buffer BiasBuf { float t_bias[]; };
+layout(set = 0, binding = 3, std430) restrict readonly buffer SumsBuf { int t_sums[]; };
+layout(set = 0, binding = 4, std430) restrict readonly buffer ScalesBuf { float t_scales[]; };
+layout(set = 0, binding = 5, std430) restrict readonly buffer BiasBuf { float t_bias[]; };
 
 layout(push_constant) uniform Params {
   ivec4 out_sizes;
@@ -30,30 +34,120 @@ layout(push_constant) uniform Params {
 
 #include "vkc_q8ta.glslh"
 
-void main() {
-  const int i = global_index();
-  if (i >= numel(p.out_sizes)) return;
-  const ivec4 o = index_to_whcn(i, p.out_sizes);  // (ow, oh, oc, 0)
-  const int oc = o.z;
-  const int cg = p.in_sizes.z / p.groups;
-  const int ic0 = (oc / (p.out_sizes.z / p.groups)) * cg;
-  int acc = 0;
+// The weight word of output channel oc, tap t, input channels 4 * ic4 .. + 3 of its group (cg of them).
+int weight_word(int oc, int t, int ic4, int cg) {
+  const int at = oc * p.w_stride + t * cg + ic4 * 4;
+  if ((cg & 3) == 0) return t_weight[at >> 2];
+  ivec4 w = ivec4(0);
+  for (int l = 0; l < 4 && ic4 * 4 + l < cg; ++l) w[l] = q8_byte(t_weight[(at + l) >> 2], at + l);
+  return q8_pack(w);
+}
+
+// Sums q8_dot(x word, weight word) for output channels o.z .. o.z + 3 over the (tap, 4-channel group)
+// pairs r = first, first + step, ... of the general / pointwise convolution at o.
+ivec4 accumulate(ivec4 o, int first, int step) {
+  const int in_c4 = q8_blocks(p.in_sizes.z);
+  const int zp4 = q8_pack(ivec4(p.in_zp));
+  const int cg = p.in_sizes.z / p.groups, cg4 = q8_blocks(cg);
+  const int group_c4 = ((o.z / (p.out_sizes.z / p.groups)) * cg) >> 2;  // the group's first input word
+  ivec4 acc = ivec4(0);
+  for (int r = first; r < p.kernel.x * p.kernel.y * cg4; r += step) {
+    const int t = r / cg4, ic4 = r - t * cg4, kh = t / p.kernel.x, kw = t - kh * p.kernel.x;
+    const int ih = o.y * p.stride.y - p.padding.y + kh * p.dilation.y;
+    const int iw = o.x * p.stride.x - p.padding.x + kw * p.dilation.x;
+    const bool inside = ih >= 0 && ih < p.in_sizes.y && iw >= 0 && iw < p.in_sizes.x;
+    const int x = inside ? t_in[(ih * p.in_sizes.x + iw) * in_c4 + group_c4 + ic4] : zp4;
+    for (int j = 0; j < 4; ++j)
+      if (o.z + j < p.out_sizes.z) acc[j] += q8_dot(x, weight_word(o.z + j, t, ic4, cg));
+  }
+  return acc;
+}
+
+ivec4 accumulate_depthwise(ivec4 o) {
+  const int in_c4 = q8_blocks(p.in_sizes.z);
+  ivec4 acc = ivec4(0);
   for (int kh = 0; kh < p.kernel.y; ++kh) {
     const int ih = o.y * p.stride.y - p.padding.y + kh * p.dilation.y;
     if (ih < 0 || ih >= p.in_sizes.y) continue;
     for (int kw = 0; kw < p.kernel.x; ++kw) {
       const int iw = o.x * p.stride.x - p.padding.x + kw * p.dilation.x;
       if (iw < 0 || iw >= p.in_sizes.x) continue;
-      const int tap = kh * p.kernel.x + kw;
-      if (p.depthwise != 0) {
-        acc += (t_in[(oc * p.in_sizes.y + ih) * p.in_sizes.x + iw] - p.in_zp) * t_weight[tap * p.w_stride + oc];
-      } else {
-        const int row = oc * p.w_stride + tap * cg;
-        for (int c = 0; c < cg; ++c)
-          acc += (t_in[((ic0 + c) * p.in_sizes.y + ih) * p.in_sizes.x + iw] - p.in_zp) * t_weight[row + c];
+      const ivec4 x = q8_unpack(t_in[(ih * p.in_sizes.x + iw) * in_c4 + (o.z >> 2)]) - p.in_zp;
+      acc += x * q8_unpack(t_weight[((kh * p.kernel.x + kw) * p.w_stride + o.z) >> 2]);
+    }
+  }
+  return acc;
+}
+
+// Output word i from its accumulators.
+void store(int i, ivec4 o, ivec4 acc) {
+  ivec4 q = ivec4(0);
+  for (int j = 0; j < 4 && o.z + j < p.out_sizes.z; ++j) {
+    const int oc = o.z + j;
+    const int a = p.depthwise != 0 ? acc[j] : acc[j] - p.in_zp * t_sums[oc];
+    q[j] = q8ta_requantize(float(a) * p.in_scale * t_scales[oc] + (p.has_bias != 0 ? t_bias[oc] : 0.0), p.relu,
+                           p.out_scale, p.out_zp);
+  }
+  t_out[i] = q8_pack(q);
+}
+
+#if defined(SPLIT_k)
+// A workgroup per output word: its invocations take every LOCAL_SIZE_X-th (tap, channel group) and
+// shared memory adds them up (general and pointwise only).
+shared ivec4 s_acc[LOCAL_SIZE_X];
+
+void main() {
+  const int i = global_index() / LOCAL_SIZE_X, t = int(gl_LocalInvocationID.x);
+  const bool live = i < q8_words(p.out_sizes, 2);
+  const ivec4 o = q8_word_origin(live ? i : 0, p.out_sizes, 2);
+  s_acc[t] = live ? accumulate(o, t, LOCAL_SIZE_X) : ivec4(0);
+  barrier();
+  for (int half_size = LOCAL_SIZE_X / 2; half_size > 0; half_size /= 2) {
+    if (t < half_size) s_acc[t] += s_acc[t + half_size];
+    barrier();
+  }
+  if (live && t == 0) store(i, o, s_acc[0]);
+}
+#else
+// An invocation per 4 output words along W (4 positions x 4 output channels): each weight word
+// serves the 4 positions (general, pointwise), each input word the 4 channels.
+void main() {
+  const int w4 = q8_blocks(p.out_sizes.x), c4 = q8_blocks(p.out_sizes.z);
+  const int i = global_index();
+  if (i >= c4 * w4 * p.out_sizes.y) return;
+  const int oc0 = (i % c4) * 4, x0 = ((i / c4) % w4) * 4, oy = i / (c4 * w4);
+  if (p.depthwise != 0) {
+    for (int k = 0; k < 4 && x0 + k < p.out_sizes.x; ++k) {
+      const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
+      store(q8_word(o, p.out_sizes, 2), o, accumulate_depthwise(o));
+    }
+    return;
+  }
+  const int in_c4 = q8_blocks(p.in_sizes.z);
+  const int zp4 = q8_pack(ivec4(p.in_zp));
+  const int cg = p.in_sizes.z / p.groups, cg4 = q8_blocks(cg);
+  const int group_c4 = ((oc0 / (p.out_sizes.z / p.groups)) * cg) >> 2;
+  const int n = min(4, p.out_sizes.x - x0);
+  ivec4 acc[4] = ivec4[4](ivec4(0), ivec4(0), ivec4(0), ivec4(0));
+  for (int kh = 0; kh < p.kernel.y; ++kh) {
+    const int ih = oy * p.stride.y - p.padding.y + kh * p.dilation.y;
+    const bool row = ih >= 0 && ih < p.in_sizes.y;
+    for (int kw = 0; kw < p.kernel.x; ++kw) {
+      const int t = kh * p.kernel.x + kw;
+      for (int ic4 = 0; ic4 < cg4; ++ic4) {
+        ivec4 w;
+        for (int j = 0; j < 4; ++j) w[j] = oc0 + j < p.out_sizes.z ? weight_word(oc0 + j, t, ic4, cg) : 0;
+        for (int k = 0; k < n; ++k) {
+          const int iw = (x0 + k) * p.stride.x - p.padding.x + kw * p.dilation.x;
+          const int x = row && iw >= 0 && iw < p.in_sizes.x ? t_in[(ih * p.in_sizes.x + iw) * in_c4 + group_c4 + ic4] : zp4;
+          acc[k] += ivec4(q8_dot(x, w.x), q8_dot(x, w.y), q8_dot(x, w.z), q8_dot(x, w.w));
+        }
       }
     }
   }
-  t_out[i] = q8ta_requantize(float(acc) * p.in_scale * t_scales[oc] + (p.has_bias != 0 ? t_bias[oc] : 0.0), p.relu,
-                             p.out_scale, p.out_zp);
+  for (int k = 0; k < n; ++k) {
+    const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
+    store(q8_word(o, p.out_sizes, 2), o, acc[k]);
+  }
 }
+#endif

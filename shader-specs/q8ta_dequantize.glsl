@@ -15,10 +15,16 @@ layout(push_constant) uniform Params {
   ivec4 sizes;
   float scale;
   int zero_point;
-  int packed_dim;
+  int out_packed_dim;
+  int in_packed_dim;
 } p;
 
-float value(ivec4 whcn) { return float(t_in[whcn_to_index(whcn, p.sizes)] - p.zero_point) * p.scale; }
+#include "vkc_q8ta.glslh"
+
+float value(ivec4 w) {
+  const int q = bitfieldExtract(t_in[q8_word(w, p.sizes, p.in_packed_dim)], (w[p.in_packed_dim] & 3) * 8, 8);
+  return float(q - p.zero_point) * p.scale;
+}
 
 void main() {
   const int i = global_index();
@@ -26,13 +32,13 @@ void main() {
   if (i >= numel(p.sizes)) return;
   t_out[i] = T(value(index_to_whcn(i, p.sizes)));
 #else
-  const ivec3 extents = texture_extents(p.sizes, p.packed_dim);
+  const ivec3 extents = texture_extents(p.sizes, p.out_packed_dim);
   if (i >= extents.x * extents.y * extents.z) return;
   const ivec3 pos = index_to_pos(i, extents);
-  const ivec4 base = texel_to_whcn(pos, p.sizes, p.packed_dim);
+  const ivec4 base = texel_to_whcn(pos, p.sizes, p.out_packed_dim);
   vec4 texel = vec4(0.0);
   for (int lane = 0; lane < 4; ++lane) {
-    const ivec4 w = base + lane * dim_unit(p.packed_dim);
+    const ivec4 w = base + lane * dim_unit(p.out_packed_dim);
     if (in_bounds(w, p.sizes)) texel[lane] = value(w);
   }
   imageStore(t_out, pos, VEC4_T(texel));

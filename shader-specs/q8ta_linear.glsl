@@ -1,5 +1,8 @@
 #version 450
-// Static-int8 linear (see q8ta_linear.yaml).
+// Static-int8 linear on packed int8 words (see q8ta_linear.yaml).
+#if defined(DOT_khr)
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -7,8 +10,9 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { int t_out[]; };
 layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { int t_in[]; };
 layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { int t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer ScalesBuf { float t_scales[]; };
-layout(set = 0, binding = 4, std430) restrict readonly buffer BiasBuf { float t_bias[]; };
+layout(set = 0, binding = 3, std430) restrict readonly buffer SumsBuf { int t_sums[]; };
+layout(set = 0, binding = 4, std430) restrict readonly buffer ScalesBuf { float t_scales[]; };
+layout(set = 0, binding = 5, std430) restrict readonly buffer BiasBuf { float t_bias[]; };
 
 layout(push_constant) uniform Params {
   ivec4 out_sizes;
@@ -24,12 +28,49 @@ layout(push_constant) uniform Params {
 
 #include "vkc_q8ta.glslh"
 
+// The 4 accumulators of output word i over the K words first, first + step, ...
+ivec4 accumulate(int i, int first, int step) {
+  const int n4 = q8_blocks(p.out_sizes.x), k4 = p.k >> 2;
+  const int row = i / n4, n0 = (i % n4) * 4;
+  ivec4 acc = ivec4(0);
+  for (int j = 0; j < 4 && n0 + j < p.out_sizes.x; ++j) {
+    const int w0 = (n0 + j) * (p.w_stride >> 2);
+    for (int k = first; k < k4; k += step) acc[j] += q8_dot(t_in[row * k4 + k], t_weight[w0 + k]);
+  }
+  return acc;
+}
+
+void store(int i, ivec4 acc) {
+  const int n0 = (i % q8_blocks(p.out_sizes.x)) * 4;
+  ivec4 q = ivec4(0);
+  for (int j = 0; j < 4 && n0 + j < p.out_sizes.x; ++j) {
+    const int n = n0 + j;
+    q[j] = q8ta_requantize(float(acc[j] - p.in_zp * t_sums[n]) * p.in_scale * t_scales[n] +
+                               (p.has_bias != 0 ? t_bias[n] : 0.0),
+                           p.relu, p.out_scale, p.out_zp);
+  }
+  t_out[i] = q8_pack(q);
+}
+
+#if defined(SPLIT_k)
+// A workgroup per output word; its invocations split K and shared memory adds the parts.
+shared ivec4 s_acc[LOCAL_SIZE_X];
+
+void main() {
+  const int i = global_index() / LOCAL_SIZE_X, t = int(gl_LocalInvocationID.x);
+  const bool live = i < q8_words(p.out_sizes, 0);
+  s_acc[t] = live ? accumulate(i, t, LOCAL_SIZE_X) : ivec4(0);
+  barrier();
+  for (int half_size = LOCAL_SIZE_X / 2; half_size > 0; half_size /= 2) {
+    if (t < half_size) s_acc[t] += s_acc[t + half_size];
+    barrier();
+  }
+  if (live && t == 0) store(i, s_acc[0]);
+}
+#else
 void main() {
   const int i = global_index();
-  if (i >= numel(p.out_sizes)) return;
-  const int n = i % p.out_sizes.x, row = i / p.out_sizes.x;
-  int acc = 0;
-  for (int j = 0; j < p.k; ++j) acc += (t_in[row * p.k + j] - p.in_zp) * t_weight[n * p.w_stride + j];
-  t_out[i] = q8ta_requantize(float(acc) * p.in_scale * t_scales[n] + (p.has_bias != 0 ? t_bias[n] : 0.0), p.relu,
-                             p.out_scale, p.out_zp);
+  if (i >= q8_words(p.out_sizes, 0)) return;
+  store(i, accumulate(i, 0, 1));
 }
+#endif

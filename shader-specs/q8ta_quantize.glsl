@@ -17,12 +17,22 @@ layout(push_constant) uniform Params {
   int zero_point;
   int qmin;
   int qmax;
-  int packed_dim;
+  int in_packed_dim;
+  int out_packed_dim;
 } p;
+
+#include "vkc_q8ta.glslh"
 
 void main() {
   const int i = global_index();
-  if (i >= numel(p.sizes)) return;
-  const float x = float(TENSOR_AT(t_in, index_to_whcn(i, p.sizes), p.sizes, p.packed_dim));
-  t_out[i] = clamp(int(roundEven(x / p.scale)) + p.zero_point, p.qmin, p.qmax);
+  if (i >= q8_words(p.sizes, p.out_packed_dim)) return;
+  const ivec4 at = q8_word_origin(i, p.sizes, p.out_packed_dim);
+  ivec4 q = ivec4(0);
+  for (int lane = 0; lane < 4; ++lane) {
+    const ivec4 w = at + lane * dim_unit(p.out_packed_dim);
+    if (!in_bounds(w, p.sizes)) break;
+    const float x = float(TENSOR_AT(t_in, w, p.sizes, p.in_packed_dim));
+    q[lane] = clamp(int(clamp(roundEven(x / p.scale), -512.0, 512.0)) + p.zero_point, p.qmin, p.qmax);
+  }
+  t_out[i] = q8_pack(q);
 }

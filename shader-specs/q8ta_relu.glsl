@@ -8,7 +8,7 @@ layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { int t_ou
 layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { int t_in[]; };
 
 layout(push_constant) uniform Params {
-  int numel;
+  int words;
   int in_zp;
   int out_zp;
   float in_scale;
@@ -19,6 +19,9 @@ layout(push_constant) uniform Params {
 
 void main() {
   const int i = global_index();
-  if (i >= p.numel) return;
-  t_out[i] = q8ta_requantize(float(t_in[i] - p.in_zp) * p.in_scale, 1, p.out_scale, p.out_zp);
+  if (i >= p.words) return;
+  const ivec4 x = q8_unpack(t_in[i]) - p.in_zp;
+  ivec4 q;
+  for (int l = 0; l < 4; ++l) q[l] = q8ta_requantize(float(x[l]) * p.in_scale, 1, p.out_scale, p.out_zp);
+  t_out[i] = q8_pack(q);
 }

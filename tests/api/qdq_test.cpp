@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <random>
 
@@ -497,13 +498,18 @@ TEST(Qdq, StaticInt8CnnRunsOnQ8taOperatorsAndMatchesFakeQuantization) {
   const CompileResult f = compile(model.bytes, fs::path(), fake);
   ASSERT_TRUE(f) << f.error();
   EXPECT_EQ(delegate_ops(f.pte).count("et_vk.q8ta_add.default"), 0u);
-  std::vector<const char*> backends = {"cpu"};
-  if (!runtime::vulkan_device_name().empty()) backends.push_back("vulkan");
+  // cpu; Vulkan with integer dot products (where the device has them: lavapipe does) and without,
+  // under the validation layer.
+  std::vector<std::pair<const char*, const char*>> backends = {{"cpu", "1"}};
+  if (!runtime::vulkan_device_name().empty()) backends.insert(backends.end(), {{"vulkan", "1"}, {"vulkan", "0"}});
+  setenv("VKC_VULKAN_VALIDATION", "1", 1);
+  const uint64_t messages = runtime::vulkan_validation_messages();
   size_t exact = 0, total = 0;
   for (uint32_t seed : {1u, 2u, 3u, 4u}) {
     const auto x = random_input(3 * 9 * 11, seed);
     const auto want = run(f.pte, x, {1, 3, 9, 11});
-    for (const char* b : backends) {
+    for (const auto& [b, dot] : backends) {
+      setenv("VKC_VULKAN_INT_DOT", dot, 1);
       const auto got = run(r.pte, x, {1, 3, 9, 11}, b);
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
@@ -513,7 +519,83 @@ TEST(Qdq, StaticInt8CnnRunsOnQ8taOperatorsAndMatchesFakeQuantization) {
       }
     }
   }
+  unsetenv("VKC_VULKAN_INT_DOT");
+  unsetenv("VKC_VULKAN_VALIDATION");
+  EXPECT_EQ(runtime::vulkan_validation_messages(), messages) << "validation layer messages (see stderr)";
   EXPECT_GE(exact, total * 9 / 10) << exact << " of " << total << " logits exact";
+}
+
+// Every Vulkan kernel variant of the int8 convolution and linear (integer dot products or not; a
+// 4 x 4 output tile per invocation or, on GPUs, a workgroup per output word) computes the cpu
+// kernels' numbers: a 3x3 convolution over 16 channels (36 tap x channel-group pairs, + relu) and a
+// linear with K = 512, each between QDQs with int8 activations.
+std::vector<uint8_t> q8ta_layer(bool conv) {
+  QdqBuilder m;
+  const auto q8 = [&](const std::string& x, float s, int64_t z) {
+    const std::string sc = m.scalar(s), zp = m.zero_point(kI8, z), q = m.fresh("q"), d = m.fresh("dq");
+    m.b.node("QuantizeLinear", {x, sc, zp}, {q}, q);
+    m.b.node("DequantizeLinear", {q, sc, zp}, {d}, d);
+    return d;
+  };
+  const int64_t oc = conv ? 16 : 6, k = conv ? 16 * 9 : 512;
+  std::vector<float> sw, sb;
+  for (int64_t i = 0; i < oc; ++i) sw.push_back(0.002f + 0.0003f * float(i % 7));
+  for (float s : sw) sb.push_back(0.02f * s);
+  const auto w = m.random_q(static_cast<size_t>(oc * k), -127, 127);
+  const auto b = m.random_q(static_cast<size_t>(oc), -2000, 2000);
+  if (conv) {
+    m.b.input("x", kF32, {1, 16, 7, 9});
+    m.b.output("y", kF32, {1, 16, 7, 9});
+    auto* n = m.b.node("Conv", {q8("x", 0.02f, -3), m.dq_const(kI8, {16, 16, 3, 3}, w, sw, 0), m.dq_const(kI32, {16}, b, sb, 0)},
+                       {"c"}, "conv");
+    attr_ints(n, "pads", {1, 1, 1, 1});
+    m.b.node("Relu", {"c"}, {"r"}, "relu");
+    m.b.node("Identity", {q8("r", 0.05f, -128)}, {"y"}, "out");
+  } else {
+    m.b.input("x", kF32, {1, 512});
+    m.b.output("y", kF32, {1, 6});
+    auto* n = m.b.node("Gemm", {q8("x", 0.02f, 7), m.dq_const(kI8, {6, 512}, w, sw, 0), m.dq_const(kI32, {6}, b, sb, 0)},
+                       {"g"}, "gemm");
+    attr_int(n, "transB", 1);
+    m.b.node("Identity", {q8("g", 0.03f, 5)}, {"y"}, "out");
+  }
+  return m.bytes();
+}
+
+TEST(Qdq, Q8taKernelVariantsAgreeWithTheCpuKernels) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  setenv("VKC_VULKAN_VALIDATION", "1", 1);
+  const uint64_t messages = runtime::vulkan_validation_messages();
+  for (bool conv : {true, false}) {
+    const CompileResult r = compile(q8ta_layer(conv), fs::path(), CompileOptions{});
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(delegate_ops(r.pte).count(conv ? "et_vk.q8ta_conv2d.default" : "et_vk.q8ta_linear_gemv.default"), 1u);
+    const std::vector<int64_t> shape = conv ? std::vector<int64_t>{1, 16, 7, 9} : std::vector<int64_t>{1, 512};
+    const auto x = random_input(conv ? 16 * 63 : 512, 31);
+    const auto want = run(r.pte, x, shape);
+    const std::string kernel = conv ? "q8ta_conv2d" : "q8ta_linear";
+    for (const char* dot : {"1", "0"})
+      for (const char* gpu : {"0", "1"}) {  // 1: the GPU kernel choices (split sums) on any device
+        setenv("VKC_VULKAN_INT_DOT", dot, 1);
+        setenv("VKC_VULKAN_GPU_KERNELS", gpu, 1);
+        const std::string variant =
+            kernel + (dot[0] == '1' ? "_dot" : "") + (gpu[0] == '1' ? "_splitk" : "") + "_i32_buffer";
+        const uint64_t before = runtime::vulkan_variant_dispatches(variant);
+        const auto got = run(r.pte, x, shape, "vulkan");
+        EXPECT_GT(runtime::vulkan_variant_dispatches(variant), before) << variant;
+        ASSERT_EQ(got.size(), want.size());
+        size_t exact = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          EXPECT_LE(std::abs(got[i] - want[i]), (conv ? 0.05f : 0.03f) * 1.01f) << variant << " " << i;  // 1 step
+          exact += got[i] == want[i];
+        }
+        EXPECT_GE(exact, got.size() * 95 / 100) << variant;
+      }
+  }
+  unsetenv("VKC_VULKAN_INT_DOT");
+  unsetenv("VKC_VULKAN_GPU_KERNELS");
+  unsetenv("VKC_VULKAN_VALIDATION");
+  EXPECT_EQ(runtime::vulkan_validation_messages(), messages) << "validation layer messages (see stderr)";
 }
 
 TEST(Qdq, AQuantizedGraphOutputIsReportedNotMiscompiled) {

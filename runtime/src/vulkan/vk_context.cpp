@@ -116,7 +116,9 @@ std::shared_ptr<Context> Context::create(bool validation) {
   c->queue_family_ = static_cast<uint32_t>(compute_family(c->physical_));
 
   // Features: enable what the shader library may use, where the device has it.
-  auto m4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES);
+  auto dot = make_info<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  auto m4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES, &dot);
   auto s8 = make_info<VkPhysicalDevice8BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES, &m4);
   auto s16 = make_info<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, &s8);
   auto f16 = make_info<VkPhysicalDeviceShaderFloat16Int8Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, &s16);
@@ -125,7 +127,13 @@ std::shared_ptr<Context> Context::create(bool validation) {
   if (!v13) s8.pNext = nullptr;  // maintenance4 is core in 1.3 only
   vkGetPhysicalDeviceFeatures2(c->physical_, &have);
 
-  auto em4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES);
+  // Integer dot products (core in 1.3): the q8ta kernels' _dot variants (OpSDot on 4x8-bit words).
+  auto edot = make_info<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  edot.shaderIntegerDotProduct = v13 ? dot.shaderIntegerDotProduct : VK_FALSE;
+  c->int_dot_ = edot.shaderIntegerDotProduct == VK_TRUE;
+  auto em4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
+                                                             &edot);
   em4.maintenance4 = m4.maintenance4;
   auto es8 = make_info<VkPhysicalDevice8BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES, v13 ? &em4 : nullptr);
   es8.storageBuffer8BitAccess = s8.storageBuffer8BitAccess;

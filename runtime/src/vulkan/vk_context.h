@@ -78,6 +78,8 @@ class Context {
   const VkPhysicalDeviceProperties& properties() const { return props_; }
   const std::string& device_name() const { return name_; }
   bool fp16() const { return fp16_; }
+  /// shaderIntegerDotProduct is enabled (Vulkan 1.3 devices that have it).
+  bool int_dot() const { return int_dot_; }
   bool validation() const { return messenger_ != VK_NULL_HANDLE; }
 
   enum class Mem { Device, Upload, Readback };
@@ -119,6 +121,7 @@ class Context {
   VkPhysicalDeviceMemoryProperties mem_{};
   std::string name_;
   bool fp16_ = false;
+  bool int_dot_ = false;
 };
 
 }  // namespace vkc::runtime::vk

@@ -76,6 +76,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
   for (size_t i = 0; i < graph_.input_ids.size(); ++i) {
     staging_call.name = fmt::format("input {}", i);
     GpuTensor& t = tensor_id(static_cast<int32_t>(graph_.input_ids[i]));
+    if (t.int8x4) fail("an int8 activation (packed int8 layout) cannot be a delegate input");
     in_stage_.push_back(staging(t, Context::Mem::Upload));
     encode_copy(*this, t, *in_stage_.back(), {});
   }
@@ -92,6 +93,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     staging_call.name = fmt::format("output {}", j);
     call_ = &staging_call;
     GpuTensor& t = tensor_id(static_cast<int32_t>(graph_.output_ids[j]));
+    if (t.int8x4) fail("an int8 activation (packed int8 layout) cannot be a delegate output");
     out_stage_.push_back(staging(t, Context::Mem::Readback));
     encode_copy(*this, *out_stage_.back(), t, {});
   }
@@ -150,8 +152,10 @@ void VulkanDelegate::execute(std::span<HostTensor* const> args) {
   }
 }
 
-std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DType dtype, bool texture, int packed,
-                                                       bool bound) {
+std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, const Representation& r, bool bound) {
+  const ir::DType dtype = r.dtype;
+  const bool texture = r.texture;
+  const int packed = r.packed;
   auto g = std::make_unique<GpuTensor>();
   g->dtype = dtype;
   g->dims = dims_of(t);
@@ -169,7 +173,9 @@ std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DT
   }
   g->sizes = whcn(folded);
   g->texture = texture;
-  g->packed_dim = texture ? packed : 0;
+  g->int8x4 = r.int8x4;
+  g->packed_dim = texture || r.int8x4 ? packed : 0;
+  if (r.int8x4 && g->dims.size() > 4) fail("int8 activations of rank above 4 are not supported");
   if (dtype == ir::DType::Float16 && !dev_->ctx->fp16())
     fail("f16 tensors need shaderFloat16 and 16-bit storage, which the device lacks");
   if (texture) {
@@ -182,7 +188,8 @@ std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, ir::DT
     const std::array<uint32_t, 3> extents{static_cast<uint32_t>(e[0]), static_cast<uint32_t>(e[1]), z};
     g->image = bound ? dev_->ctx->make_image(f, extents) : dev_->ctx->make_unbound_image(f, extents);
   } else {
-    const auto bytes = static_cast<VkDeviceSize>(HostTensor{dtype, g->dims, {}}.numel()) * ir::dtype_size(dtype);
+    const auto bytes = static_cast<VkDeviceSize>(r.int8x4 ? g->items() : HostTensor{dtype, g->dims, {}}.numel()) *
+                       ir::dtype_size(dtype);
     g->buffer = bound ? dev_->ctx->make_buffer(bytes, Context::Mem::Device) : dev_->ctx->make_unbound_buffer(bytes);
   }
   const VkMemoryRequirements req =
@@ -208,7 +215,7 @@ void VulkanDelegate::bind_memory_objects() {
     VkMemoryRequirements req{0, 1, ~0u};
     for (int32_t id : ids) {
       const Representation r = representation(id);
-      made.push_back(make_tensor(vk_tensor(id), r.dtype, r.texture, r.packed, false));
+      made.push_back(make_tensor(vk_tensor(id), r, false));
       const VkMemoryRequirements one =
           r.texture ? dev_->ctx->requirements(made.back()->image) : dev_->ctx->requirements(made.back()->buffer);
       req.size = std::max(req.size, one.size);
@@ -257,7 +264,7 @@ GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
   if (t.constant_id >= 0) fail(fmt::format("value {} is a constant where a computed tensor is expected", id));
   if (tensors_[id]) return *tensors_[id];
   const Representation r = representation(id);
-  tensors_[id] = make_tensor(t, r.dtype, r.texture, r.packed);
+  tensors_[id] = make_tensor(t, r);
   return *tensors_[id];
 }
 
@@ -273,7 +280,7 @@ VulkanDelegate::Representation VulkanDelegate::representation(int32_t id) {
   // Packed int8 activations (the q8ta operators'): a buffer of one int per element here, whatever
   // the block layout the program names; only those operators read or write them.
   if (static_cast<int>(ml) > 2 && t.dtype == serializer::VkDataType::Int8 && st == StorageType::Buffer)
-    return {ir::DType::Int32, false, 0};
+    return {ir::DType::Int32, false, t.dims.size() == 4 ? 2 : 0, true};
   if (static_cast<int>(ml) > 2) fail(fmt::format("value {}: layout {} is not supported", id, serializer::to_string(ml)));
   // Buffers are contiguous (W fastest) whatever their layout tag (docs/shader-specs.md).
   return {storage_dtype(t.dtype), st == StorageType::Texture3D, static_cast<int>(ml)};
@@ -344,7 +351,8 @@ GpuTensor& VulkanDelegate::tensor(size_t i, const GpuTensor* like) {
   auto key = std::make_tuple(id(i), like->texture, like->packed_dim, static_cast<int>(like->dtype));
   if (auto it = materialized_.find(key); it != materialized_.end()) return *it->second;
   GpuTensor& src = constant_buffer(id(i), like->dtype, 0);
-  auto g = make_tensor(vk_tensor(id(i)), like->dtype, like->texture, like->packed_dim);
+  if (like->int8x4) fail(fmt::format("argument {} is a constant where an int8 activation is expected", i));
+  auto g = make_tensor(vk_tensor(id(i)), {like->dtype, like->texture, like->packed_dim});
   const bool was = prepacking_;
   prepacking_ = true;
   encode_copy(*this, *g, src, {});
@@ -383,8 +391,13 @@ const GpuTensor* VulkanDelegate::input_staging(int32_t id) {
 GpuTensor& VulkanDelegate::scratch(std::vector<int64_t> dims, const GpuTensor& like) {
   VkTensor t;
   t.dims.assign(dims.begin(), dims.end());
-  scratch_.push_back(make_tensor(t, like.dtype, like.texture, like.packed_dim));
+  scratch_.push_back(make_tensor(t, {like.dtype, like.texture, like.packed_dim, like.int8x4}));
   return *scratch_.back();
+}
+
+bool VulkanDelegate::integer_dot_product() const {
+  if (const char* env = std::getenv("VKC_VULKAN_INT_DOT"); env && std::string_view(env) == "0") return false;
+  return dev_->ctx->int_dot();
 }
 
 bool VulkanDelegate::cpu_device() const {

@@ -36,20 +36,21 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   void require_unused(int32_t id, const char* what) override;
   bool cpu_device() const override;
+  bool integer_dot_product() const override;
   const GpuTensor* input_staging(int32_t id) override;
   const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,
                                          std::string_view name_prefix, std::string_view op_override) override;
   void dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
                 int64_t items) override;
 
-  std::unique_ptr<GpuTensor> make_tensor(const serializer::VkTensor& t, ir::DType dtype, bool texture, int packed,
-                                         bool bound = true);
-  /// What value `id` is on the GPU: its dtype there, storage and packed dim (tags and overrides resolved).
   struct Representation {
     ir::DType dtype;
     bool texture;
     int packed;
+    bool int8x4 = false;
   };
+  std::unique_ptr<GpuTensor> make_tensor(const serializer::VkTensor& t, const Representation& r, bool bound = true);
+  /// What value `id` is on the GPU: its dtype there, storage and packed dim (tags and overrides resolved).
   Representation representation(int32_t id);
   void bind_memory_objects();
   GpuTensor& constant_buffer(int32_t id, ir::DType dtype, int64_t numel);

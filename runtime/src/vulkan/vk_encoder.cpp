@@ -14,7 +14,7 @@ const char* GpuTensor::layout() const {
 }
 
 int64_t GpuTensor::items(ivec4 s) const {
-  if (!texture) return int64_t{s[0]} * s[1] * s[2] * s[3];
+  if (!texture && !int8x4) return int64_t{s[0]} * s[1] * s[2] * s[3];
   ivec4 e = s;
   e[packed_dim] = (e[packed_dim] + 3) / 4;
   return int64_t{e[0]} * e[1] * e[2] * e[3];

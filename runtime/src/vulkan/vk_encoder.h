@@ -24,7 +24,10 @@ struct GpuTensor {
   std::vector<int64_t> dims;             // NCHW, rank <= 4
   ivec4 sizes{1, 1, 1, 1};               // WHCN
   bool texture = false;
-  int packed_dim = 0;                    // 0 W, 1 H, 2 C (buffers: 0)
+  int packed_dim = 0;                    // 0 W, 1 H, 2 C (buffers: 0; int8x4: the packed dim)
+  /// A q8ta int8 activation: a buffer of 4 int8 per i32 word along packed_dim (C for rank 4, else W),
+  /// the rest of the dims outside it (vkc_q8ta.glslh); dtype is Int32 and items() counts words.
+  bool int8x4 = false;
   Buffer buffer;
   Image image;
 
@@ -95,6 +98,8 @@ class Encoder : public CallArgs {
   /// Whether the device is a CPU (lavapipe): kernel choices that only pay off with thousands of
   /// parallel invocations (split-K) are not made there.
   virtual bool cpu_device() const = 0;
+  /// Whether the device runs integer dot products (shaderIntegerDotProduct: the q8ta _dot variants).
+  virtual bool integer_dot_product() const = 0;
 
   // ---- shaders
   /// The variant for this op (or `op_override`), in `out`'s dtype/storage/layout; `name_prefix`

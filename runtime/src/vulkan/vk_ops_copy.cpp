@@ -56,6 +56,10 @@ void prepack(Encoder& e) {
 void clone(Encoder& e) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0, &out);
+  if (out.int8x4 || in.int8x4) {  // between packed int8 layouts: here they are one format
+    if (!out.int8x4 || !in.int8x4 || out.dims != in.dims) e.fail("int8 activations clone only into their own shape");
+    return encode_copy_nd(e, out, in, {out.items()}, {1}, {1}, 0, 0);
+  }
   if (high_rank(out, in)) return copy_linear(e, out, in);
   encode_copy(e, out, in, {});
 }

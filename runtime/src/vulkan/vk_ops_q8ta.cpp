@@ -1,8 +1,9 @@
 // Static-int8 (q8ta) operators on the GPU: quantize_per_tensor / dequantize_per_tensor at the float
 // boundaries (q8ta_quantize.glsl, q8ta_dequantize.glsl), convolutions (q8ta_conv2d.glsl), linears
-// (q8ta_linear.glsl), add and relu (q8ta_add.glsl, q8ta_relu.glsl). Their int8 activations are buffers of one
-// int per element, contiguous, whatever packed-int8 layout the program names (VulkanDelegate::
-// representation); constant int8 weights are widened to ints at load.
+// (q8ta_linear.glsl), add and relu (q8ta_add.glsl, q8ta_relu.glsl). Their int8 activations are 4 int8
+// per i32 word along channels (rank 4) or the last dim (GpuTensor::int8x4), whatever packed-int8 layout
+// the program names; constant int8 weights are read as words as they are. Convolutions and linears
+// take the _dot variants (OpSDot) where the device has integer dot products.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,7 +13,7 @@ namespace vkc::runtime::vk {
 namespace {
 
 void require_int8_activation(Encoder& e, const GpuTensor& t, const char* what) {
-  if (t.texture || t.dtype != ir::DType::Int32)
+  if (!t.int8x4)
     e.fail(fmt::format("{} must be an int8 activation (packed int8 buffer), not {} {}", what, t.dtype_name(),
                        t.storage()));
 }
@@ -48,7 +49,8 @@ void quantize(Encoder& e) {
   const auto& v = e.variant(in, {}, "q8ta_quantize");
   Push p(v);
   p.iv("sizes", out.sizes).f("scale", scale_arg(e, 1)).i("zero_point", zero_point_arg(e, 2));
-  p.i("qmin", static_cast<int32_t>(qmin)).i("qmax", static_cast<int32_t>(qmax)).i("packed_dim", in.packed_dim);
+  p.i("qmin", static_cast<int32_t>(qmin)).i("qmax", static_cast<int32_t>(qmax));
+  p.i("in_packed_dim", in.packed_dim).i("out_packed_dim", out.packed_dim);
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
@@ -61,22 +63,42 @@ void dequantize(Encoder& e) {
   const auto& v = e.variant(out, {}, "q8ta_dequantize");
   Push p(v);
   p.iv("sizes", out.sizes).f("scale", scale_arg(e, 1)).i("zero_point", zero_point_arg(e, 2));
-  p.i("packed_dim", out.packed_dim);
+  p.i("out_packed_dim", out.packed_dim).i("in_packed_dim", in.packed_dim);
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
 
-// The per-channel scales and bias (>= n values, f32) of a q8ta convolution or linear.
-std::pair<VkBuffer, VkBuffer> channel_constants(Encoder& e, int64_t n, bool& has_bias) {
-  const GpuTensor& s = e.constant(5, ir::DType::Float32);
-  if (s.dims.size() != 1 || s.dims[0] < n) e.fail(fmt::format("weight_scales need {} values", n));
-  has_bias = !e.is_null(8);
-  VkBuffer bias = e.filled(1, 0, ir::DType::Float32);
-  if (has_bias) {
-    const GpuTensor& b = e.constant(8, ir::DType::Float32);
-    if (b.dims.size() != 1 || b.dims[0] < n) e.fail(fmt::format("bias needs {} values", n));
-    bias = b.buffer.buffer;
+// The per-channel weight sums (i32), scales and bias (f32) of a q8ta convolution or linear (>= n values).
+struct ChannelConstants {
+  VkBuffer sums, scales, bias;
+  bool has_bias = false;
+};
+ChannelConstants channel_constants(Encoder& e, int64_t n) {
+  ChannelConstants c;
+  for (size_t i : {size_t{4}, size_t{5}}) {
+    const auto& dims = e.vk_tensor(e.id(i)).dims;
+    if (!e.is_constant(i) || dims.size() != 1 || dims[0] < n) e.fail(fmt::format("argument {} needs {} values", i, n));
   }
-  return {s.buffer.buffer, bias};
+  c.sums = e.raw(4, ir::DType::Int32, e.vk_tensor(e.id(4)).dims[0]);
+  c.scales = e.raw(5, ir::DType::Float32, e.vk_tensor(e.id(5)).dims[0]);
+  c.has_bias = !e.is_null(8);
+  c.bias = e.filled(1, 0, ir::DType::Float32);
+  if (c.has_bias) {
+    const auto& dims = e.vk_tensor(e.id(8)).dims;
+    if (!e.is_constant(8) || dims.size() != 1 || dims[0] < n) e.fail(fmt::format("bias needs {} values", n));
+    c.bias = e.raw(8, ir::DType::Float32, dims[0]);
+  }
+  return c;
+}
+
+// The int8 weight constant (argument 3) as 32-bit words, with its dims.
+std::pair<VkBuffer, std::vector<int64_t>> weight_words(Encoder& e) {
+  if (!e.is_constant(3)) e.fail("the weights must be a constant");
+  const auto& d = e.vk_tensor(e.id(3)).dims;
+  std::vector<int64_t> dims(d.begin(), d.end());
+  int64_t n = 1;
+  for (int64_t x : dims) n *= x;
+  if (dims.empty() || dims.back() % 4 != 0) e.fail("the weights' last dim must be a multiple of 4 (whole words)");
+  return {e.raw(3, ir::DType::Int8, n), dims};
 }
 
 // et_vk.q8ta_conv2d[_dw|_pw](x, input_scale, input_zero_point, weights, weight_sums, weight_scales,
@@ -103,29 +125,34 @@ void conv2d(Encoder& e) {
       e.fail("the output size does not follow from the input and window");
   }
   const bool dw = e.op() == "et_vk.q8ta_conv2d_dw.default";
-  const GpuTensor& w = e.constant(3, ir::DType::Int32);
-  int64_t w_stride = 0;
+  if (in.packed_dim != 2 || out.packed_dim != 2) e.fail("int8 activations of convolutions must be packed along channels");
+  const auto [w, wd] = weight_words(e);
+  int64_t w_stride = wd.back();
   if (dw) {
-    if (G != C || OC != C || w.dims.size() != 3 || w.dims[0] != KH || w.dims[1] != KW || w.dims[2] < OC)
-      e.fail("depthwise weights must be [KH, KW, >= OC] with groups = channels");
-    w_stride = w.dims[2];
+    if (G != C || OC != C || OC % 4 != 0 || wd.size() != 3 || wd[0] != KH || wd[1] != KW || wd[2] < OC)
+      e.fail("depthwise weights must be [KH, KW, >= OC] with groups = channels, a multiple of 4");
   } else {
-    if (w.dims.size() != 2 || w.dims[0] != OC || w.dims[1] < KH * KW * (C / G))
+    if (wd.size() != 2 || wd[0] != OC || w_stride < KH * KW * (C / G))
       e.fail(fmt::format("weights must be [{}, >= {}]", OC, KH * KW * (C / G)));
-    w_stride = w.dims[1];
+    if (G > 1 && ((C / G) % 4 != 0 || (OC / G) % 4 != 0)) e.fail("grouped convolutions need 4 | channels per group");
   }
-  bool has_bias = false;
-  const auto [scales, bias] = channel_constants(e, OC, has_bias);
-  const auto& v = e.variant(out, {}, "q8ta_conv2d");
+  const ChannelConstants cc = channel_constants(e, OC);
+  // On GPUs, few output words over a long sum: a workgroup per word splits it (q8ta_conv2d.yaml).
+  const int64_t pairs = KH * KW * ((C / G + 3) / 4);
+  const bool split = !dw && !e.cpu_device() && out.items() < 32768 && pairs >= 32;
+  const auto& v = e.variant(out, {}, std::string(e.integer_dot_product() ? "q8ta_conv2d_dot" : "q8ta_conv2d") +
+                                         (split ? "_splitk" : ""));
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes);
   p.iv("kernel", {int32_t(KW), int32_t(KH), 0, 0}).iv("stride", {int32_t(stride[1]), int32_t(stride[0]), 0, 0});
   p.iv("padding", {int32_t(padding[1]), int32_t(padding[0]), 0, 0});
   p.iv("dilation", {int32_t(dilation[1]), int32_t(dilation[0]), 0, 0});
   p.i("groups", int32_t(G)).i("w_stride", int32_t(w_stride)).i("depthwise", dw ? 1 : 0).i("relu", relu_arg(e, 14));
-  p.i("has_bias", has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
+  p.i("has_bias", cc.has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
   p.f("in_scale", scale_arg(e, 1)).f("out_scale", scale_arg(e, 6));
-  e.dispatch(v, {out.resource(), in.resource(), buf(w.buffer.buffer), buf(scales), buf(bias)}, p, out.items());
+  const int64_t tiles = (out.dims[3] + 3) / 4 * out.dims[2] * ((OC + 3) / 4);  // 4 positions x 4 channels each
+  e.dispatch(v, {out.resource(), in.resource(), buf(w), buf(cc.sums), buf(cc.scales), buf(cc.bias)}, p,
+             split ? out.items() * v.local_size[0] : tiles);
 }
 
 // et_vk.q8ta_linear[_gemv](x, input_scale, input_zero_point, weights, weight_sums, weight_scales,
@@ -137,16 +164,20 @@ void linear(Encoder& e) {
   require_int8_activation(e, in, "the input");
   if (in.dims.empty() || out.dims.size() != in.dims.size()) e.fail("input and output ranks differ");
   const int64_t K = in.dims.back(), N = out.dims.back();
-  const GpuTensor& w = e.constant(3, ir::DType::Int32);
-  if (w.dims.size() != 2 || w.dims[0] != N || w.dims[1] < K) e.fail(fmt::format("weights must be [{}, >= {}]", N, K));
-  bool has_bias = false;
-  const auto [scales, bias] = channel_constants(e, N, has_bias);
-  const auto& v = e.variant(out, {}, "q8ta_linear");
+  if (in.packed_dim != 0 || out.packed_dim != 0 || K % 4 != 0)
+    e.fail("int8 activations of linears must be packed along a last dim of a multiple of 4");
+  const auto [w, wd] = weight_words(e);
+  if (wd.size() != 2 || wd[0] != N || wd[1] < K) e.fail(fmt::format("weights must be [{}, >= {}]", N, K));
+  const ChannelConstants cc = channel_constants(e, N);
+  const bool split = !e.cpu_device() && out.items() < 32768 && K / 4 >= 64;
+  const auto& v = e.variant(out, {}, std::string(e.integer_dot_product() ? "q8ta_linear_dot" : "q8ta_linear") +
+                                         (split ? "_splitk" : ""));
   Push p(v);
-  p.iv("out_sizes", out.sizes).i("k", int32_t(K)).i("w_stride", int32_t(w.dims[1])).i("relu", relu_arg(e, 9));
-  p.i("has_bias", has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
+  p.iv("out_sizes", out.sizes).i("k", int32_t(K)).i("w_stride", int32_t(wd[1])).i("relu", relu_arg(e, 9));
+  p.i("has_bias", cc.has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
   p.f("in_scale", scale_arg(e, 1)).f("out_scale", scale_arg(e, 6));
-  e.dispatch(v, {out.resource(), in.resource(), buf(w.buffer.buffer), buf(scales), buf(bias)}, p, out.items());
+  e.dispatch(v, {out.resource(), in.resource(), buf(w), buf(cc.sums), buf(cc.scales), buf(cc.bias)}, p,
+             split ? out.items() * v.local_size[0] : out.items());
 }
 
 // et_vk.q8ta_add(a, b, a_scale, a_zero_point, b_scale, b_zero_point, output_scale, output_zero_point, alpha)
@@ -160,7 +191,7 @@ void add(Encoder& e) {
   if (a.dims != out.dims || b.dims != out.dims) e.fail("the inputs and the output must have one shape");
   const auto& v = e.variant(out, {}, "q8ta_add");
   Push p(v);
-  p.i("numel", static_cast<int32_t>(out.items())).i("a_zp", zero_point_arg(e, 3)).f("a_scale", scale_arg(e, 2));
+  p.i("words", static_cast<int32_t>(out.items())).i("a_zp", zero_point_arg(e, 3)).f("a_scale", scale_arg(e, 2));
   p.i("b_zp", zero_point_arg(e, 5)).f("b_scale", scale_arg(e, 4) * static_cast<float>(e.float_arg(8)));
   p.i("out_zp", zero_point_arg(e, 7)).f("out_scale", scale_arg(e, 6));
   e.dispatch(v, {out.resource(), a.resource(), b.resource()}, p, out.items());
@@ -175,7 +206,7 @@ void relu(Encoder& e) {
   if (in.dims != out.dims) e.fail("input and output shapes differ");
   const auto& v = e.variant(out, {}, "q8ta_relu");
   Push p(v);
-  p.i("numel", static_cast<int32_t>(out.items())).i("in_zp", zero_point_arg(e, 2)).f("in_scale", scale_arg(e, 1));
+  p.i("words", static_cast<int32_t>(out.items())).i("in_zp", zero_point_arg(e, 2)).f("in_scale", scale_arg(e, 1));
   p.i("out_zp", zero_point_arg(e, 4)).f("out_scale", scale_arg(e, 3));
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
 }
