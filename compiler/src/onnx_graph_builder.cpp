@@ -1,6 +1,8 @@
 #include "onnx_graph_builder.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <onnx/onnx_pb.h>
 
 #include <charconv>
@@ -175,6 +177,7 @@ class GraphBuilder {
     const std::string domain = normalize_domain(node.domain());
     if (domain == ir::kOnnxDomain && node.op_type() == "If") return inline_if(node, name, inputs, outputs, scope);
     if (domain == ir::kOnnxDomain && node.op_type() == "Loop") return unroll_loop(node, name, inputs, outputs, scope);
+    if (domain == ir::kOnnxDomain && node.op_type() == "Scan") return unroll_scan(node, name, inputs, outputs, scope);
     ir::Node* n = graph_.add_node_with_outputs(domain, node.op_type(), std::move(inputs), std::move(outputs), name);
     n->set_opset(graph_.opsets.at(domain));
     for (const auto& a : node.attribute()) n->set_attr(a.name(), to_ir_attribute(a, where, reader_));
@@ -288,6 +291,106 @@ class GraphBuilder {
       }
       ir::Node* c = onnx_node("Concat", rows, outputs[j]);
       c->set_attr("axis", int64_t{0});
+    }
+  }
+
+  /// Scan (opset 9+) over scan inputs whose scanned axis has a static length: the body inlined once
+  /// per step, its state values chained; step t reads slice t (or T-1-t, reversed) of each scan
+  /// input along its axis (Gather of a scalar index), and each scan output stacks its per-step
+  /// values along its axis (in reverse for reversed outputs). Bounded like Loop.
+  void unroll_scan(const onnx::NodeProto& node, const std::string& name, const std::vector<ir::Value*>& inputs,
+                   const std::vector<ir::Value*>& outputs, const Scope* scope) {
+    const std::string where = describe_node(name, node);
+    const int64_t opset = graph_.opsets.at(std::string(ir::kOnnxDomain));
+    if (opset < 9) throw ImportError(fmt::format("{}: Scan before opset 9 (sequence_lens) is not supported", where));
+    const onnx::GraphProto* body = nullptr;
+    int64_t num_scan = -1;
+    std::vector<int64_t> in_axes, in_dirs, out_axes, out_dirs;
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "body" && a.has_g()) body = &a.g();
+      else if (a.name() == "num_scan_inputs") num_scan = a.i();
+      else if (a.name() == "scan_input_axes") in_axes.assign(a.ints().begin(), a.ints().end());
+      else if (a.name() == "scan_input_directions") in_dirs.assign(a.ints().begin(), a.ints().end());
+      else if (a.name() == "scan_output_axes") out_axes.assign(a.ints().begin(), a.ints().end());
+      else if (a.name() == "scan_output_directions") out_dirs.assign(a.ints().begin(), a.ints().end());
+    }
+    if (!body) throw ImportError(fmt::format("{}: no body graph", where));
+    if (num_scan < 1 || static_cast<size_t>(num_scan) > inputs.size())
+      throw ImportError(fmt::format("{}: num_scan_inputs {} does not fit its {} inputs", where, num_scan, inputs.size()));
+    const size_t m = static_cast<size_t>(num_scan), n = inputs.size() - m;
+    if (static_cast<size_t>(body->input_size()) != n + m || static_cast<size_t>(body->output_size()) < n ||
+        static_cast<size_t>(body->output_size()) != outputs.size())
+      throw ImportError(fmt::format("{}: the body's inputs and outputs do not match the Scan's", where));
+    const size_t k_out = outputs.size() - n;
+    in_axes.resize(m, 0);
+    in_dirs.resize(m, 0);
+    out_axes.resize(k_out, 0);
+    out_dirs.resize(k_out, 0);
+    // The scanned length: the same static size along every scan input's axis.
+    int64_t steps = -1;
+    for (size_t j = 0; j < m; ++j) {
+      const ir::Value* v = inputs[n + j];
+      if (!v || !v->type().known() || !v->shape().is_static())
+        throw ImportError(fmt::format("{}: scan input {} has no static shape (fix the input shapes)", where, j));
+      const auto dims = v->shape().sizes();
+      int64_t axis = in_axes[j] < 0 ? in_axes[j] + static_cast<int64_t>(dims.size()) : in_axes[j];
+      if (axis < 0 || axis >= static_cast<int64_t>(dims.size()))
+        throw ImportError(fmt::format("{}: scan_input_axes[{}] = {} is out of range", where, j, in_axes[j]));
+      in_axes[j] = axis;
+      if (steps >= 0 && dims[axis] != steps)
+        throw ImportError(fmt::format("{}: scan inputs disagree on the sequence length ({} and {})", where, steps, dims[axis]));
+      steps = dims[axis];
+    }
+    constexpr int64_t kMaxUnrolledNodes = 20000;
+    if (steps * std::max(1, body->node_size() + static_cast<int>(m)) > kMaxUnrolledNodes)
+      throw ImportError(fmt::format("{}: {} steps of a {}-node body exceed the unrolling bound of {} nodes", where,
+                                    steps, body->node_size(), kMaxUnrolledNodes));
+    auto onnx_node = [&](const char* op, std::vector<ir::Value*> ins, ir::Value* out) {
+      ir::Node* nd = out ? graph_.add_node_with_outputs(ir::kOnnxDomain, op, std::move(ins), {out},
+                                                        graph_.unique_name(name + "/" + op))
+                         : graph_.add_node(ir::kOnnxDomain, op, std::move(ins), {ir::TensorType{}},
+                                           graph_.unique_name(name + "/" + op));
+      nd->set_opset(opset);
+      return nd;
+    };
+    auto i64 = [&](const std::string& base, std::vector<int64_t> values, bool scalar) {
+      std::vector<uint8_t> bytes(values.size() * 8);
+      std::memcpy(bytes.data(), values.data(), bytes.size());
+      return graph_.add_constant(graph_.unique_name(name + "/" + base),
+                                 {ir::DType::Int64, scalar ? ir::Shape::of({}) : ir::Shape::of({int64_t(values.size())})},
+                                 ir::TensorData::owned(std::move(bytes)));
+    };
+    std::vector<ir::Value*> state(inputs.begin(), inputs.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<std::vector<ir::Value*>> scanned(k_out);
+    for (int64_t t = 0; t < steps; ++t) {
+      std::unordered_map<std::string, ir::Value*> bound;
+      for (size_t k = 0; k < n; ++k) bound[body->input(static_cast<int>(k)).name()] = state[k];
+      for (size_t j = 0; j < m; ++j) {
+        ir::Node* g = onnx_node("Gather", {inputs[n + j], i64("step", {in_dirs[j] ? steps - 1 - t : t}, true)}, nullptr);
+        g->set_attr("axis", in_axes[j]);
+        bound[body->input(static_cast<int>(n + j)).name()] = g->output(0);
+      }
+      const auto outs = inline_branch(*body, fmt::format("{}/step{}", name, t), scope, &bound);
+      for (size_t k = 0; k < n; ++k) state[k] = outs.at(k);
+      for (size_t k = 0; k < k_out; ++k) scanned[k].push_back(outs.at(n + k));
+    }
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (j < n) {  // the final state (the initial one for an empty sequence)
+        onnx_node("Identity", {state[j]}, outputs[j]);
+        continue;
+      }
+      const size_t k = j - n;
+      if (scanned[k].empty()) throw ImportError(fmt::format("{}: a scan output of an empty sequence is not supported", where));
+      if (out_dirs[k]) std::reverse(scanned[k].begin(), scanned[k].end());
+      std::vector<ir::Value*> rows;
+      for (ir::Value* v : scanned[k]) {
+        ir::Node* u = opset >= 13 ? onnx_node("Unsqueeze", {v, i64("axes", {out_axes[k]}, false)}, nullptr)
+                                  : onnx_node("Unsqueeze", {v}, nullptr);
+        if (opset < 13) u->set_attr("axes", std::vector<int64_t>{out_axes[k]});
+        rows.push_back(u->output(0));
+      }
+      ir::Node* c = onnx_node("Concat", rows, outputs[j]);
+      c->set_attr("axis", out_axes[k]);
     }
   }
 

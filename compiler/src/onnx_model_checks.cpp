@@ -74,16 +74,17 @@ void check_supported_nodes(const onnx::GraphProto& graph, const std::vector<std:
     if (domain == ir::kOnnxDomain && (opsets.at(domain) < 1 || opsets.at(domain) > kNewestOnnxOpset))
       throw ImportError(fmt::format("opset {} of the ONNX domain is not one vkc knows (1 to {})", opsets.at(domain),
                                     kNewestOnnxOpset));
-    // If's branches are inlined by predication, a Loop's body unrolled (onnx_graph_builder.cpp).
-    const bool is_if = domain == ir::kOnnxDomain && (node.op_type() == "If" || node.op_type() == "Loop");
+    // If's branches are inlined by predication, a Loop's or Scan's body unrolled (onnx_graph_builder.cpp).
+    const bool is_if = domain == ir::kOnnxDomain &&
+                       (node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan");
     for (const auto& attr : node.attribute()) {
       const bool graph = attr.type() == onnx::AttributeProto_AttributeType_GRAPH ||
                          attr.type() == onnx::AttributeProto_AttributeType_GRAPHS || attr.has_g() ||
                          attr.graphs_size() > 0;
       if (graph && !is_if)
-        throw ImportError(fmt::format("{}: subgraph attributes are not supported (only If's branches and Loop's body are)",
+        throw ImportError(fmt::format("{}: subgraph attributes are not supported (only If's branches and Loop's and Scan's bodies are)",
                                       describe_node(names[i], node)));
-      if (graph && attr.has_g()) {  // If's branches, Loop's body: their nodes obey the same rules
+      if (graph && attr.has_g()) {  // If's branches, Loop's and Scan's bodies: their nodes obey the same rules
         std::vector<std::string> inner;
         for (int j = 0; j < attr.g().node_size(); ++j)
           inner.push_back(attr.g().node(j).name().empty() ? fmt::format("{}/{}#{}", names[i], attr.name(), j)

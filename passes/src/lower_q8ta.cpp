@@ -90,6 +90,9 @@ class Lowering {
         relu(n);
       }
     }
+    // Activation QDQs around operators without an int8 kernel stay fake quantization (lower-qdq).
+    for (ir::Node* q : g_.nodes())
+      if (is_act_quantize(q) && !g_.users(q->output(0)).empty()) float_activation(q);
     // Every DequantizeLinear of an int8 activation left is a boundary back to float.
     for (ir::Node* n : g_.nodes()) {
       if (!n->is_onnx("DequantizeLinear") || !is_int8_activation(n->input(0))) continue;
@@ -448,6 +451,21 @@ class Lowering {
     r.weight = n->input(1)->name();
     r.kind = n->is_onnx("Conv") ? "conv" : "linear";
     r.reason = "not on int8 activations: " + why;
+    r.op = "fake quantization (lower-qdq)";
+    r.bits = 8;
+    r.source = "QDQ";
+    ctx_.quant_report.push_back(std::move(r));
+  }
+
+  // --quant-report: an activation quantized around an operator without an int8 kernel.
+  void float_activation(const ir::Node* q) {
+    const ir::Node* from = q->input(0)->producer();
+    QuantLayerReport r;
+    r.node = from ? from->name() : q->name();
+    r.weight = q->input(0)->name();
+    r.kind = "activation";
+    r.reason = fmt::format("{} has no int8 kernel: its output is quantized in float",
+                           from ? from->op_type() : std::string("a graph input"));
     r.op = "fake quantization (lower-qdq)";
     r.bits = 8;
     r.source = "QDQ";

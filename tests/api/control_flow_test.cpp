@@ -124,13 +124,11 @@ TEST(ControlFlow, ComparisonsLogicWhereAndIfOnVulkanMatchCpu) {
   }
 }
 
-TEST(ControlFlow, ScanIsRefusedWithTheReason) {
-  // (Loop with a constant trip count is unrolled: tests/compiler/loop_unroll_test.cpp.)
+TEST(ControlFlow, AScanWithIfsAttributesIsRefusedWithTheReason) {
+  // (Loop and Scan of static length are unrolled: tests/compiler/{loop,scan}_unroll_test.cpp.)
   const CompileResult r = compile(if_model("Scan"), fs::path(), CompileOptions{});
   EXPECT_FALSE(r);
-  EXPECT_NE(r.error().find("subgraph attributes are not supported (only If's branches and Loop's body are)"),
-            std::string::npos)
-      << r.error();
+  EXPECT_NE(r.error().find("Unrecognized attribute: then_branch for operator Scan"), std::string::npos) << r.error();
 }
 
 }  // namespace

@@ -266,13 +266,14 @@ TEST(OnnxImporter, RejectsUnsupportedDomainsAndSubgraphs) {
   ModelBuilder s;
   s.input("C", onnx::TensorProto_DataType_BOOL, {});
   s.output("Y", kF32, {2});
-  auto* node = s.node("Scan", {"C"}, {"Y"}, "branch");
+  auto* node = s.node("SequenceMap", {"C"}, {"Y"}, "branch");
   auto* body = node->add_attribute();
   body->set_name("body");
   body->set_type(onnx::AttributeProto_AttributeType_GRAPH);
   body->mutable_g()->set_name("body");
   EXPECT_THAT(import_error(s.save(dir / "loop.onnx")),
-              HasSubstr("node 'branch' (Scan): subgraph attributes are not supported (only If's branches and Loop's body are)"));
+              HasSubstr("node 'branch' (SequenceMap): subgraph attributes are not supported (only If's branches and Loop's "
+                        "and Scan's bodies are)"));
 }
 
 TEST(OnnxImporter, AcceptsMicrosoftDomainAndListsKnownOpsets) {
