@@ -105,7 +105,8 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
   if (options.kv_cache_len > 0) fix_kv_cache_dims(*model, options.kv_cache_len, dims);
   apply_input_shapes(*model, options.input_shapes, dims);
   inline_external_shape_data(*model->mutable_graph(), initializers);
-  check_structure(proto, node_names);
+  const auto onnx_opset = graph->opsets.find(std::string(ir::kOnnxDomain));
+  check_structure(proto, node_names, onnx_opset == graph->opsets.end() ? 1 : onnx_opset->second);
   infer_shapes(*model, node_names);
 
   build_graph(proto, node_names, std::move(initializers), reader, *graph);

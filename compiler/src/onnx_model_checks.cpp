@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <onnx/checker.h>
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <set>
@@ -131,8 +132,22 @@ void check_value_types(const google::protobuf::RepeatedPtrField<onnx::ValueInfoP
                                     v.type().tensor_type().elem_type()));
 }
 
+// The node gives every input its ONNX schema requires (a formal input that is neither optional nor
+// variadic, before the last one given or not): passes read them unchecked.
+void check_required_inputs(const onnx::NodeProto& node, const std::string& what, int64_t onnx_opset) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") return;
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(onnx_opset), "");
+  if (!schema) return;
+  const auto& formal = schema->inputs();
+  for (size_t i = 0; i < formal.size(); ++i) {
+    if (formal[i].GetOption() != onnx::OpSchema::Single) continue;
+    if (static_cast<int>(i) >= node.input_size() || node.input(static_cast<int>(i)).empty())
+      throw ImportError(fmt::format("{}: required input {} ('{}') is missing", what, i, formal[i].GetName()));
+  }
+}
+
 void check_scope(const onnx::GraphProto& graph, const std::vector<std::string>* names,
-                 std::unordered_set<std::string> visible) {
+                 std::unordered_set<std::string> visible, int64_t onnx_opset) {
   check_value_types(graph.input(), "graph input");
   check_value_types(graph.output(), "graph output");
   check_value_types(graph.value_info(), "value");
@@ -144,10 +159,11 @@ void check_scope(const onnx::GraphProto& graph, const std::vector<std::string>* 
     for (const std::string& in : node.input())
       if (!in.empty() && !visible.count(in))
         throw ImportError(fmt::format("{}: input '{}' is not defined by any node, initializer or graph input", what, in));
+    check_required_inputs(node, what, onnx_opset);
     if (node.output_size() == 0) throw ImportError(fmt::format("{}: the node has no outputs", what));
     for (const auto& attr : node.attribute()) {
-      if (attr.has_g()) check_scope(attr.g(), nullptr, visible);
-      for (const auto& g : attr.graphs()) check_scope(g, nullptr, visible);
+      if (attr.has_g()) check_scope(attr.g(), nullptr, visible, onnx_opset);
+      for (const auto& g : attr.graphs()) check_scope(g, nullptr, visible, onnx_opset);
     }
     for (const std::string& out : node.output()) visible.insert(out);
   }
@@ -155,8 +171,8 @@ void check_scope(const onnx::GraphProto& graph, const std::vector<std::string>* 
 
 }  // namespace
 
-void check_structure(const onnx::GraphProto& graph, const std::vector<std::string>& names) {
-  check_scope(graph, &names, {});
+void check_structure(const onnx::GraphProto& graph, const std::vector<std::string>& names, int64_t onnx_opset) {
+  check_scope(graph, &names, {}, onnx_opset);
 }
 
 void sort_nodes(onnx::GraphProto& graph) {

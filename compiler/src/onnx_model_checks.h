@@ -49,7 +49,8 @@ void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path
 /// Every node input (in subgraphs too, which may read the enclosing graphs' values) names a graph
 /// input, an initializer or an earlier node's output, and every node has an output: ONNX's shape
 /// inference assumes both and can crash otherwise, and the checker does not run on IR versions
-/// newer than the library's. `names` are the graph's node names (unique_node_names).
-void check_structure(const onnx::GraphProto& graph, const std::vector<std::string>& names);
+/// newer than the library's; and every input its ONNX schema (at `onnx_opset`) requires is given. `names`
+/// are the graph's node names (unique_node_names).
+void check_structure(const onnx::GraphProto& graph, const std::vector<std::string>& names, int64_t onnx_opset);
 
 }  // namespace vkc::compiler::detail

@@ -48,11 +48,17 @@ HostTensor transpose(const HostTensor& x, const std::vector<int64_t>& perm) {
 HostTensor concat(const std::vector<const HostTensor*>& xs, int64_t axis) {
   if (xs.empty()) throw KernelError("concat of nothing");
   const int64_t rank = static_cast<int64_t>(xs[0]->shape.size());
+  if (rank == 0) throw KernelError("concat of scalars");
   axis = normalize_axis(axis, rank);
   std::vector<int64_t> shape = xs[0]->shape;
   shape[axis] = 0;
   for (const HostTensor* x : xs) {
     if (static_cast<int64_t>(x->shape.size()) != rank) throw KernelError("concat inputs differ in rank");
+    if (x->dtype != xs[0]->dtype) throw KernelError("concat inputs differ in dtype");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && x->shape[d] != xs[0]->shape[d]) throw KernelError("concat inputs differ off the axis");
+    if (x->data.size() != static_cast<size_t>(x->numel()) * ir::dtype_size(x->dtype))
+      throw KernelError("concat input's data does not match its shape");
     shape[axis] += x->shape[axis];
   }
   HostTensor out = HostTensor::zeros(xs[0]->dtype, shape);

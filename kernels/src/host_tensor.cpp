@@ -111,7 +111,7 @@ void HostTensor::set_f(int64_t i, double v) const {
       bits += 0x7fff + ((bits >> 16) & 1);  // round to nearest even
       return store<uint16_t>(p, i, static_cast<uint16_t>(bits >> 16));
     }
-    default: return set_i(i, static_cast<int64_t>(v));
+    default: return set_i(i, float_to_int64(v));
   }
 }
 

@@ -206,7 +206,7 @@ void lower_qdq(ir::Graph& g, PassContext&) {
     if (n->is_onnx("DequantizeLinear")) hoist_over_gather(g, n);
   std::vector<std::pair<ir::Node*, std::vector<WeightUse>>> linears;
   for (ir::Node* n : g.nodes()) {
-    if (!n->is_onnx("DequantizeLinear")) continue;
+    if (!n->is_onnx("DequantizeLinear") || n->num_inputs() < 2 || !n->input(0) || !n->input(1)) continue;
     const ir::Value* x = n->input(0);
     const ir::Value* zp = n->num_inputs() > 2 ? n->input(2) : nullptr;
     if (x->is_constant() && n->input(1)->is_constant() && (!zp || zp->is_constant())) {

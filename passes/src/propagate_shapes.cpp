@@ -65,9 +65,13 @@ std::optional<Sizes> matmul(const ir::Node&, const std::vector<Sizes>& in) {
 
 std::optional<Sizes> concat(const ir::Node& n, const std::vector<Sizes>& in) {
   Sizes out = in.at(0);
+  if (out.empty()) return std::nullopt;  // scalars do not concatenate (the node is reported)
   const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(out.size()));
   out[axis] = 0;
-  for (const Sizes& s : in) out[axis] += s.at(axis);
+  for (const Sizes& s : in) {
+    if (s.size() != out.size()) return std::nullopt;
+    out[axis] += s[axis];
+  }
   return out;
 }
 

@@ -151,6 +151,8 @@ Out fold_transpose(const ir::Node& n, const Inputs& ins) {
 Out fold_where(const ir::Node&, const Inputs& ins) { return {kernels::where(in(ins, 0), in(ins, 1), in(ins, 2))}; }
 
 Out fold_range(const ir::Node&, const Inputs& ins) {
+  for (size_t i = 0; i < 3; ++i)
+    if (in(ins, i).numel() != 1) throw kernels::KernelError("Range: start, limit and delta must be scalars");
   const HostTensor& start = in(ins, 0);
   return {kernels::range(start.get_f(0), in(ins, 1).get_f(0), in(ins, 2).get_f(0), start.dtype)};
 }
