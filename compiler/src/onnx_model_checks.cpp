@@ -105,6 +105,13 @@ void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path
   // libonnx 1.12 rejects every IR version above its own ("higher than the checker's") although
   // it can still read those models; they are left to vkc's own checks.
   if (model.ir_version() > onnx::Version::IR_VERSION) return;
+  // Likewise an ai.onnx opset newer than the library's schemas (18+ for libonnx 1.12): it would
+  // check those nodes against older schemas (ReduceMean's axes input, Split's num_outputs, ...).
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const auto& import : model.opset_import())
+    if ((import.domain().empty() || import.domain() == "ai.onnx") && known.count("") &&
+        import.version() > known.at("").second)
+      return;
   if (model.ir_version() <= 0) throw ImportError("the model has no ir_version");
   // The graph and function checks of onnx::checker::check_model(const ModelProto&), which would
   // look for external data files in the working directory, run with the model directory set.

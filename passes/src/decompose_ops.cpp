@@ -285,12 +285,24 @@ void trilu_as_where(ir::Graph& g, ir::Node* n) {
 
 // Rewrites that build more than one node or read more than one input (each checks its own
 // conditions and leaves the node alone when they do not hold).
+// Upsample before opset 9 keeps its scales in an attribute: the opset-9 form, scales as an input.
+void upsample_scales_as_input(ir::Graph& g, ir::Node* n) {
+  const ir::Attribute* a = n->opset() < 9 && n->num_inputs() == 1 ? n->attr("scales") : nullptr;
+  const auto* values = a ? std::get_if<std::vector<double>>(a) : nullptr;
+  if (!values) return;
+  std::vector<float> scales(values->begin(), values->end());
+  ir::Value* c = add_f32_constant(g, g.unique_name(n->name() + "_scales"), {static_cast<int64_t>(scales.size())}, scales);
+  n->set_inputs({n->input(0), c});
+  n->attrs().erase("scales");
+  n->set_opset(9);
+}
+
 using GraphRewrite = void (*)(ir::Graph&, ir::Node*);
 const std::map<std::string, GraphRewrite, std::less<>>& graph_rewrites() {
   static const std::map<std::string, GraphRewrite, std::less<>> kRewrites = {
       {"Max", pairwise},       {"Min", pairwise},  {"Mean", mean_as_sum},
       {"CumSum", cumsum_as_matmul}, {"Hardmax", hardmax}, {"Trilu", trilu_as_where},
-      {"LayerNormalization", layer_norm_statistics}};
+      {"LayerNormalization", layer_norm_statistics}, {"Upsample", upsample_scales_as_input}};
   return kRewrites;
 }
 

@@ -80,6 +80,13 @@ inline void attr_float(onnx::NodeProto* node, const std::string& name, float val
   a->set_f(value);
 }
 
+inline void attr_floats(onnx::NodeProto* node, const std::string& name, const std::vector<float>& values) {
+  auto* a = node->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_FLOATS);
+  for (float v : values) a->add_floats(v);
+}
+
 inline void attr_string(onnx::NodeProto* node, const std::string& name, const std::string& value) {
   auto* a = node->add_attribute();
   a->set_name(name);

@@ -302,12 +302,17 @@ TEST(Lowering, SoftmaxAxisAndOpsetSemantics) {
   EXPECT_EQ(std::get<int64_t>(t.at("dim")), 2);
   EXPECT_EQ(std::get<bool>(t.at("half_to_float")), false);
 
-  // Opset 11 flattens at axis=1 (its default): not one axis of a rank-3 tensor.
+  // Opset 11 flattens at axis=1 (its default): a view to [2, 12], a softmax over dim 1, a view back.
   Lowered old;
   old.node = testing::onnx(old.g, "Softmax", {testing::input(old.g, "x", f32({2, 3, 4}))}, f32({2, 3, 4}), {}, 11);
   old.lower();
-  EXPECT_TRUE(old.node->is_onnx("Softmax"));
-  EXPECT_NE(old.reason().find("flattened"), std::string::npos);
+  EXPECT_EQ(old.node->op_type(), "aten.view_copy.default");
+  EXPECT_EQ(std::get<Ints>(old.at("size")), (Ints{2, 3, 4}));
+  const ir::Node* rows = old.node->input(0)->producer();
+  ASSERT_TRUE(rows && rows->op_type() == "aten._softmax.default");
+  EXPECT_EQ(std::get<int64_t>(*rows->attr("dim")), 1);
+  EXPECT_EQ(rows->output(0)->shape().sizes(), (Ints{2, 12}));
+  EXPECT_EQ(rows->input(0)->producer()->op_type(), "aten.view_copy.default");
 }
 
 TEST(Lowering, ConvTransposeIsATransposedConvolution) {
