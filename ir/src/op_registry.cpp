@@ -268,10 +268,10 @@ const std::vector<Entry>& entries() {
     // channel, with int32 weight sums and f32 scales / bias padded to 4 (passes/src/lower_q8ta.cpp).
     {"quantized_decomposed.quantize_per_tensor.default(Tensor input, float scale, int zero_point, int quant_min, "
      "int quant_max, ScalarType dtype) -> Tensor",
-     "quantization", kFp, kChannelsPackedTexture | RepSet::of(kBuf, kW), {}, true, nullptr, true},
+     "quantization", kFp, kChannelsPackedTexture | RepSet::of(kBuf, kW), {}, true, nullptr, true, std::nullopt},
     {"quantized_decomposed.dequantize_per_tensor.default(Tensor input, float scale, int zero_point, int quant_min, "
      "int quant_max, ScalarType dtype, *, ScalarType? out_dtype=None) -> Tensor",
-     "quantization", kInt8, kChannelsPackedTexture | RepSet::of(kBuf, kW), {}, true, nullptr, true},
+     "quantization", kInt8, kChannelsPackedTexture | RepSet::of(kBuf, kW), {}, true, nullptr, true, std::nullopt},
     {"et_vk.q8ta_conv2d.default(" Q8TA_CONV_ARGS ") -> Tensor", "quantized-conv", kInt8, kAnyStorage, {1, 2, 3, 4},
      false, nullptr, true, Layout::PackedInt8_4W4C},
     {"et_vk.q8ta_conv2d_dw.default(" Q8TA_CONV_ARGS ") -> Tensor", "quantized-conv", kInt8, kAnyStorage,
@@ -284,10 +284,10 @@ const std::vector<Entry>& entries() {
      {1, 2, 3, 4}, false, nullptr, true, Layout::PackedInt8_4W},
     {"et_vk.q8ta_add.default(Tensor input_a, Tensor input_b, float input_a_scale, int input_a_zero_point, "
      "float input_b_scale, int input_b_zero_point, float output_scale, int output_zero_point, float alpha) -> Tensor",
-     "quantized-elementwise", kInt8, kAnyStorage, {}, false, nullptr, true},
+     "quantized-elementwise", kInt8, kAnyStorage, {}, false, nullptr, true, std::nullopt},
     {"et_vk.q8ta_relu.default(Tensor input, float input_scale, int input_zero_point, float output_scale, "
      "int output_zero_point) -> Tensor",
-     "quantized-elementwise", kInt8, kAnyStorage, {}, false, nullptr, true},
+     "quantized-elementwise", kInt8, kAnyStorage, {}, false, nullptr, true, std::nullopt},
     // ---- end of quantization
     // Clone.cpp: also the layout transition the partitioner inserts
     {"aten.clone.default(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", "transition", kFpIntBool | kInt8,
