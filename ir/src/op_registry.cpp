@@ -45,7 +45,7 @@ struct Entry {
   bool highdim = false;
   RepSet (*reps_for)(const Node&) = nullptr;
   bool packed_int8 = false;
-  std::optional<Layout> int8_layout;
+  std::optional<Layout> int8_layout = std::nullopt;
 };
 
 // Reductions (Reduce.cpp): over the last dim, any texture with keepdim or a width-packed

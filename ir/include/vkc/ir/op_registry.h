@@ -31,7 +31,7 @@ struct OpDef {
   /// (kInt8x4). int8_layout is the packed layout they need; none: the primary int8 input's
   /// (or, for an op without one, the layout its consumer needs).
   bool packed_int8 = false;
-  std::optional<Layout> int8_layout;
+  std::optional<Layout> int8_layout = std::nullopt;
 
   /// The representations a particular call of the op accepts.
   RepSet reps(const Node& n) const { return reps_for ? reps_for(n) : io_reps; }
