@@ -55,9 +55,32 @@ std::string why_not_folded(const ir::Graph& g, const ir::Node& n) {
 }
 
 // One sweep; returns whether any node was folded.
+// vkc::IfSelect(cond, then_value, else_value), an If output whose branches differ in type or shape
+// (onnx_graph_builder.cpp): once the condition is a constant, the output is the taken branch's
+// value (through an Identity where the output is a graph output, which keeps its name).
+bool resolve_if_select(ir::Graph& g, ir::Node* n) {
+  const ir::Value* cond = n->input(0);
+  if (!cond || !cond->is_constant() || !cond->shape().is_static() || cond->shape().numel() != 1) return false;
+  const kernels::HostTensor c{cond->dtype(), cond->shape().sizes(), cond->data()};
+  ir::Value* taken = n->input(c.get_f(0) != 0 ? 1 : 2);
+  if (g.is_output(n->output(0))) {
+    n->output(0)->set_type(taken->type());
+    n->morph(ir::kOnnxDomain, "Identity", {taken}, {});
+    n->set_opset(13);
+    return true;
+  }
+  g.replace_all_uses(n->output(0), taken);
+  g.remove_node(n);
+  return true;
+}
+
 bool fold_once(ir::Graph& g, std::map<std::string, std::string>& capped) {
   bool folded = false;
   for (ir::Node* n : g.nodes()) {
+    if (n->is(ir::kVkcDomain, "IfSelect")) {
+      folded = resolve_if_select(g, n) || folded;
+      continue;
+    }
     if (n->domain() != ir::kOnnxDomain) continue;
     folding::FoldFn fold = folding::find_folder(n->op_type());
     if (!fold) continue;
@@ -110,6 +133,11 @@ void fold_constants(ir::Graph& g, PassContext& ctx) {
   }
   // What stays: shape and integer arithmetic (integer or boolean outputs) left to run time, with why.
   for (const ir::Node* n : g.nodes()) {
+    if (n->is(ir::kVkcDomain, "IfSelect")) {
+      ctx.not_folded[n->name()] =
+          "an If whose branches differ in type or shape needs a condition known at compile time";
+      continue;
+    }
     if (n->domain() != ir::kOnnxDomain || !folding::find_folder(n->op_type()) || n->outputs().empty()) continue;
     const ir::DType t = n->output(0)->dtype();
     const bool makes_tensors = n->is_onnx("ConstantOfShape") || n->is_onnx("Range") || n->is_onnx("NonZero");

@@ -26,6 +26,8 @@ namespace vkc::ir {
 inline constexpr std::string_view kOnnxDomain = "";
 inline constexpr std::string_view kMicrosoftDomain = "com.microsoft";
 inline constexpr std::string_view kVulkanDomain = "vk";
+/// vkc's own placeholders between import and folding (IfSelect: an If output whose branches differ).
+inline constexpr std::string_view kVkcDomain = "vkc";
 
 class Node;
 

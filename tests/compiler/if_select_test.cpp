@@ -1,0 +1,97 @@
+// If whose branches give outputs of different shapes: exact only once the condition is known, so
+// the output waits for folding (vkc::IfSelect) and takes the taken branch's value; a condition
+// known only at run time is refused with the reason. Expected values computed here.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "onnx_test_models.h"
+#include "vkc/runtime/vulkan.h"
+#include "vkc/vkc.h"
+
+namespace vkc::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+onnx::GraphProto* add_branch(onnx::NodeProto* n, const char* name) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  auto* g = a->mutable_g();
+  g->set_name(name);
+  return g;
+}
+
+// x [4, 4]; then: Reshape(x, [2, 8]) * 2, else: x + 1 ([4, 4]); y = If(cond)... The condition is
+// Equal(Shape(x)[1], width) (known once shapes fold) or, with `runtime_cond`, a graph input.
+std::vector<uint8_t> if_model(int64_t width, bool runtime_cond) {
+  ModelBuilder m(8, 17);
+  m.input("x", kF32, {4, 4});
+  if (runtime_cond) m.input("c", onnx::TensorProto_DataType_BOOL, {});
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  std::string cond = "c";
+  if (!runtime_cond) {
+    auto* idx = m.initializer("one", onnx::TensorProto_DataType_INT64, {});
+    idx->add_int64_data(1);
+    auto* w = m.initializer("w", onnx::TensorProto_DataType_INT64, {});
+    w->add_int64_data(width);
+    m.node("Shape", {"x"}, {"shape"}, "shape");
+    attr_int(m.node("Gather", {"shape", "one"}, {"dim1"}, "dim1"), "axis", 0);
+    m.node("Equal", {"dim1", "w"}, {"cond"}, "eq");
+    cond = "cond";
+  }
+  auto* target = m.initializer("target", onnx::TensorProto_DataType_INT64, {2});
+  target->add_int64_data(2);
+  target->add_int64_data(8);
+  m.raw_floats("two", {}, {2.0f});
+  m.raw_floats("one_f", {}, {1.0f});
+  auto* n = m.node("If", {cond}, {"y"}, "if");
+  auto* then_g = add_branch(n, "then_branch");
+  auto* r = then_g->add_node();
+  r->set_op_type("Reshape");
+  r->add_input("x");
+  r->add_input("target");
+  r->add_output("r");
+  auto* mul = then_g->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("r");
+  mul->add_input("two");
+  mul->add_output("t_out");
+  ModelBuilder::set_type(then_g->add_output(), "t_out", kF32, {2, 8});
+  auto* else_g = add_branch(n, "else_branch");
+  auto* add = else_g->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("one_f");
+  add->add_output("e_out");
+  ModelBuilder::set_type(else_g->add_output(), "e_out", kF32, {4, 4});
+  return m.bytes();
+}
+
+TEST(IfSelect, BranchesOfDifferentShapesTakeTheBranchAFoldedConditionPicks) {
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * float(i) - 3.0f;
+  for (const bool then_taken : {true, false}) {
+    const CompileResult r = compile(if_model(then_taken ? 4 : 5, false), fs::path(), CompileOptions{});
+    ASSERT_TRUE(r.ok) << r.error();
+    for (const std::string backend : {"cpu", "vulkan"}) {
+      if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+      RunOptions ro;
+      ro.backend = backend;
+      const RunResult out = run(std::span<const uint8_t>(r.pte), {Tensor::of(ir::DType::Float32, {4, 4}, x)}, ro);
+      ASSERT_TRUE(out.ok) << backend;
+      EXPECT_EQ(out.outputs.at(0).shape, then_taken ? (std::vector<int64_t>{2, 8}) : (std::vector<int64_t>{4, 4}));
+      for (size_t i = 0; i < x.size(); ++i)
+        EXPECT_FLOAT_EQ(out.outputs[0].get_f(static_cast<int64_t>(i)), then_taken ? 2 * x[i] : x[i] + 1) << backend;
+    }
+  }
+}
+
+TEST(IfSelect, ARunTimeConditionOverBranchesOfDifferentShapesIsRefusedWithTheReason) {
+  const CompileResult r = compile(if_model(4, true), fs::path(), CompileOptions{});
+  ASSERT_FALSE(r.ok);
+  EXPECT_THAT(r.error(), HasSubstr("If whose branches differ in type or shape needs a condition known at compile time"));
+}
+
+}  // namespace
+}  // namespace vkc::test
