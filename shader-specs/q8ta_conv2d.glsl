@@ -7,12 +7,7 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { int t_out[]; };
-layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { int t_in[]; };
-layout(set = 0, binding = 2, std430) restrict readonly buffer WeightBuf { int t_weight[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer SumsBuf { int t_sums[]; };
-layout(set = 0, binding = 4, std430) restrict readonly buffer ScalesBuf { float t_scales[]; };
-layout(set = 0, binding = 5, std430) restrict readonly buffer BiasBuf { float t_bias[]; };
+#include "vkc_q8ta_weighted.glslh"
 
 layout(push_constant) uniform Params {
   ivec4 out_sizes;
@@ -84,9 +79,7 @@ void store(int i, ivec4 o, ivec4 acc) {
   ivec4 q = ivec4(0);
   for (int j = 0; j < 4 && o.z + j < p.out_sizes.z; ++j) {
     const int oc = o.z + j;
-    const int a = p.depthwise != 0 ? acc[j] : acc[j] - p.in_zp * t_sums[oc];
-    q[j] = q8ta_requantize(float(a) * p.in_scale * t_scales[oc] + (p.has_bias != 0 ? t_bias[oc] : 0.0), p.relu,
-                           p.out_scale, p.out_zp);
+    q[j] = q8ta_channel_output(p.depthwise != 0 ? acc[j] : acc[j] - p.in_zp * t_sums[oc], oc);
   }
   t_out[i] = q8_pack(q);
 }

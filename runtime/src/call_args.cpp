@@ -107,4 +107,22 @@ std::vector<int32_t> CallArgs::value_list(size_t i) const {
   fail(fmt::format("argument {} is {}, expected a ValueList", i, value_kind(value(i))));
 }
 
+double CallArgs::q8_scale(size_t i) const {
+  const double s = float_arg(i);
+  if (!(s > 0) || !(s < 3.4e38)) fail(fmt::format("scale {} must be positive and finite", s));
+  return s;
+}
+
+int64_t CallArgs::q8_zero_point(size_t i) const {
+  const int64_t z = int_arg(i);
+  if (z < -128 || z > 127) fail(fmt::format("zero point {} lies outside int8", z));
+  return z;
+}
+
+bool CallArgs::relu_activation(size_t i) const {
+  const std::string a = string_arg(i);
+  if (a != "none" && a != "relu") fail("activation must be \"none\" or \"relu\", not \"" + a + "\"");
+  return a == "relu";
+}
+
 }  // namespace vkc::runtime

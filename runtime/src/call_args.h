@@ -39,6 +39,10 @@ class CallArgs {
   std::optional<int64_t> opt_int(size_t i) const;    // int?: Null or Int
   bool bool_arg(size_t i) const;
   std::string string_arg(size_t i) const;
+  // Static-int8 (q8ta) arguments, checked the same way by every backend:
+  double q8_scale(size_t i) const;           // float: positive and finite (an f32)
+  int64_t q8_zero_point(size_t i) const;     // int: within int8
+  bool relu_activation(size_t i) const;      // str: "none" or "relu"
   std::vector<int64_t> int_list(size_t i) const;  // IntList, or a ValueList of Int/SymInt
   std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
   std::optional<std::vector<double>> opt_double_list(size_t i) const;

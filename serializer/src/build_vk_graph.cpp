@@ -25,6 +25,13 @@ static_assert(static_cast<int>(ir::Storage::Texture2D) == static_cast<int>(Stora
 static_assert(static_cast<int>(ir::Layout::WidthPacked) == static_cast<int>(MemoryLayout::WidthPacked));
 static_assert(static_cast<int>(ir::Layout::HeightPacked) == static_cast<int>(MemoryLayout::HeightPacked));
 static_assert(static_cast<int>(ir::Layout::ChannelsPacked) == static_cast<int>(MemoryLayout::ChannelsPacked));
+// ir::Layout is the IR's tag and MemoryLayout the file's enum (with Default): the same values.
+static_assert(static_cast<int>(ir::Layout::PackedInt8_4W4C) == static_cast<int>(MemoryLayout::PackedInt8_4W4C));
+static_assert(static_cast<int>(ir::Layout::PackedInt8_4H4W) == static_cast<int>(MemoryLayout::PackedInt8_4H4W));
+static_assert(static_cast<int>(ir::Layout::PackedInt8_4W) == static_cast<int>(MemoryLayout::PackedInt8_4W));
+static_assert(static_cast<int>(ir::Layout::PackedInt8_4C) == static_cast<int>(MemoryLayout::PackedInt8_4C));
+static_assert(static_cast<int>(ir::Layout::PackedInt8_4C1W) == static_cast<int>(MemoryLayout::PackedInt8_4C1W));
+static_assert(static_cast<int>(ir::Layout::PackedInt8_Conv2d) == static_cast<int>(MemoryLayout::PackedInt8_Conv2d));
 
 VkDataType gpu_dtype(ir::DType t, const DtypeRules& r) {
   switch (t) {

@@ -47,13 +47,7 @@ void embedding_q4gsw(const OpContext& c) {
 // ---- static int8 (q8ta)
 
 kernels::QParams qparams(const OpContext& c, size_t scale, size_t zero_point) {
-  return {c.float_arg(scale), c.int_arg(zero_point)};
-}
-
-bool relu_activation(const OpContext& c, size_t i) {
-  const std::string a = c.string_arg(i);
-  if (a != "none" && a != "relu") c.fail("activation must be \"none\" or \"relu\", not \"" + a + "\"");
-  return a == "relu";
+  return {c.q8_scale(scale), c.q8_zero_point(zero_point)};
 }
 
 // quantized_decomposed.quantize_per_tensor.default(input, scale, zero_point, quant_min, quant_max, dtype)
@@ -79,7 +73,7 @@ void q8ta_conv2d(const OpContext& c) {
   conv.padding = c.int_list(11);
   conv.dilation = c.int_list(12);
   conv.groups = c.int_arg(13);
-  conv.relu = relu_activation(c, 14);
+  conv.relu = c.relu_activation(14);
   const serializer::VkTensor* out = c.output_spec();
   if (!out || out->dims.size() != 4) c.fail("the output must be a rank-4 tensor");
   c.set_output(kernels::q8ta_conv2d(c.tensor(0), qparams(c, 1, 2), c.tensor(3), c.tensor(5), c.opt_tensor(8),
@@ -92,7 +86,7 @@ void q8ta_linear(const OpContext& c) {
   const serializer::VkTensor* out = c.output_spec();
   if (!out || out->dims.empty()) c.fail("the output needs a rank");
   c.set_output(kernels::q8ta_linear(c.tensor(0), qparams(c, 1, 2), c.tensor(3), c.tensor(5), c.opt_tensor(8),
-                                    qparams(c, 6, 7), relu_activation(c, 9), out->dims.back()));
+                                    qparams(c, 6, 7), c.relu_activation(9), out->dims.back()));
 }
 
 // et_vk.q8ta_add.default(input_a, input_b, input_a_scale, input_a_zero_point, input_b_scale,

@@ -20,23 +20,8 @@ void require_int8_activation(Encoder& e, const GpuTensor& t, const char* what) {
 
 Resource buf(VkBuffer b) { return {b, VK_NULL_HANDLE}; }
 
-float scale_arg(Encoder& e, size_t i) {
-  const double s = e.float_arg(i);
-  if (!(s > 0) || !(s < 3.4e38)) e.fail(fmt::format("scale {} must be positive and finite", s));
-  return static_cast<float>(s);
-}
-
-int32_t zero_point_arg(Encoder& e, size_t i) {
-  const int64_t z = e.int_arg(i);
-  if (z < -128 || z > 127) e.fail(fmt::format("zero point {} lies outside int8", z));
-  return static_cast<int32_t>(z);
-}
-
-bool relu_arg(Encoder& e, size_t i) {
-  const std::string a = e.string_arg(i);
-  if (a != "none" && a != "relu") e.fail("activation must be \"none\" or \"relu\", not \"" + a + "\"");
-  return a == "relu";
-}
+float scale_arg(const Encoder& e, size_t i) { return static_cast<float>(e.q8_scale(i)); }
+int32_t zero_point_arg(const Encoder& e, size_t i) { return static_cast<int32_t>(e.q8_zero_point(i)); }
 
 // quantized_decomposed.quantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype)
 void quantize(Encoder& e) {
@@ -147,7 +132,7 @@ void conv2d(Encoder& e) {
   p.iv("kernel", {int32_t(KW), int32_t(KH), 0, 0}).iv("stride", {int32_t(stride[1]), int32_t(stride[0]), 0, 0});
   p.iv("padding", {int32_t(padding[1]), int32_t(padding[0]), 0, 0});
   p.iv("dilation", {int32_t(dilation[1]), int32_t(dilation[0]), 0, 0});
-  p.i("groups", int32_t(G)).i("w_stride", int32_t(w_stride)).i("depthwise", dw ? 1 : 0).i("relu", relu_arg(e, 14));
+  p.i("groups", int32_t(G)).i("w_stride", int32_t(w_stride)).i("depthwise", dw ? 1 : 0).i("relu", e.relu_activation(14));
   p.i("has_bias", cc.has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
   p.f("in_scale", scale_arg(e, 1)).f("out_scale", scale_arg(e, 6));
   const int64_t tiles = (out.dims[3] + 3) / 4 * out.dims[2] * ((OC + 3) / 4);  // 4 positions x 4 channels each
@@ -173,7 +158,7 @@ void linear(Encoder& e) {
   const auto& v = e.variant(out, {}, std::string(e.integer_dot_product() ? "q8ta_linear_dot" : "q8ta_linear") +
                                          (split ? "_splitk" : ""));
   Push p(v);
-  p.iv("out_sizes", out.sizes).i("k", int32_t(K)).i("w_stride", int32_t(wd[1])).i("relu", relu_arg(e, 9));
+  p.iv("out_sizes", out.sizes).i("k", int32_t(K)).i("w_stride", int32_t(wd[1])).i("relu", e.relu_activation(9));
   p.i("has_bias", cc.has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
   p.f("in_scale", scale_arg(e, 1)).f("out_scale", scale_arg(e, 6));
   e.dispatch(v, {out.resource(), in.resource(), buf(w), buf(cc.sums), buf(cc.scales), buf(cc.bias)}, p,
