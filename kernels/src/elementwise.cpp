@@ -1,3 +1,5 @@
+#include <fmt/format.h>
+
 #include "vkc/kernels/elementwise.h"
 
 #include <cmath>
@@ -117,8 +119,11 @@ HostTensor where(const HostTensor& cond, const HostTensor& a, const HostTensor& 
 }
 
 HostTensor cast(const HostTensor& x, ir::DType to) {
-  HostTensor out = HostTensor::zeros(to, x.shape);
   const int64_t n = x.numel();
+  if (x.data.size() != static_cast<size_t>(n) * ir::dtype_size(x.dtype))
+    throw KernelError(fmt::format("cast: {} bytes of data for a {} tensor of {} elements", x.data.size(),
+                                  ir::dtype_name(x.dtype), n));
+  HostTensor out = HostTensor::zeros(to, x.shape);
   // f32 <-> f16 (the Vulkan backend's staging of fp16 programs): typed loops, no per-element dispatch.
   if (x.dtype == ir::DType::Float32 && to == ir::DType::Float16) {
     const auto* src = reinterpret_cast<const float*>(x.data.data());
