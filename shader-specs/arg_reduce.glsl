@@ -16,19 +16,27 @@ layout(push_constant) uniform Params {
   int dim;
 } p;
 
-float load(ivec4 w) { return float(TENSOR_AT(t_in, w, p.in_sizes, p.packed_dims.y)); }
+#if defined(IN_DTYPE_i32)
+#define VAL_T int
+#define IS_NAN(v) false
+#else
+#define VAL_T float
+#define IS_NAN(v) isnan(v)
+#endif
+
+VAL_T load(ivec4 w) { return VAL_T(TENSOR_AT(t_in, w, p.in_sizes, p.packed_dims.y)); }
 
 int best_index(ivec4 w) {
   int best = 0;
   w[p.dim] = 0;
-  float bv = load(w);
-  for (int k = 1; k < p.in_sizes[p.dim] && !isnan(bv); ++k) {
+  VAL_T bv = load(w);
+  for (int k = 1; k < p.in_sizes[p.dim] && !IS_NAN(bv); ++k) {
     w[p.dim] = k;
-    const float v = load(w);
+    const VAL_T v = load(w);
 #if MAX
-    if (isnan(v) || v > bv) {
+    if (IS_NAN(v) || v > bv) {
 #else
-    if (isnan(v) || v < bv) {
+    if (IS_NAN(v) || v < bv) {
 #endif
       best = k;
       bv = v;

@@ -195,9 +195,9 @@ const std::vector<Entry>& entries() {
     {"aten.amin.default(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, true,
      reduce_reps},
     // ArgReduce.cpp: int indices (int64, run as int32 with downcast_64_bit); representations as the reductions.
-    {"aten.argmax.default(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, false,
+    {"aten.argmax.default(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "reduction", kFpInt, {}, {}, false,
      arg_reduce_reps},
-    {"aten.argmin.default(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "reduction", kFp, {}, {}, false,
+    {"aten.argmin.default(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", "reduction", kFpInt, {}, {}, false,
      arg_reduce_reps},
     {"aten._softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", "softmax", kFp, kAnyStorage, {}},
     // View.cpp, Cat.cpp, Permute.cpp

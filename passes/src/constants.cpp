@@ -60,6 +60,18 @@ ir::Value* add_f32_constant(ir::Graph& g, const std::string& name, const std::ve
                         ir::TensorData::owned(std::move(bytes)));
 }
 
+ir::Value* add_float_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
+                              const std::vector<float>& values, ir::DType dtype) {
+  if (dtype != ir::DType::Float16) return add_f32_constant(g, name, shape, values);
+  std::vector<uint8_t> bytes(values.size() * sizeof(uint16_t));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = ir::float_to_half(values[i]);
+    std::memcpy(bytes.data() + i * sizeof(uint16_t), &h, sizeof(h));
+  }
+  return g.add_constant(g.unique_name(name), ir::TensorType{ir::DType::Float16, ir::Shape::of(shape)},
+                        ir::TensorData::owned(std::move(bytes)));
+}
+
 ir::Value* add_i64_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
                             const std::vector<int64_t>& values) {
   std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));

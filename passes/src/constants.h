@@ -18,6 +18,9 @@ std::optional<double> constant_scalar(const ir::Value* v);
 /// A new f32 constant.
 ir::Value* add_f32_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
                             const std::vector<float>& values);
+/// A new f32 or f16 constant (`dtype`) of the given values.
+ir::Value* add_float_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
+                              const std::vector<float>& values, ir::DType dtype);
 /// A new int64 constant (indices, shapes, axes).
 ir::Value* add_i64_constant(ir::Graph& g, const std::string& name, const std::vector<int64_t>& shape,
                             const std::vector<int64_t>& values);

@@ -15,6 +15,8 @@
 //   Hardmax(x, axis)        -> Cast(Equal(0..n-1 along axis, ArgMax(x, axis)))
 //   CumSum(x, axis)         -> MatMul(x along the last axis, constant 0/1 triangle)
 //   Trilu(x, k)             -> Where(j - i >= k (upper) or <= k (lower), x, 0)   (static x)
+//   GatherND(x, indices)    -> Gather(Reshape(x, [rows, rest...]), flat row of each index)
+//                              (batch_dims 0, static x; dynamo's mask lookups, CLIP's pooling)
 //   LayerNormalization's Mean / InvStdDev outputs, where used -> ReduceMean / Sqrt / Reciprocal
 // Only floating-point tensors with known types are rewritten; anything else stays and is reported.
 #include <algorithm>
@@ -283,6 +285,62 @@ void trilu_as_where(ir::Graph& g, ir::Node* n) {
   n->morph(ir::kOnnxDomain, "Where", {keep, n->input(0), zero}, {});
 }
 
+// GatherND(x, idx) with idx [..., k] and batch_dims 0 over a static x: the first k dims of x are
+// one dim of rows, and each index picks the row sum(idx_i * stride_i). Constant indices become
+// constant rows (negative ones wrapped); indices computed at run time (CLIP's pooling at the
+// argmax of the token ids) are combined by Gather/Mul/Add at run time and must be in range and
+// non-negative, as PyTorch's exporters write them. Any data type.
+void gather_nd_as_gather(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = n->input(0);
+  ir::Value* idx = n->num_inputs() > 1 ? n->input(1) : nullptr;
+  if (!idx || n->attr_int("batch_dims", 0) != 0 || !x->type().known() || !x->shape().is_static() ||
+      !idx->type().known() || !idx->shape().is_static() || idx->shape().rank() < 1)
+    return;
+  const std::vector<int64_t> dims = x->shape().sizes();
+  std::vector<int64_t> idx_dims = idx->shape().sizes();
+  const int64_t k = idx_dims.back();
+  if (k < 1 || k > static_cast<int64_t>(dims.size())) return;
+  int64_t rows = 1;
+  for (int64_t i = 0; i < k; ++i) rows *= dims[static_cast<size_t>(i)];
+  std::vector<int64_t> table = {rows};
+  table.insert(table.end(), dims.begin() + k, dims.end());
+  idx_dims.pop_back();
+  ir::Value* picks = nullptr;
+  if (const auto values = constant_ints(idx)) {
+    std::vector<int64_t> flat;
+    for (size_t at = 0; at + static_cast<size_t>(k) <= values->size(); at += static_cast<size_t>(k)) {
+      int64_t row = 0;
+      for (int64_t i = 0; i < k; ++i) {
+        const int64_t dim = dims[static_cast<size_t>(i)];
+        int64_t v = (*values)[at + static_cast<size_t>(i)];
+        if (v < 0) v += dim;
+        if (v < 0 || v >= dim) return;  // out of range: left for the error to name
+        row = row * dim + v;
+      }
+      flat.push_back(row);
+    }
+    picks = add_i64_constant(g, g.unique_name(n->name() + "_rows"), idx_dims, flat);
+  } else {
+    if (idx->dtype() != ir::DType::Int64) return;
+    const ir::TensorType part{ir::DType::Int64, ir::Shape::of(idx_dims)};
+    int64_t stride = rows;
+    for (int64_t i = 0; i < k; ++i) {
+      stride /= dims[static_cast<size_t>(i)];
+      ir::Value* col = add_onnx_node(g, n, "Gather", {idx, add_i64_constant(g, g.unique_name(n->name() + "_col"), {}, {i})},
+                                     part, {{"axis", int64_t{-1}}});
+      if (stride != 1)
+        col = add_onnx_node(g, n, "Mul", {col, add_i64_constant(g, g.unique_name(n->name() + "_stride"), {}, {stride})},
+                            part);
+      picks = picks ? add_onnx_node(g, n, "Add", {picks, col}, part) : col;
+    }
+  }
+  ir::Value* table_shape = add_i64_constant(g, g.unique_name(n->name() + "_rows_shape"),
+                                            {static_cast<int64_t>(table.size())}, table);
+  ir::Value* as_rows = add_onnx_node(g, n, "Reshape", {x, table_shape}, {x->dtype(), ir::Shape::of(table)});
+  n->morph(ir::kOnnxDomain, "Gather", {as_rows, picks}, {{"axis", int64_t{0}}});
+  n->set_opset(std::max<int64_t>(n->opset(), 13));
+}
+
 // Rewrites that build more than one node or read more than one input (each checks its own
 // conditions and leaves the node alone when they do not hold).
 // Upsample before opset 9 keeps its scales in an attribute: the opset-9 form, scales as an input.
@@ -302,6 +360,7 @@ const std::map<std::string, GraphRewrite, std::less<>>& graph_rewrites() {
   static const std::map<std::string, GraphRewrite, std::less<>> kRewrites = {
       {"Max", pairwise},       {"Min", pairwise},  {"Mean", mean_as_sum},
       {"CumSum", cumsum_as_matmul}, {"Hardmax", hardmax}, {"Trilu", trilu_as_where},
+      {"GatherND", gather_nd_as_gather},
       {"LayerNormalization", layer_norm_statistics}, {"Upsample", upsample_scales_as_input}};
   return kRewrites;
 }

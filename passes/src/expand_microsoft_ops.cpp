@@ -10,6 +10,10 @@
 //   SimplifiedLayerNormalization(x, scale)    -> et_vk.rms_norm(x, scale, epsilon)  (also in the ONNX domain)
 //   SkipSimplifiedLayerNormalization(x, skip, gamma [, bias])
 //                                             -> et_vk.rms_norm(x + skip [+ bias], gamma, epsilon)
+//   EmbedLayerNormalization(ids, segment_ids, word, position, segment, gamma, beta, mask, position_ids)
+//                                             -> LayerNormalization(Gather(word, ids) + Gather(position,
+//                                                position_ids or 0..S-1) [+ Gather(segment, segment_ids)])
+//                                                (its mask_index and embedding_sum outputs unread)
 // The skip forms' optional 4th output (the sum) is the Add's output. Nodes whose mean / inverse
 // standard deviation outputs are read, or that normalize over another axis, stay and are reported.
 #include <cstring>
@@ -59,6 +63,46 @@ void finish(ir::Graph& g, ir::Node* n, ir::Value* result) {
   g.remove_node(n);
 }
 
+ir::Value* input_or_null(const ir::Node* n, size_t i) { return n->num_inputs() > i ? n->input(i) : nullptr; }
+
+// EmbedLayerNormalization with static [B, S] ids: the three embedding lookups, summed and normalized.
+ir::Value* embed_layer_norm(ir::Graph& g, ir::Node* n) {
+  ir::Value* ids = n->input(0);
+  ir::Value* word = input_or_null(n, 2);
+  ir::Value* pos = input_or_null(n, 3);
+  ir::Value* gamma = input_or_null(n, 5);
+  ir::Value* beta = input_or_null(n, 6);
+  if (!word || !pos || !gamma || !beta || !ids->type().known() || !ids->shape().is_static() ||
+      ids->shape().rank() != 2 || !word->type().known() || word->shape().rank() != 2 || !word->shape().is_static() ||
+      !pos->type().known() || pos->shape().rank() != 2 || !pos->shape().is_static())
+    return nullptr;
+  const auto sz = ids->shape().sizes();
+  const int64_t hidden = word->shape().sizes()[1];
+  const ir::TensorType out{word->dtype(), ir::Shape::of({sz[0], sz[1], hidden})};
+  ir::Value* sum = onnx_op(g, n, "Gather", {word, ids}, out, {{"axis", int64_t{0}}});
+  ir::Value* positions = input_or_null(n, 8);
+  ir::TensorType pos_t{word->dtype(), ir::Shape::of({sz[1], hidden})};
+  if (positions) {
+    if (!positions->type().known() || !positions->shape().is_static()) return nullptr;
+    auto ps = positions->shape().sizes();
+    ps.push_back(hidden);
+    pos_t = {word->dtype(), ir::Shape::of(ps)};
+  } else {
+    std::vector<uint8_t> bytes(static_cast<size_t>(sz[1]) * sizeof(int64_t));
+    for (int64_t i = 0; i < sz[1]; ++i) std::memcpy(bytes.data() + i * sizeof(int64_t), &i, sizeof(int64_t));
+    positions = g.add_constant(g.unique_name(n->name() + "_positions"), {ir::DType::Int64, ir::Shape::of({sz[1]})},
+                               ir::TensorData::owned(std::move(bytes)));
+  }
+  sum = onnx_op(g, n, "Add", {sum, onnx_op(g, n, "Gather", {pos, positions}, pos_t, {{"axis", int64_t{0}}})}, out);
+  ir::Value* segments = input_or_null(n, 1);
+  ir::Value* segment_table = input_or_null(n, 4);
+  if (segments && segment_table)
+    sum = onnx_op(g, n, "Add", {sum, onnx_op(g, n, "Gather", {segment_table, segments}, out, {{"axis", int64_t{0}}})},
+                  out);
+  return onnx_op(g, n, "LayerNormalization", {sum, gamma, beta}, out,
+                 {{"axis", int64_t{-1}}, {"epsilon", n->attr_float("epsilon", 1e-12)}});
+}
+
 }  // namespace
 
 void expand_microsoft_ops(ir::Graph& g, PassContext&) {
@@ -80,6 +124,8 @@ void expand_microsoft_ops(ir::Graph& g, PassContext&) {
                                     ir::TensorData::owned(std::move(bytes)));
       ir::Value* gate = onnx_op(g, n, "Sigmoid", {onnx_op(g, n, "Mul", {n->input(0), a}, t)}, t);
       finish(g, n, onnx_op(g, n, "Mul", {n->input(0), gate}, t));
+    } else if (contrib(n, "EmbedLayerNormalization") && unread(g, n, 1, 3)) {
+      if (ir::Value* y = embed_layer_norm(g, n)) finish(g, n, y);
     } else if (contrib(n, "SkipLayerNormalization") && unread(g, n, 1, 3)) {  // mean / inverse std unread
       ir::Value* s = skip_sum(g, n, 4);
       std::vector<ir::Value*> ins = {s, n->input(2)};

@@ -4,7 +4,8 @@
 // - Each scale is optional, a Mul or Div by a constant scalar, on either side of K's transpose.
 // - KT is K with its last two axes swapped, however spelled: a Transpose(0,1,3,2), or the
 //   Reshape -> Transpose(0,2,1) -> Reshape that torch.onnx's dynamo exporter writes (found by
-//   running the chain on an index tensor, view_chain.h).
+//   running the chain on an index tensor, view_chain.h), or one Transpose from another layout
+//   (TorchScript's [B, S, H, D] -> [B, H, D, S]), for which K's own transpose is made.
 // - Guard is optional: dynamo's Where(IsNaN(p), 0, p), which zeroes rows whose every score was
 //   masked. Fused attention gives such rows the mean of V instead; rows of a causal or padding
 //   mask always keep at least one position, so for them the two agree.
@@ -77,10 +78,31 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
   ir::Value* q = unscale(g, qk->input(0), scale);
   ir::Value* kt = unscale(g, qk->input(1), scale);
   ir::Value* k = untranspose(g, kt);
-  if (!k) return false;
-  k = unscale(g, k, scale);
+  // Else KT = Transpose(x, perm) straight from the heads' layout (TorchScript's [B, S, H, D] ->
+  // [B, H, D, S]): K is x under perm with its last two axes swapped, made below once all matched.
+  ir::Value* k_src = nullptr;
+  std::vector<int64_t> k_perm;
+  if (k) {
+    k = unscale(g, k, scale);
+  } else {
+    ir::Node* t = sole_producer(g, kt, "Transpose");
+    if (!t || !is_rank4(kt)) return false;
+    const auto perm = t->attr_ints("perm");
+    if (perm.size() != 4) return false;
+    k_perm = {perm[0], perm[1], perm[3], perm[2]};
+    k_src = unscale(g, t->input(0), scale);
+    if (!is_rank4(k_src)) return false;
+  }
   ir::Value* v = out->input(1);
-  if (!is_rank4(q) || !is_rank4(k) || !is_rank4(v) || q->dtype() != ir::DType::Float32) return false;
+  if (!is_rank4(q) || (k && !is_rank4(k)) || !is_rank4(v) || q->dtype() != ir::DType::Float32) return false;
+  if (k_src) {
+    const auto ks = kt->shape().sizes();
+    ir::Node* t = g.add_node(ir::kOnnxDomain, "Transpose", {k_src}, {{kt->dtype(), ir::Shape::of({ks[0], ks[1], ks[3], ks[2]})}},
+                             g.unique_name(qk->name() + "_k"), out);
+    t->attrs() = {{"perm", k_perm}};
+    t->set_opset(13);
+    k = t->output(0);
+  }
   out->morph(ir::kVulkanDomain, "et_vk.sdpa.default", mask ? std::vector<ir::Value*>{q, k, v, mask}
                                                            : std::vector<ir::Value*>{q, k, v, nullptr},
              {{"scale", scale}});

@@ -16,7 +16,7 @@ const std::vector<PassInfo>& pipeline() {
       {"remove-identity", "drop Identity, one-input Concat, same-dtype Cast and pass-through Dropout (a used mask becomes all true)", remove_identity},
       // onnxruntime's contrib operators (SkipLayerNormalization, FastGelu, ...) as standard ones,
       // before anything matches patterns.
-      {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/RMSNorm ops",
+      {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/EmbedLayerNorm/RMSNorm ops",
        expand_microsoft_ops},
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
       {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "constants.h"
 #include "vkc/kernels/host_tensor.h"
@@ -221,6 +222,17 @@ std::optional<Sizes> tile(const ir::Node& n, const std::vector<Sizes>& in) {
   return out;
 }
 
+// The output's dtype when nothing recorded it: comparisons and predicates give bool, Where its
+// branches' type, Cast its `to`, everything else here its first input's type.
+ir::DType output_dtype(const ir::Node& n) {
+  static const std::set<std::string, std::less<>> kBool = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+                                                           "And", "Or", "Xor", "Not", "IsNaN", "IsInf"};
+  if (kBool.count(n.op_type())) return ir::DType::Bool;
+  if (n.op_type() == "Where") return n.num_inputs() > 1 && n.input(1) ? n.input(1)->dtype() : ir::DType::Undefined;
+  if (n.op_type() == "Cast") return ir::dtype_from_onnx(n.attr_int("to", 0)).value_or(ir::DType::Undefined);
+  return n.input(0)->dtype();
+}
+
 const std::map<std::string, ShapeFn, std::less<>>& shape_fns() {
   static const std::map<std::string, ShapeFn, std::less<>> kFns = [] {
     std::map<std::string, ShapeFn, std::less<>> m;
@@ -284,7 +296,8 @@ bool propagate_shapes(ir::Graph& g) {
     if (!shape) continue;
     ir::Value* out = n->output(0);
     ir::DType dtype = out->dtype();
-    if (dtype == ir::DType::Undefined) dtype = n->input(0)->dtype();
+    if (dtype == ir::DType::Undefined) dtype = output_dtype(*n);
+    if (dtype == ir::DType::Undefined) continue;
     out->set_type({dtype, ir::Shape::of(*shape)});
     changed = true;
   }

@@ -16,6 +16,13 @@ struct Tally {
   int total() const { return pass + fail + unsupported; }
 };
 
+// The first `n` bytes of s, shortened to end on a whole UTF-8 character, then an ellipsis.
+std::string clip(const std::string& s, size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // s[n] continues a character
+  return s.substr(0, n) + "…";
+}
+
 // The reason without case-specific names, so that equal causes group together.
 std::string reason_key(const std::string& detail) {
   static const std::regex quoted("'[^']*'");
@@ -23,13 +30,13 @@ std::string reason_key(const std::string& detail) {
   std::string s = std::regex_replace(detail, quoted, "'…'");
   s = std::regex_replace(s, count, "N node");
   if (auto colon = s.find("error: "); colon != std::string::npos) s = s.substr(colon + 7);
-  return s.size() > 140 ? s.substr(0, 140) + "…" : s;
+  return clip(s, 140);
 }
 
 std::string cell(std::string s) {
   for (char& c : s)
     if (c == '|' || c == '\n') c = ' ';
-  return s.size() > 160 ? s.substr(0, 160) + "…" : s;
+  return clip(s, 160);
 }
 
 }  // namespace

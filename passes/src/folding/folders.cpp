@@ -9,6 +9,7 @@
 
 #include "vkc/kernels/data_movement.h"
 #include "vkc/kernels/elementwise.h"
+#include "vkc/kernels/norm.h"
 
 namespace vkc::passes::folding {
 namespace {
@@ -159,12 +160,13 @@ Out fold_range(const ir::Node&, const Inputs& ins) {
 
 Out fold_constant_of_shape(const ir::Node& n, const Inputs& ins) {
   const auto shape = in(ins, 0).ints();
-  HostTensor value = HostTensor::of(ir::DType::Float32, {1}, std::vector<float>{0.0f});
+  // A scalar, so that an empty shape gives a scalar (expanding [1] to [] would give [1]).
+  HostTensor value = HostTensor::of(ir::DType::Float32, {}, std::vector<float>{0.0f});
   if (const auto* t = n.attr("value"); t && std::holds_alternative<ir::TensorAttr>(*t)) {
     const auto& ta = std::get<ir::TensorAttr>(*t);
     if (ta.data.size() != ir::dtype_size(ta.type.dtype))
       throw kernels::KernelError("ConstantOfShape: 'value' must hold exactly one element");
-    value = HostTensor{ta.type.dtype, {1}, ta.data};
+    value = HostTensor{ta.type.dtype, {}, ta.data};
   }
   return {kernels::expand(value, shape)};
 }
@@ -265,6 +267,15 @@ Out fold_cumsum(const ir::Node& n, const Inputs& ins) {
                           n.attr_int("reverse", 0) != 0)};
 }
 
+// BatchNormalization in inference form (timm's weight standardization normalizes constant
+// weights with statistics computed from them).
+Out fold_batch_norm(const ir::Node& n, const Inputs& ins) {
+  if (n.attr_int("training_mode", 0) != 0 || n.outputs().size() != 1)
+    throw kernels::KernelError("BatchNormalization: training mode is not folded");
+  return {kernels::batch_norm(in(ins, 0), &in(ins, 1), &in(ins, 2), in(ins, 3), in(ins, 4),
+                              n.attr_float("epsilon", 1e-5))};
+}
+
 const std::map<std::string, FoldFn, std::less<>>& folders() {
   static const std::map<std::string, FoldFn, std::less<>> kFolders = {
       {"Add", fold_binary}, {"Sub", fold_binary}, {"Mul", fold_binary}, {"Div", fold_binary},
@@ -283,6 +294,7 @@ const std::map<std::string, FoldFn, std::less<>>& folders() {
       {"ReduceMax", fold_reduce}, {"ReduceMin", fold_reduce}, {"ReduceProd", fold_reduce},
       {"Trilu", fold_trilu}, {"CumSum", fold_cumsum}, {"GatherND", fold_gather_nd}, {"Split", fold_split},
       {"IsNaN", fold_is_nan}, {"Xor", fold_xor}, {"Identity", fold_identity},
+      {"BatchNormalization", fold_batch_norm},
   };
   return kFolders;
 }

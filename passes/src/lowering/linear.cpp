@@ -28,9 +28,10 @@ ir::Value* linear_weight(ir::Graph& g, const ir::Node* n, ir::Value* b, bool b_i
   auto values = *constant_floats(b);
   if (b_is_nk) {
     for (float& v : values) v *= alpha;
-    return add_f32_constant(g, n->name() + "_weight", sizes, values);
+    return add_float_constant(g, n->name() + "_weight", sizes, values, b->dtype());
   }
-  return add_f32_constant(g, n->name() + "_weight", {sizes[1], sizes[0]}, transpose(values, sizes[0], sizes[1], alpha));
+  return add_float_constant(g, n->name() + "_weight", {sizes[1], sizes[0]}, transpose(values, sizes[0], sizes[1], alpha),
+                            b->dtype());
 }
 
 }  // namespace
@@ -43,7 +44,9 @@ Result lower_gemm(ir::Graph& g, ir::Node* n) {
   const bool trans_b = n->attr_int("transB", 0) != 0;
   const float alpha = static_cast<float>(n->attr_float("alpha", 1.0));
   const float beta = static_cast<float>(n->attr_float("beta", 1.0));
-  if (!is_f32_constant(b) || b->shape().rank() != 2) {
+  const bool fp_constant_b = is_f32_constant(b) || (b && b->is_constant() && b->dtype() == ir::DType::Float16 &&
+                                                    b->shape().is_static() && a->dtype() == ir::DType::Float16);
+  if (!fp_constant_b || b->shape().rank() != 2) {
     if (c || trans_b || alpha != 1.0f) return std::string("a non-constant B is supported only as a plain A*B");
     to_runtime(n, "aten.mm.default", {a, b}, {});
     return std::nullopt;
@@ -58,9 +61,8 @@ Result lower_gemm(ir::Graph& g, ir::Node* n) {
     if (static_cast<int64_t>(cv->size()) != out_features)
       return fmt::format("bias C of shape {} does not broadcast as a per-output bias", c->shape().str());
     for (float& v : *cv) v *= beta;
-    const bool as_is = beta == 1.0f && c->dtype() == ir::DType::Float32 &&
-                       c->shape().sizes() == std::vector<int64_t>{out_features};
-    bias = as_is ? c : add_f32_constant(g, n->name() + "_bias", {out_features}, *cv);
+    const bool as_is = beta == 1.0f && c->dtype() == b->dtype() && c->shape().sizes() == std::vector<int64_t>{out_features};
+    bias = as_is ? c : add_float_constant(g, n->name() + "_bias", {out_features}, *cv, b->dtype());
   }
   to_runtime(n, "aten.linear.default", {a, weight, bias}, {});
   return std::nullopt;

@@ -55,6 +55,18 @@ Result lower_gather(ir::Graph& g, ir::Node* n) {
   }
   const int64_t dim = data->shape().dims.at(axis).value.value_or(-1);
   auto indices = constant_ints(idx);
+  if (data->dtype() == ir::DType::Bool && !(indices && idx->shape().rank() == 0)) {
+    // index_select has no bool kernel: gather the values as i32 (0/1) and cast back.
+    ir::Node* as_int = g.add_node(ir::kVulkanDomain, "aten._to_copy.default", {data}, {{ir::DType::Int32, data->shape()}},
+                                  g.unique_name(n->name() + "_as_i32"), n);
+    ir::Node* picked = g.add_node(ir::kOnnxDomain, "Gather", {as_int->output(0), idx},
+                                  {{ir::DType::Int32, n->output(0)->shape()}}, g.unique_name(n->name() + "_i32"), n);
+    picked->attrs() = {{"axis", axis}};
+    picked->set_opset(n->opset());
+    if (Result r = lower_gather(g, picked)) return r;
+    to_runtime(n, "aten._to_copy.default", {picked->output(0)}, {});
+    return std::nullopt;
+  }
   if (indices)
     for (int64_t& i : *indices) {
       if (i < 0) i += dim;

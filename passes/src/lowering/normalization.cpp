@@ -66,7 +66,9 @@ Result lower_layer_norm(ir::Graph& g, ir::Node* n) {
   for (size_t i = 1; i < n->outputs().size(); ++i)
     if (!g.users(n->output(i)).empty() || g.is_output(n->output(i)))
       return std::string("the Mean / InvStdDev outputs are not supported");
-  if (n->output(0)->dtype() != ir::DType::Float32) return std::string("only f32 inputs are supported");
+  const ir::DType dt = n->output(0)->dtype();
+  if (!ir::is_float(dt) || dt == ir::DType::Float64 || n->input(0)->dtype() != dt)
+    return std::string("only f32 and f16 inputs are supported");
   const auto dims = n->input(0)->shape().sizes();
   int64_t width = 1;  // normalization over dims axis.. as one trailing dim
   for (int64_t d = axis; d < r; ++d) width *= dims[d];
@@ -81,10 +83,13 @@ Result lower_layer_norm(ir::Graph& g, ir::Node* n) {
       if (v->size() != 1) return static_cast<ir::Value*>(nullptr);
       v->assign(width, (*v)[0]);
     }
-    return c->shape().sizes() == std::vector<int64_t>{width} ? c : add_f32_constant(g, n->name() + tag, {width}, *v);
+    return c->shape().sizes() == std::vector<int64_t>{width} && c->dtype() == dt
+               ? c
+               : add_float_constant(g, n->name() + tag, {width}, *v, dt);
   };
   scale = flat(scale, "_scale");
-  bias = bias ? flat(bias, "_bias") : add_f32_constant(g, n->name() + "_bias", {width}, std::vector<float>(width, 0.0f));
+  bias = bias ? flat(bias, "_bias")
+              : add_float_constant(g, n->name() + "_bias", {width}, std::vector<float>(width, 0.0f), dt);
   if (!scale || !bias) return std::string("scale and bias must cover the normalized dims");
   // Normalizing over several trailing dims: view them as one, normalize over it, view back.
   ir::Value* x = n->input(0);
@@ -97,12 +102,12 @@ Result lower_layer_norm(ir::Graph& g, ir::Node* n) {
     v->attrs() = {{"size", rows}};
     x = v->output(0);
     ir::Node* ln = g.add_node(ir::kVulkanDomain, "aten.native_layer_norm.default", {x, scale, bias},
-                              {{ir::DType::Float32, ir::Shape::of(rows)}}, g.unique_name(n->name() + "_ln"), n);
+                              {{dt, ir::Shape::of(rows)}}, g.unique_name(n->name() + "_ln"), n);
     ln->attrs() = {{"normalized_shape", std::vector<int64_t>{width}}, {"eps", n->attr_float("epsilon", 1e-5)}};
     auto stats = rows;
     stats.back() = 1;
-    g.add_node_output(ln, {ir::DType::Float32, ir::Shape::of(stats)});
-    g.add_node_output(ln, {ir::DType::Float32, ir::Shape::of(stats)});
+    g.add_node_output(ln, {dt, ir::Shape::of(stats)});
+    g.add_node_output(ln, {dt, ir::Shape::of(stats)});
     to_runtime(n, "aten.view_copy.default", {ln->output(0)}, {{"size", dims}});
     g.set_outputs(n, {y});
     return std::nullopt;
@@ -113,8 +118,8 @@ Result lower_layer_norm(ir::Graph& g, ir::Node* n) {
   auto stat_shape = dims;
   stat_shape.back() = 1;
   g.set_outputs(n, {y});
-  g.add_node_output(n, {ir::DType::Float32, ir::Shape::of(stat_shape)});
-  g.add_node_output(n, {ir::DType::Float32, ir::Shape::of(stat_shape)});
+  g.add_node_output(n, {dt, ir::Shape::of(stat_shape)});
+  g.add_node_output(n, {dt, ir::Shape::of(stat_shape)});
   return std::nullopt;
 }
 

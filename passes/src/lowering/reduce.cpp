@@ -62,7 +62,9 @@ Result lower_reduce(ir::Graph& g, ir::Node* n) {
 // takes the first index in x reversed along the axis (index_select with constant indices
 // n-1..0) and maps it back: last = (n - 1) - first_reversed.
 Result lower_arg_reduce(ir::Graph& g, ir::Node* n) {
-  if (!ir::is_float(n->input(0)->dtype())) return std::string("only floating-point inputs are supported");
+  const ir::DType in = n->input(0)->dtype();
+  if (!ir::is_float(in) && in != ir::DType::Int32 && in != ir::DType::Int64)
+    return std::string("only floating-point and int32/int64 inputs are supported");
   const char* op = n->op_type() == "ArgMax" ? "aten.argmax.default" : "aten.argmin.default";
   const int64_t axis = n->attr_int("axis", 0);
   const ir::AttributeMap attrs = {{"dim", axis}, {"keepdim", n->attr_int("keepdims", 1) != 0}};
