@@ -83,11 +83,18 @@ if ((ort)); then
       "onnxruntime-node@$ORT_VERSION" >&2
   fi
   export NODE_PATH=$ORT_PREFIX/node_modules
-  /usr/bin/time -f '%e %M' -o "$dir/time" "$vkc" compile "$m" -o "$dir/tl.pte" --max-seq-len "$max_seq" \
-    --quantize 8da4w-fp16-embedding --no-progress > /dev/null
-  read -r vwall vrss < "$dir/time"
-  /usr/bin/time -f '%e %M' -o "$dir/time" node bench/ort_optimize.js "$m" "$dir/tl-ort.onnx" --dim past=$((max_seq - 1)) > /dev/null
-  read -r owall orss < "$dir/time"
+  # Best of two runs each, alternating: the 4 GiB of weights come from the page cache for both tools
+  # (the cells above may have pushed them out; a cold first read would favour whoever runs second).
+  vwall=1e9 owall=1e9
+  for _ in 1 2; do
+    /usr/bin/time -f '%e %M' -o "$dir/time" "$vkc" compile "$m" -o "$dir/tl.pte" --max-seq-len "$max_seq" \
+      --quantize 8da4w-fp16-embedding --no-progress > /dev/null
+    read -r w vrss < "$dir/time"
+    vwall=$(awk -v a="$w" -v b="$vwall" 'BEGIN { print (a < b) ? a : b }')
+    /usr/bin/time -f '%e %M' -o "$dir/time" node bench/ort_optimize.js "$m" "$dir/tl-ort.onnx" --dim past=$((max_seq - 1)) > /dev/null
+    read -r w orss < "$dir/time"
+    owall=$(awk -v a="$w" -v b="$owall" 'BEGIN { print (a < b) ? a : b }')
+  done
   printf 'vkc compile --max-seq-len %s --quantize 8da4w-fp16-embedding: %.2f s, %.0f MiB peak\n' "$max_seq" "$vwall" "$(echo "$vrss / 1024" | bc -l)"
   printf 'onnxruntime offline optimization (level all):             %.2f s, %.0f MiB peak\n' "$owall" "$(echo "$orss / 1024" | bc -l)"
   printf 'ratio: vkc %.1fx faster, %.1fx less memory\n' "$(echo "$owall / $vwall" | bc -l)" "$(echo "$orss / $vrss" | bc -l)"

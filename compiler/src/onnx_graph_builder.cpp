@@ -186,7 +186,8 @@ class GraphBuilder {
   /// If, by predication: both branches are inlined (their values renamed under the If's name) and
   /// each output becomes Where(cond, then_output, else_output). Branches are pure, so computing the
   /// untaken one too changes no result; a constant condition folds later. Outputs whose branches
-  /// differ in type or shape become vkc::IfSelect, which only a constant condition resolves.
+  /// differ in type or shape, or are not known yet, become vkc::IfSelect: the taken branch once the
+  /// condition folds (the other's nodes then die), else a Where once both shapes are known equal.
   void inline_if(const onnx::NodeProto& node, const std::string& name, const std::vector<ir::Value*>& inputs,
                  const std::vector<ir::Value*>& outputs, const Scope* scope) {
     const std::string where = describe_node(name, node);
@@ -201,9 +202,10 @@ class GraphBuilder {
         throw ImportError(fmt::format("{}: a branch has fewer outputs than the If", where));
       ir::Value* a = branch_outputs[0][j];
       ir::Value* b = branch_outputs[1][j];
-      if (a->type().known() && b->type().known() && a->type() != b->type()) {
-        // Branches of different types or shapes: no elementwise select is exact. The choice waits
-        // for the condition to fold to a constant (fold-constants resolves vkc::IfSelect).
+      if (!a->type().known() || !b->type().known() || a->type() != b->type()) {
+        // Branches of different (or not yet known) types or shapes: no elementwise select is known
+        // to be exact. The choice waits for the condition to fold to a constant, or for the shapes
+        // to turn out equal (fold-constants resolves vkc::IfSelect either way).
         ir::Node* n = graph_.add_node_with_outputs(std::string(ir::kVkcDomain), "IfSelect", {inputs.at(0), a, b},
                                                    {outputs[j]}, graph_.unique_name(name + "/select"));
         n->set_opset(1);

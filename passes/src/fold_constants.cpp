@@ -131,6 +131,19 @@ void fold_constants(ir::Graph& g, PassContext& ctx) {
     const bool shaped = propagate_shapes(g);
     if (!folded && !shaped) break;
   }
+  // An If whose condition stays unknown, over branches that turned out alike: a Where per element
+  // (predication), exact since both branches are computed. A resolved If leaves its untaken
+  // branch unused: drop it now, before lowering looks at its nodes.
+  for (ir::Node* n : g.nodes()) {
+    if (!n->is(ir::kVkcDomain, "IfSelect")) continue;
+    const ir::Value* a = n->input(1);
+    const ir::Value* b = n->input(2);
+    if (!a->type().known() || !b->type().known() || a->type() != b->type() || !a->shape().is_static()) continue;
+    n->output(0)->set_type(a->type());
+    n->morph(ir::kOnnxDomain, "Where", {n->input(0), n->input(1), n->input(2)}, {});
+    n->set_opset(16);
+  }
+  eliminate_dead_code(g, ctx);
   // What stays: shape and integer arithmetic (integer or boolean outputs) left to run time, with why.
   for (const ir::Node* n : g.nodes()) {
     if (n->is(ir::kVkcDomain, "IfSelect")) {

@@ -87,6 +87,92 @@ TEST(IfSelect, BranchesOfDifferentShapesTakeTheBranchAFoldedConditionPicks) {
   }
 }
 
+// x [4, 4]; then: Reshape(x, [16]) * 2, else: `else_op` of x + 1 flattened to [16] ("Reshape") or
+// Unique(x + 1) (no Vulkan lowering). Branch outputs are declared with symbolic dims only, so their
+// shapes are known once propagated. The condition is Equal(Shape(x)[1], 4) (true) or input `c`.
+std::vector<uint8_t> symbolic_if_model(const char* else_op, bool runtime_cond) {
+  ModelBuilder m(8, 17);
+  m.input("x", kF32, {4, 4});
+  if (runtime_cond) m.input("c", onnx::TensorProto_DataType_BOOL, {});
+  m.output("y", kF32, {std::string("n")});
+  std::string cond = "c";
+  if (!runtime_cond) {
+    auto* idx = m.initializer("one", onnx::TensorProto_DataType_INT64, {});
+    idx->add_int64_data(1);
+    auto* w = m.initializer("w", onnx::TensorProto_DataType_INT64, {});
+    w->add_int64_data(4);
+    m.node("Shape", {"x"}, {"shape"}, "shape");
+    attr_int(m.node("Gather", {"shape", "one"}, {"dim1"}, "dim1"), "axis", 0);
+    m.node("Equal", {"dim1", "w"}, {"cond"}, "eq");
+    cond = "cond";
+  }
+  auto* flat = m.initializer("flat", onnx::TensorProto_DataType_INT64, {1});
+  flat->add_int64_data(16);
+  m.raw_floats("two", {}, {2.0f});
+  m.raw_floats("one_f", {}, {1.0f});
+  auto* n = m.node("If", {cond}, {"y"}, "if");
+  auto* then_g = add_branch(n, "then_branch");
+  auto* r = then_g->add_node();
+  r->set_op_type("Reshape");
+  r->add_input("x");
+  r->add_input("flat");
+  r->add_output("r");
+  auto* mul = then_g->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("r");
+  mul->add_input("two");
+  mul->add_output("t_out");
+  ModelBuilder::set_type(then_g->add_output(), "t_out", kF32, {std::string("a")});
+  auto* else_g = add_branch(n, "else_branch");
+  auto* add = else_g->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("one_f");
+  add->add_output("s");
+  auto* e = else_g->add_node();
+  e->set_op_type(else_op);
+  e->add_input("s");
+  if (std::string(else_op) == "Reshape") e->add_input("flat");
+  e->add_output("e_out");
+  ModelBuilder::set_type(else_g->add_output(), "e_out", kF32, {std::string("b")});
+  return m.bytes();
+}
+
+std::vector<float> ramp() {
+  std::vector<float> x(16);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * float(i) - 3.0f;
+  return x;
+}
+
+TEST(IfSelect, TheUntakenBranchIsDroppedBeforeLoweringSoWhatItHoldsNeedNotLower) {
+  const CompileResult r = compile(symbolic_if_model("Unique", false), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r.ok) << r.error();
+  for (const auto& n : r.partition.nodes) EXPECT_NE(n.op, "Unique") << n.name;
+  const auto x = ramp();
+  const RunResult out = run(std::span<const uint8_t>(r.pte), {Tensor::of(ir::DType::Float32, {4, 4}, x)}, RunOptions{});
+  ASSERT_TRUE(out.ok);
+  ASSERT_EQ(out.outputs.at(0).shape, (std::vector<int64_t>{16}));
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(out.outputs[0].get_f(static_cast<int64_t>(i)), 2 * x[i]);
+}
+
+TEST(IfSelect, ARunTimeConditionOverBranchesThatTurnOutAlikeSelectsPerCall) {
+  const CompileResult r = compile(symbolic_if_model("Reshape", true), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r.ok) << r.error();
+  const auto x = ramp();
+  for (const std::string backend : {"cpu", "vulkan"}) {
+    if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+    for (const bool c : {true, false}) {
+      RunOptions ro;
+      ro.backend = backend;
+      const RunResult out = run(std::span<const uint8_t>(r.pte),
+                                {Tensor::of(ir::DType::Float32, {4, 4}, x), Tensor::of(ir::DType::Bool, {}, std::vector<uint8_t>{c})}, ro);
+      ASSERT_TRUE(out.ok) << backend;
+      for (size_t i = 0; i < x.size(); ++i)
+        EXPECT_FLOAT_EQ(out.outputs.at(0).get_f(static_cast<int64_t>(i)), c ? 2 * x[i] : x[i] + 1) << backend << " c=" << c;
+    }
+  }
+}
+
 TEST(IfSelect, ARunTimeConditionOverBranchesOfDifferentShapesIsRefusedWithTheReason) {
   const CompileResult r = compile(if_model(4, true), fs::path(), CompileOptions{});
   ASSERT_FALSE(r.ok);
