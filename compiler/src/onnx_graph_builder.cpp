@@ -244,7 +244,7 @@ class GraphBuilder {
     if (static_cast<size_t>(body->input_size()) != carried + 2 || static_cast<size_t>(body->output_size()) < carried + 1)
       throw ImportError(fmt::format("{}: the body's inputs and outputs do not match the Loop's", where));
     constexpr int64_t kMaxUnrolledNodes = 20000;
-    if (*trips * std::max(1, body->node_size()) > kMaxUnrolledNodes)
+    if (*trips > kMaxUnrolledNodes / std::max(1, body->node_size()))
       throw ImportError(fmt::format("{}: {} iterations of a {}-node body exceed the unrolling bound of {} nodes", where,
                                     *trips, body->node_size(), kMaxUnrolledNodes));
     const size_t scans = static_cast<size_t>(body->output_size()) - carried - 1;

@@ -29,10 +29,29 @@ class GuardedSchemas final : public onnx::ISchemaRegistry {
   const onnx::OpSchema* GetSchema(const std::string& key, const int version,
                                   const std::string& domain) const override {
     const onnx::OpSchema* s = onnx::OpSchemaRegistry::Instance()->GetSchema(key, version, domain);
-    const size_t required = required_typed_inputs(key, domain);
-    if (!s || required == 0 || !s->has_type_and_shape_inference_function()) return s;
+    if (!s || !s->has_type_and_shape_inference_function()) return s;
     auto it = wrapped_.find(s);
     if (it != wrapped_.end()) return it->second.get();
+    if (const int shape_input = shape_tensor_input(key, domain); shape_input >= 0) {
+      // The output's rank is the length of a 1-D shape tensor: a length no tensor could have (a
+      // Range over constants claiming 1e16 elements, found by fuzzing) would make libonnx build that
+      // many dims. Such a node keeps its declared outputs; vkc's own checks report it.
+      auto copy = std::make_unique<onnx::OpSchema>(*s);
+      copy->TypeAndShapeInferenceFunction([fn = s->GetTypeAndShapeInferenceFunction(), shape_input](
+                                              onnx::InferenceContext& ctx) {
+        if (ctx.getNumInputs() > static_cast<size_t>(shape_input)) {
+          const onnx::TypeProto* t = ctx.getInputType(static_cast<size_t>(shape_input));
+          if (t && t->has_tensor_type() && t->tensor_type().has_shape()) {
+            for (const auto& d : t->tensor_type().shape().dim())
+              if (d.has_dim_value() && (d.dim_value() < 0 || d.dim_value() > kMaxRank)) return;
+          }
+        }
+        fn(ctx);
+      });
+      return wrapped_.emplace(s, std::move(copy)).first->second.get();
+    }
+    const size_t required = required_typed_inputs(key, domain);
+    if (required == 0) return s;
     auto copy = std::make_unique<onnx::OpSchema>(*s);
     copy->TypeAndShapeInferenceFunction([fn = s->GetTypeAndShapeInferenceFunction(), required](
                                             onnx::InferenceContext& ctx) {
@@ -70,6 +89,14 @@ class GuardedSchemas final : public onnx::ISchemaRegistry {
     if (op == "MaxPool" || op == "AveragePool" || op == "LpPool" || op == "MaxRoiPool") return 1;
     return 0;
   }
+  // The input whose length is the output's rank (a shape tensor), or -1.
+  static int shape_tensor_input(const std::string& op, const std::string& domain) {
+    if (!domain.empty() && domain != "ai.onnx") return -1;
+    if (op == "ConstantOfShape") return 0;
+    if (op == "Expand" || op == "Reshape") return 1;
+    return -1;
+  }
+  static constexpr int64_t kMaxRank = 64;  // far beyond any runtime's (ExecuTorch's Vulkan backend: 8)
   mutable std::map<const onnx::OpSchema*, std::unique_ptr<onnx::OpSchema>> wrapped_;
 };
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "vkc/ir/half.h"
 
 namespace vkc::kernels {
@@ -24,7 +26,10 @@ thread_local uint64_t t_allocation_limit = uint64_t{1} << 46;  // 64 TiB: a clai
 
 }  // namespace
 
-AllocationLimit::AllocationLimit(uint64_t bytes) : previous_(t_allocation_limit) { t_allocation_limit = bytes; }
+// A limit within a limit: the smaller holds (an embedder's cap is not raised by an inner scope).
+AllocationLimit::AllocationLimit(uint64_t bytes) : previous_(t_allocation_limit) {
+  t_allocation_limit = std::min(bytes, previous_);
+}
 AllocationLimit::~AllocationLimit() { t_allocation_limit = previous_; }
 
 int64_t HostTensor::numel() const {
@@ -35,8 +40,10 @@ int64_t HostTensor::numel() const {
 
 void check_allocation(ir::DType dtype, const std::vector<int64_t>& shape) {
   uint64_t bytes = ir::dtype_size(dtype);
-  for (int64_t d : shape) {
+  for (int64_t d : shape)
     if (d < 0) throw KernelError(fmt::format("a tensor of shape [{}] has a negative dim", fmt::join(shape, ",")));
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return;  // empty: no bytes, whatever the other dims
+  for (int64_t d : shape) {
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) || bytes > t_allocation_limit)
       throw KernelError(fmt::format("a tensor of shape [{}] would take more than the {} bytes allowed here",
                                     fmt::join(shape, ","), t_allocation_limit));

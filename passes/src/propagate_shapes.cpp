@@ -128,7 +128,9 @@ std::optional<Sizes> reduce(const ir::Node& n, const std::vector<Sizes>& in) {
 }
 
 std::optional<Sizes> gather(const ir::Node& n, const std::vector<Sizes>& in) {
+  if (in.size() < 2 || in[0].empty()) return std::nullopt;  // a scalar has no axis to gather on
   const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(in[0].size()));
+  if (axis < 0 || axis >= static_cast<int64_t>(in[0].size())) return std::nullopt;
   Sizes out(in[0].begin(), in[0].begin() + axis);
   out.insert(out.end(), in[1].begin(), in[1].end());
   out.insert(out.end(), in[0].begin() + axis + 1, in[0].end());

@@ -4,9 +4,13 @@
 #include <span>
 #include <vector>
 
+#include "vkc/kernels/host_tensor.h"
 #include "vkc/vkc.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The fuzzer's memory: no tensor a program computes may take more than 1 GiB here (a program
+  // that declares huge tensors raises the executor's own limit, never this one).
+  const vkc::kernels::AllocationLimit cap(uint64_t{1} << 30);
   vkc::RunOptions ro;
   ro.backend = "cpu";
   vkc::Session s = vkc::Session::open(std::span<const uint8_t>(data, size), ro);

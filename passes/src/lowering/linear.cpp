@@ -99,6 +99,8 @@ Result lower_matmul(ir::Graph& g, ir::Node* n) {
   if (!has_static_shape(a) || !has_static_shape(b) || !has_static_shape(n->output(0)) || *ra < 2 || *rb < 2)
     return fmt::format("MatMul of ranks {} x {} needs static shapes (1-D operands are not supported)", *ra, *rb);
   const auto sa = a->shape().sizes(), sb = b->shape().sizes(), so = n->output(0)->shape().sizes();
+  if (so.size() != std::max(sa.size(), sb.size()))
+    return fmt::format("MatMul output of rank {} for operands of ranks {} x {}", so.size(), sa.size(), sb.size());
   auto view = [&](ir::Value* v, std::vector<int64_t> shape, const char* tag) {
     if (v->shape().sizes() == shape) return v;
     ir::Node* m = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {v}, {{v->dtype(), ir::Shape::of(shape)}},

@@ -1,6 +1,7 @@
 #include "op_context.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cpu_dtypes.h"
 #include "vkc/kernels/elementwise.h"
@@ -32,6 +33,15 @@ const HostTensor& GraphState::load(int32_t id, const std::string& where) const {
   if (id < 0 || static_cast<size_t>(id) >= tensors.size() || !vk_tensor(id))
     throw RuntimeError(fmt::format("{}: value {} is not a tensor", where, id));
   if (!tensors[id]) throw RuntimeError(fmt::format("{}: tensor value {} is read before it is written", where, id));
+  // Kernels index a tensor by its shape: its bytes must be exactly that many (a corrupt program's
+  // constant or a mis-sized result would otherwise be read past its end).
+  const HostTensor& t = *tensors[id];
+  uint64_t bytes = ir::dtype_size(t.dtype);
+  bool overflow = false;
+  for (int64_t d : t.shape) overflow = overflow || d < 0 || __builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes);
+  if (overflow || bytes != t.data.size())
+    throw RuntimeError(fmt::format("{}: tensor value {} holds {} bytes for shape [{}]", where, id, t.data.size(),
+                                   fmt::join(t.shape, ",")));
   const int32_t mem = vk_tensor(id)->mem_obj_id;
   if (mem >= 0) {
     auto it = mem_owner.find(mem);

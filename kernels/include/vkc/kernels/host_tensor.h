@@ -55,6 +55,7 @@ struct HostTensor {
 /// While alive, HostTensor::zeros on this thread refuses (KernelError) a tensor of more than `bytes`.
 /// The CPU executor sets it from the sizes a program declares, so that sizes computed from a corrupt
 /// program's arguments cannot make it allocate more than the program could ever need.
+/// Nested limits keep the smallest.
 class AllocationLimit {
  public:
   explicit AllocationLimit(uint64_t bytes);
