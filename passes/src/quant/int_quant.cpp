@@ -72,6 +72,22 @@ Int4Grouped empty_int4_grouped(int64_t rows, int64_t cols, int64_t group) {
   return r;
 }
 
+// dst row k, byte c = src row c, byte k, for an 8 x 8 block of bytes (rows `src_stride` and
+// `dst_stride` bytes apart): three rounds of swaps between rows 1, 2 and 4 apart, in 64-bit words.
+inline void transpose8x8(const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride) {
+  uint64_t a[8];
+  for (int k = 0; k < 8; ++k) std::memcpy(&a[k], src + k * src_stride, 8);
+  auto swap = [&](int lo, int hi, int shift, uint64_t mask) {
+    const uint64_t t = ((a[lo] >> shift) ^ a[hi]) & mask;
+    a[hi] ^= t;
+    a[lo] ^= t << shift;
+  };
+  for (int k = 0; k < 8; k += 2) swap(k, k + 1, 8, 0x00FF00FF00FF00FFull);
+  for (int k : {0, 1, 4, 5}) swap(k, k + 2, 16, 0x0000FFFF0000FFFFull);
+  for (int k = 0; k < 4; ++k) swap(k, k + 4, 32, 0x00000000FFFFFFFFull);
+  for (int k = 0; k < 8; ++k) std::memcpy(dst + k * dst_stride, &a[k], 8);
+}
+
 // quantize_int4_grouped of a matrix stored transposed (a MatMul's [K, N] weight, read as [N, K]),
 // group by group: the group's K-rows of the source are read once, in order, and every output row n
 // is quantized across them at once (vectorizable over n), two K-positions per packed byte.
@@ -90,7 +106,10 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(const float* src, in
   const bool tiled = group % 2 == 0;
   const int64_t half = group / 2;
   const int64_t tile_groups = tiled ? std::max<int64_t>(1, 64 / std::max<int64_t>(half, 1)) : 1;
-  std::vector<uint8_t> tile_bytes(tiled ? n_rows * static_cast<size_t>(half * tile_groups) : 0);
+  // The tile's pairs lie an odd number of cache lines apart: with `rows` a power of two they would
+  // share a few cache sets, and the row-by-row flush (one byte of every pair) would thrash them.
+  const int64_t stride = (rows + 63) / 64 * 64 + 64 * ((((rows + 63) / 64) % 2) ? 2 : 1);
+  std::vector<uint8_t> tile_bytes(tiled ? static_cast<size_t>(stride * half * tile_groups) : 0);
   for (int64_t g = 0; g < groups; ++g) {
     const float* tile = src + g * group * rows;  // source rows k = g * group .. + group, each `rows` long
     std::fill(amax.begin(), amax.end(), 0.0f);
@@ -119,7 +138,7 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(const float* src, in
       }
       if ((k & 1) == 0 && k + 1 < cols) continue;
       if (tiled) {  // the group's bytes of every row, written out row by row below
-        uint8_t* t = tile_bytes.data() + ((g % tile_groups) * half + i / 2) * rows;
+        uint8_t* t = tile_bytes.data() + ((g % tile_groups) * half + i / 2) * stride;
         for (int64_t n = 0; n < rows; ++n)  // (q1 + 8) * 16 + (q0 + 8) in [0, 255], exact in float
           t[n] = static_cast<uint8_t>(static_cast<int32_t>(q1[n] * 16.0f + q0[n] + 136.0f));
         continue;
@@ -136,9 +155,15 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(const float* src, in
     }
     if (tiled && (g % tile_groups == tile_groups - 1 || g == groups - 1)) {
       const int64_t first = g - g % tile_groups, bytes = (g - first + 1) * half;
-      for (int64_t n = 0; n < rows; ++n) {
-        uint8_t* out = r.packed.data() + n * row_bytes + first * half;
-        for (int64_t j = 0; j < bytes; ++j) out[j] = tile_bytes[static_cast<size_t>(j * rows + n)];
+      uint8_t* base = r.packed.data() + first * half;
+      int64_t n = 0;
+      if (bytes % 8 == 0)  // 8 x 8 byte blocks: 8 loads, a register transpose, 8 stores
+        for (; n + 8 <= rows; n += 8)
+          for (int64_t j = 0; j < bytes; j += 8)
+            transpose8x8(tile_bytes.data() + j * stride + n, stride, base + n * row_bytes + j, row_bytes);
+      for (; n < rows; ++n) {
+        uint8_t* out = base + n * row_bytes;
+        for (int64_t j = 0; j < bytes; ++j) out[j] = tile_bytes[static_cast<size_t>(j * stride + n)];
       }
     }
     for (int64_t n = 0; n < rows; ++n) {
