@@ -40,7 +40,8 @@ void compute_boundary(const ir::Graph& g, Delegate& d) {
 
 // Greedy grouping in topological order. A node joins the group of one of its producers (or,
 // failing that, any group) unless a path from that group reaches it through a node outside
-// the group (contracting the group would then create a cycle); otherwise it starts a group.
+// the group, or the group already reaches a group with a path to the node (contracting the
+// groups would then create a cycle); otherwise it starts a group.
 // `reach` is the set of groups with a path to a node, `tainted` those whose path leaves the
 // group on the way.
 std::vector<std::vector<ir::Node*>> group_acyclic(const ir::Graph& g, const std::vector<ir::Node*>& accepted) {
@@ -48,6 +49,7 @@ std::vector<std::vector<ir::Node*>> group_acyclic(const ir::Graph& g, const std:
   std::unordered_map<const ir::Node*, int> group;
   std::unordered_map<const ir::Node*, std::set<int>> reach, tainted;
   std::vector<std::vector<ir::Node*>> groups;
+  std::vector<std::set<int>> into;  // per group: the groups with a path into it
   for (ir::Node* n : g.nodes()) {
     std::set<int>& r = reach[n];
     std::set<int>& t = tainted[n];
@@ -65,19 +67,30 @@ std::vector<std::vector<ir::Node*>> group_acyclic(const ir::Graph& g, const std:
       if (pg != group.end()) candidates.push_back(pg->second);
     }
     if (!ok.count(n)) continue;
+    // Joining group c adds an edge into c from every group with a path to n: c must not already
+    // reach one of them (through any nodes), or the contracted groups would form a cycle.
+    auto can_join = [&](int c) {
+      if (t.count(c)) return false;
+      for (int h : r)
+        if (h != c && into[static_cast<size_t>(h)].count(c)) return false;
+      return true;
+    };
     int chosen = -1;
     for (int c : candidates)
-      if (!t.count(c) && (chosen < 0 || c < chosen)) chosen = c;
-    // No producer's group will do: any group no path reaches through an outside node is safe,
-    // so independent branches share a delegate too. The latest such group keeps locality.
+      if (can_join(c) && (chosen < 0 || c < chosen)) chosen = c;
+    // No producer's group will do: any group that stays acyclic is safe, so independent branches
+    // share a delegate too. The latest such group keeps locality.
     for (int c = static_cast<int>(groups.size()) - 1; chosen < 0 && c >= 0; --c)
-      if (!t.count(c)) chosen = c;
+      if (can_join(c)) chosen = c;
     if (chosen < 0) {
       chosen = static_cast<int>(groups.size());
       groups.emplace_back();
+      into.emplace_back();
     }
     group[n] = chosen;
     groups[chosen].push_back(n);
+    for (int h : r)
+      if (h != chosen) into[static_cast<size_t>(chosen)].insert(h);
     r.insert(chosen);
   }
   return groups;

@@ -215,6 +215,35 @@ std::optional<Sizes> expand(const ir::Node& n, const std::vector<Sizes>& in) {
   return kernels::broadcast_shapes(in[0], *target);
 }
 
+// Pad(x, pads [, value [, axes]]) (opset 11+) or pads attribute (before): begin and end pads per
+// padded axis, negative ones crop.
+std::optional<Sizes> pad(const ir::Node& n, const std::vector<Sizes>& in) {
+  std::optional<std::vector<int64_t>> pads;
+  if (n.num_inputs() > 1 && n.input(1)) pads = constant_ints(n.input(1));
+  else pads = n.attr_ints("pads", {});
+  if (!pads) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(in[0].size());
+  std::vector<int64_t> axes;
+  if (n.num_inputs() > 3 && n.input(3)) {
+    auto a = constant_ints(n.input(3));
+    if (!a) return std::nullopt;
+    for (int64_t ax : *a) axes.push_back(ax < 0 ? ax + rank : ax);
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (pads->size() != 2 * axes.size()) return std::nullopt;
+  Sizes out = in[0];
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= rank) return std::nullopt;
+    int64_t d = 0;
+    if (__builtin_add_overflow(out[static_cast<size_t>(axes[i])], (*pads)[i], &d) ||
+        __builtin_add_overflow(d, (*pads)[i + axes.size()], &d) || d < 0)
+      return std::nullopt;
+    out[static_cast<size_t>(axes[i])] = d;
+  }
+  return out;
+}
+
 // Tile(x, repeats).
 std::optional<Sizes> tile(const ir::Node& n, const std::vector<Sizes>& in) {
   auto reps = constant_ints(n.input(1));
@@ -250,6 +279,7 @@ const std::map<std::string, ShapeFn, std::less<>>& shape_fns() {
     m["Reshape"] = reshape;
     m["Expand"] = expand;
     m["Tile"] = tile;
+    m["Pad"] = pad;
     m["Transpose"] = transpose;
     m["MatMul"] = matmul;
     m["Concat"] = concat;

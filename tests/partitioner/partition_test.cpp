@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "common/graph_builder.h"
 #include "vkc/ir/verifier.h"
 #include "vkc/partitioner/partition.h"
@@ -183,6 +185,29 @@ TEST(Partition, ANodeReachingTheGroupThroughAnOutsideNodeDoesNotJoinIt) {
   Partition p = partition_graph(g, {});
   ASSERT_EQ(p.delegates.size(), 2u);
   EXPECT_NE(p.decisions[0].delegate, p.decisions[2].delegate);
+}
+
+TEST(Partition, AGroupThatReachesTheNodesProducersIsNotJoinedEither) {
+  // c1 -> erf1 -> h2 puts c1's group before h2's. h1 joins h2's group (independent of c1); n reads
+  // h1 and erf2(h1), so h1's group is tainted for n. Joining c1's group instead (it reaches n by no
+  // path) would contract into a cycle: c1's group -> h2's group (h2) -> c1's group (h1 -> n).
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 4}));
+  ir::Node* c1 = relu(g, x);
+  ir::Node* erf1 = testing::onnx(g, "Erf", {c1->output(0)}, f32({1, 4}));
+  ir::Node* h2 = relu(g, erf1->output(0));
+  ir::Node* h1 = relu(g, x);
+  ir::Node* erf2 = testing::onnx(g, "Erf", {h1->output(0)}, f32({1, 4}));
+  ir::Node* n = testing::runtime(g, "aten.add.Tensor", {h1->output(0), erf2->output(0)}, {f32({1, 4})});
+  g.outputs = {h2->output(0), n->output(0)};
+  Partition p = partition_graph(g, {});
+  // The delegates, contracted, must have an order: none may feed one that feeds it.
+  std::map<const ir::Node*, int> delegate_of;
+  for (size_t d = 0; d < p.delegates.size(); ++d)
+    for (const ir::Node* m : p.delegates[d].nodes) delegate_of[m] = static_cast<int>(d);
+  ASSERT_TRUE(delegate_of.count(c1) && delegate_of.count(n) && delegate_of.count(h2));
+  EXPECT_NE(delegate_of[n], delegate_of[c1]);
+  EXPECT_NE(delegate_of[h2], delegate_of[c1]);
 }
 
 TEST(Partition, UnloweredNodesCarryTheLoweringReason) {

@@ -62,6 +62,25 @@ TEST(PropagateShapes, OldAndNewSliceForms) {
   EXPECT_FALSE(propagate_shapes(g));
 }
 
+TEST(FoldConstants, ShapesPropagateThroughPadAndThroughWhereAndComparisonsWithTheirOwnTypes) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({2, 3, 4}));
+  // Pad 13 with pads over all axes (one negative: a crop), Pad 18 with axes [-1].
+  ir::Node* p13 = testing::onnx(g, "Pad", {x, testing::constant_i64(g, "p", {0, 1, 2, 0, 1, -1})}, unknown(), {}, 13);
+  ir::Node* p18 = testing::onnx(g, "Pad", {x, testing::constant_i64(g, "q", {3, 4}), nullptr, testing::constant_i64(g, "ax", {-1})},
+                                unknown(), {}, 18);
+  ir::Node* lt = testing::onnx(g, "Less", {x, x}, unknown(), {}, 13);
+  ir::Node* nan = testing::onnx(g, "IsNaN", {x}, unknown(), {}, 13);
+  ir::Node* where = testing::onnx(g, "Where", {lt->output(0), testing::constant(g, "z", {1}, {0.0f}), x}, unknown(), {}, 16);
+  g.outputs = {p13->output(0), p18->output(0), nan->output(0), where->output(0)};
+  EXPECT_TRUE(propagate_shapes(g));
+  EXPECT_EQ(p13->output(0)->type().str(), "f32[2,5,5]");
+  EXPECT_EQ(p18->output(0)->type().str(), "f32[2,3,11]");
+  EXPECT_EQ(lt->output(0)->type().str(), "bool[2,3,4]");
+  EXPECT_EQ(nan->output(0)->type().str(), "bool[2,3,4]");
+  EXPECT_EQ(where->output(0)->type().str(), "f32[2,3,4]");  // the branches' type, not the condition's
+}
+
 TEST(FoldConstants, ArithmeticOnConstantsIsEvaluated) {
   ir::Graph g;
   ir::Value* a = testing::constant(g, "a", {2}, {1, 2});
