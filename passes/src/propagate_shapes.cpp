@@ -199,8 +199,15 @@ std::optional<Sizes> slice(const ir::Node& n, const std::vector<Sizes>& in) {
   for (size_t i = 0; i < starts->size(); ++i) {
     const int64_t a = kernels::normalize_axis(axes->empty() ? static_cast<int64_t>(i) : (*axes)[i], rank);
     const int64_t step = steps->empty() ? 1 : (*steps)[i];
-    if (step <= 0) return std::nullopt;
+    if (step == 0) return std::nullopt;
     const int64_t dim = in[0][a];
+    if (step < 0) {  // from start (in [0, dim-1]) down to end (in [-1, dim-1]), not including it
+      const int64_t s = std::clamp<int64_t>((*starts)[i] < 0 ? (*starts)[i] + dim : (*starts)[i], 0, dim - 1);
+      const int64_t e = std::clamp<int64_t>((*ends)[i] < 0 ? (*ends)[i] + dim : (*ends)[i], -1, dim - 1);
+      const int64_t stride = step == INT64_MIN ? INT64_MAX : -step;
+      out[a] = dim > 0 && s > e ? (s - e - 1) / stride + 1 : 0;
+      continue;
+    }
     auto clampi = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
     const int64_t s = clampi((*starts)[i]), e = clampi((*ends)[i]);
     out[a] = e > s ? (e - s + step - 1) / step : 0;

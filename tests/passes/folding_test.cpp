@@ -81,6 +81,18 @@ TEST(FoldConstants, ShapesPropagateThroughPadAndThroughWhereAndComparisonsWithTh
   EXPECT_EQ(where->output(0)->type().str(), "f32[2,3,4]");  // the branches' type, not the condition's
 }
 
+TEST(FoldConstants, SliceShapesWithNegativeSteps) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({10, 4}));
+  // x[8:1:-3] on axis 0 (8, 5, 2) and x[::-1] on axis 1 (all four, reversed).
+  ir::Node* s = testing::onnx(g, "Slice", {x, testing::constant_i64(g, "s", {8, -1}), testing::constant_i64(g, "e", {1, INT64_MIN}),
+                                           testing::constant_i64(g, "a", {0, 1}), testing::constant_i64(g, "st", {-3, -1})},
+                              unknown(), {}, 13);
+  g.outputs = {s->output(0)};
+  EXPECT_TRUE(propagate_shapes(g));
+  EXPECT_EQ(s->output(0)->type().str(), "f32[3,4]");
+}
+
 TEST(FoldConstants, ArithmeticOnConstantsIsEvaluated) {
   ir::Graph g;
   ir::Value* a = testing::constant(g, "a", {2}, {1, 2});

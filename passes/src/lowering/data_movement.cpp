@@ -18,7 +18,8 @@ Result lower_transpose(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
-// One slice_copy per sliced axis, with bounds made explicit and in range.
+// One slice_copy per sliced axis, with bounds made explicit and in range; an axis taken with a
+// negative step is an index_select of its positions in that order.
 Result lower_slice(ir::Graph& g, ir::Node* n) {
   ir::Value* x = n->input(0);
   if (!has_static_shape(x)) return std::string("input shape is not static");
@@ -41,6 +42,7 @@ Result lower_slice(ir::Graph& g, ir::Node* n) {
     return std::string("starts, ends, axes and steps differ in length");
   struct Cut {
     int64_t dim, start, end, step;
+    std::vector<int64_t> picks;  // a negative step: the source positions, in order (index_select)
   };
   std::vector<Cut> cuts;
   for (size_t i = 0; i < starts.size(); ++i) {
@@ -48,24 +50,39 @@ Result lower_slice(ir::Graph& g, ir::Node* n) {
     if (a < 0) a += rank;
     if (a < 0 || a >= rank) return fmt::format("axis {} is out of range", a);
     const int64_t step = steps.empty() ? 1 : steps[i];
-    if (step <= 0) return std::string("negative or zero steps are not supported");
+    if (step == 0) return std::string("a zero step is not allowed");
     const int64_t size = dims[a];
+    if (step < 0) {  // from start down to (not including) end: start in [0, size-1], end in [-1, size-1]
+      const int64_t s = std::clamp<int64_t>(starts[i] < 0 ? starts[i] + size : starts[i], 0, size - 1);
+      const int64_t e = std::clamp<int64_t>(ends[i] < 0 ? ends[i] + size : ends[i], -1, size - 1);
+      std::vector<int64_t> picks;
+      for (int64_t k = s; k > e && size > 0; k = k < INT64_MIN - step ? e : k + step) picks.push_back(k);
+      cuts.push_back({a, 0, 0, step, std::move(picks)});
+      continue;
+    }
     auto clamp_index = [&](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + size : v, 0, size); };
     const int64_t s = clamp_index(starts[i]), e = clamp_index(ends[i]);
     if (s == 0 && e == size && step == 1) continue;  // the whole axis
-    cuts.push_back({a, s, std::max(s, e), step});
+    cuts.push_back({a, s, std::max(s, e), step, {}});
   }
   ir::Value* cur = x;
   std::vector<int64_t> shape = dims;
   for (size_t i = 0; i < cuts.size(); ++i) {
     const Cut& c = cuts[i];
-    shape[c.dim] = (c.end - c.start + c.step - 1) / c.step;
-    ir::AttributeMap attrs{{"dim", c.dim}, {"start", c.start}, {"end", c.end}, {"step", c.step}};
+    const bool reversed = c.step < 0;
+    if (reversed && c.picks.empty()) return std::string("a negative-step slice that selects nothing is not supported");
+    shape[c.dim] = reversed ? static_cast<int64_t>(c.picks.size()) : (c.end - c.start + c.step - 1) / c.step;
+    const char* op = reversed ? "aten.index_select.default" : "aten.slice_copy.Tensor";
+    std::vector<ir::Value*> ins = {cur};
+    if (reversed)
+      ins.push_back(add_i64_constant(g, n->name() + "_picks", {static_cast<int64_t>(c.picks.size())}, c.picks));
+    ir::AttributeMap attrs = reversed ? ir::AttributeMap{{"dim", c.dim}}
+                                      : ir::AttributeMap{{"dim", c.dim}, {"start", c.start}, {"end", c.end}, {"step", c.step}};
     if (i + 1 == cuts.size()) {
-      to_runtime(n, "aten.slice_copy.Tensor", {cur}, std::move(attrs));
+      to_runtime(n, op, ins, std::move(attrs));
       return std::nullopt;
     }
-    ir::Node* m = g.add_node(ir::kVulkanDomain, "aten.slice_copy.Tensor", {cur}, {{x->dtype(), ir::Shape::of(shape)}},
+    ir::Node* m = g.add_node(ir::kVulkanDomain, op, ins, {{x->dtype(), ir::Shape::of(shape)}},
                              g.unique_name(n->name() + "_slice"), n);
     m->attrs() = std::move(attrs);
     cur = m->output(0);
