@@ -22,48 +22,54 @@ onnx::GraphProto* add_branch(onnx::NodeProto* n, const char* name) {
   return g;
 }
 
-// x [4, 4]; then: Reshape(x, [2, 8]) * 2, else: x + 1 ([4, 4]); y = If(cond)... The condition is
-// Equal(Shape(x)[1], width) (known once shapes fold) or, with `runtime_cond`, a graph input.
-std::vector<uint8_t> if_model(int64_t width, bool runtime_cond) {
-  ModelBuilder m(8, 17);
+// One node of a branch graph: op(inputs) -> output.
+void branch_node(onnx::GraphProto* g, const char* op, std::vector<std::string> inputs, const char* output) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  for (const auto& i : inputs) n->add_input(i);
+  n->add_output(output);
+}
+
+// x [4, 4] and the If's condition: Equal(Shape(x)[1], width) (known once shapes fold) or, with
+// `runtime_cond`, a graph input `c`. Returns the condition's name.
+std::string input_and_condition(ModelBuilder& m, int64_t width, bool runtime_cond) {
   m.input("x", kF32, {4, 4});
-  if (runtime_cond) m.input("c", onnx::TensorProto_DataType_BOOL, {});
-  m.output("y", kF32, {std::string("h"), std::string("w")});
-  std::string cond = "c";
-  if (!runtime_cond) {
-    auto* idx = m.initializer("one", onnx::TensorProto_DataType_INT64, {});
-    idx->add_int64_data(1);
-    auto* w = m.initializer("w", onnx::TensorProto_DataType_INT64, {});
-    w->add_int64_data(width);
-    m.node("Shape", {"x"}, {"shape"}, "shape");
-    attr_int(m.node("Gather", {"shape", "one"}, {"dim1"}, "dim1"), "axis", 0);
-    m.node("Equal", {"dim1", "w"}, {"cond"}, "eq");
-    cond = "cond";
+  if (runtime_cond) {
+    m.input("c", onnx::TensorProto_DataType_BOOL, {});
+    return "c";
   }
-  auto* target = m.initializer("target", onnx::TensorProto_DataType_INT64, {2});
-  target->add_int64_data(2);
-  target->add_int64_data(8);
+  auto* idx = m.initializer("one", onnx::TensorProto_DataType_INT64, {});
+  idx->add_int64_data(1);
+  auto* w = m.initializer("w", onnx::TensorProto_DataType_INT64, {});
+  w->add_int64_data(width);
+  m.node("Shape", {"x"}, {"shape"}, "shape");
+  attr_int(m.node("Gather", {"shape", "one"}, {"dim1"}, "dim1"), "axis", 0);
+  m.node("Equal", {"dim1", "w"}, {"cond"}, "eq");
+  return "cond";
+}
+
+// y = If(cond) with then: Reshape(x, target) * 2, its output declared `then_dims`. Returns the If.
+onnx::NodeProto* if_with_reshape_then(ModelBuilder& m, const std::string& cond, const std::vector<int64_t>& target,
+                                      const std::vector<DimSpec>& then_dims) {
+  auto* t = m.initializer("target", onnx::TensorProto_DataType_INT64, {static_cast<int64_t>(target.size())});
+  for (int64_t d : target) t->add_int64_data(d);
   m.raw_floats("two", {}, {2.0f});
   m.raw_floats("one_f", {}, {1.0f});
   auto* n = m.node("If", {cond}, {"y"}, "if");
   auto* then_g = add_branch(n, "then_branch");
-  auto* r = then_g->add_node();
-  r->set_op_type("Reshape");
-  r->add_input("x");
-  r->add_input("target");
-  r->add_output("r");
-  auto* mul = then_g->add_node();
-  mul->set_op_type("Mul");
-  mul->add_input("r");
-  mul->add_input("two");
-  mul->add_output("t_out");
-  ModelBuilder::set_type(then_g->add_output(), "t_out", kF32, {2, 8});
-  auto* else_g = add_branch(n, "else_branch");
-  auto* add = else_g->add_node();
-  add->set_op_type("Add");
-  add->add_input("x");
-  add->add_input("one_f");
-  add->add_output("e_out");
+  branch_node(then_g, "Reshape", {"x", "target"}, "r");
+  branch_node(then_g, "Mul", {"r", "two"}, "t_out");
+  ModelBuilder::set_type(then_g->add_output(), "t_out", kF32, then_dims);
+  return n;
+}
+
+// then: Reshape(x, [2, 8]) * 2, else: x + 1 ([4, 4]).
+std::vector<uint8_t> if_model(int64_t width, bool runtime_cond) {
+  ModelBuilder m(8, 17);
+  const std::string cond = input_and_condition(m, width, runtime_cond);
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  auto* else_g = add_branch(if_with_reshape_then(m, cond, {2, 8}, {2, 8}), "else_branch");
+  branch_node(else_g, "Add", {"x", "one_f"}, "e_out");
   ModelBuilder::set_type(else_g->add_output(), "e_out", kF32, {4, 4});
   return m.bytes();
 }
@@ -87,53 +93,17 @@ TEST(IfSelect, BranchesOfDifferentShapesTakeTheBranchAFoldedConditionPicks) {
   }
 }
 
-// x [4, 4]; then: Reshape(x, [16]) * 2, else: `else_op` of x + 1 flattened to [16] ("Reshape") or
-// Unique(x + 1) (no Vulkan lowering). Branch outputs are declared with symbolic dims only, so their
-// shapes are known once propagated. The condition is Equal(Shape(x)[1], 4) (true) or input `c`.
+// then: Reshape(x, [16]) * 2, else: `else_op` of x + 1 flattened to [16] ("Reshape") or Unique(x + 1)
+// (no Vulkan lowering). Branch outputs are declared with symbolic dims only, so their shapes are
+// known once propagated. The condition is Equal(Shape(x)[1], 4) (true) or input `c`.
 std::vector<uint8_t> symbolic_if_model(const char* else_op, bool runtime_cond) {
   ModelBuilder m(8, 17);
-  m.input("x", kF32, {4, 4});
-  if (runtime_cond) m.input("c", onnx::TensorProto_DataType_BOOL, {});
+  const std::string cond = input_and_condition(m, 4, runtime_cond);
   m.output("y", kF32, {std::string("n")});
-  std::string cond = "c";
-  if (!runtime_cond) {
-    auto* idx = m.initializer("one", onnx::TensorProto_DataType_INT64, {});
-    idx->add_int64_data(1);
-    auto* w = m.initializer("w", onnx::TensorProto_DataType_INT64, {});
-    w->add_int64_data(4);
-    m.node("Shape", {"x"}, {"shape"}, "shape");
-    attr_int(m.node("Gather", {"shape", "one"}, {"dim1"}, "dim1"), "axis", 0);
-    m.node("Equal", {"dim1", "w"}, {"cond"}, "eq");
-    cond = "cond";
-  }
-  auto* flat = m.initializer("flat", onnx::TensorProto_DataType_INT64, {1});
-  flat->add_int64_data(16);
-  m.raw_floats("two", {}, {2.0f});
-  m.raw_floats("one_f", {}, {1.0f});
-  auto* n = m.node("If", {cond}, {"y"}, "if");
-  auto* then_g = add_branch(n, "then_branch");
-  auto* r = then_g->add_node();
-  r->set_op_type("Reshape");
-  r->add_input("x");
-  r->add_input("flat");
-  r->add_output("r");
-  auto* mul = then_g->add_node();
-  mul->set_op_type("Mul");
-  mul->add_input("r");
-  mul->add_input("two");
-  mul->add_output("t_out");
-  ModelBuilder::set_type(then_g->add_output(), "t_out", kF32, {std::string("a")});
-  auto* else_g = add_branch(n, "else_branch");
-  auto* add = else_g->add_node();
-  add->set_op_type("Add");
-  add->add_input("x");
-  add->add_input("one_f");
-  add->add_output("s");
-  auto* e = else_g->add_node();
-  e->set_op_type(else_op);
-  e->add_input("s");
-  if (std::string(else_op) == "Reshape") e->add_input("flat");
-  e->add_output("e_out");
+  auto* else_g = add_branch(if_with_reshape_then(m, cond, {16}, {std::string("a")}), "else_branch");
+  branch_node(else_g, "Add", {"x", "one_f"}, "s");
+  if (std::string(else_op) == "Reshape") branch_node(else_g, "Reshape", {"s", "target"}, "e_out");
+  else branch_node(else_g, else_op, {"s"}, "e_out");
   ModelBuilder::set_type(else_g->add_output(), "e_out", kF32, {std::string("b")});
   return m.bytes();
 }

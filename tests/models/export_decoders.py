@@ -32,7 +32,8 @@ import onnx
 import onnxruntime as ort
 import torch
 import transformers
-from onnx import numpy_helper
+
+from onnx_test_data import save_set
 
 PROMPT = [17, 200, 45, 3, 99, 128, 250, 7]
 NEW_TOKENS = 16
@@ -144,17 +145,6 @@ def export(module, args, path, dynamo, in_names, out_names, dyn_axes):
                           do_constant_folding=True)
     m = onnx.load(path)
     onnx.checker.check_model(m)
-
-
-def save_set(folder, idx, inputs, outputs):
-    d = os.path.join(folder, f"test_data_set_{idx}")
-    os.makedirs(d, exist_ok=True)
-    for i, a in enumerate(inputs):
-        with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a).SerializeToString())
-    for i, a in enumerate(outputs):
-        with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a).SerializeToString())
 
 
 def ort_session(path):

@@ -33,7 +33,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import torch
-from onnx import numpy_helper
+
+from onnx_test_data import save_set
 
 SEED = 0
 
@@ -175,17 +176,6 @@ def vision_models():
     return out
 
 
-def save_set(folder, inputs, outputs):
-    d = os.path.join(folder, "test_data_set_0")
-    os.makedirs(d, exist_ok=True)
-    for i, a in enumerate(inputs):
-        with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a).SerializeToString())
-    for i, a in enumerate(outputs):
-        with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a).SerializeToString())
-
-
 def ort_run(path, named):
     """onnxruntime (no graph optimization) on the file; inputs by name, in the file's input order."""
     so = ort.SessionOptions()
@@ -213,7 +203,7 @@ def export(model, named, out_names, path, dynamo):
 
 def record(report, folder, path, named, ref):
     arrays, res = ort_run(path, named)
-    save_set(folder, arrays, res)
+    save_set(folder, 0, arrays, res)
     errs = [float(np.abs(np.asarray(r, np.float32) - t).max()) for r, t in zip(res, ref)]
     report[os.path.basename(folder)] = {"status": "ok", "ort_vs_torch_max_abs": max(errs),
                                         "bytes": os.path.getsize(path),

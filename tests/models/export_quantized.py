@@ -34,6 +34,8 @@ import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
 
+from onnx_test_data import save_set
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DECODERS = os.path.join(HERE, "decoders")
 SOURCES = [("llama", "llama_seq_dynamo"), ("qwen3", "qwen3_seq_dynamo"), ("llama", "llama_step_dynamo")]
@@ -60,14 +62,7 @@ def run_and_save(model_path, sets, out_dir):
     names = [i.name for i in sess.get_inputs()]
     for idx, ins in enumerate(sets):
         outs = sess.run(None, dict(zip(names, ins)))
-        d = os.path.join(out_dir, f"test_data_set_{idx}")
-        os.makedirs(d, exist_ok=True)
-        for i, a in enumerate(ins):
-            with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(a, names[i]).SerializeToString())
-        for i, a in enumerate(outs):
-            with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(a).SerializeToString())
+        save_set(out_dir, idx, ins, outs, names)
 
 
 def save_model(model, out_dir):
