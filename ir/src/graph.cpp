@@ -13,15 +13,39 @@ std::string Node::qualified_op() const {
   return domain_ + "." + op_type_;
 }
 
+void Node::link_inputs() {
+  for (Value* v : inputs_)
+    if (v) v->uses_.push_back(this);
+}
+
+void Node::unlink_inputs() {
+  for (Value* v : inputs_) {
+    if (!v) continue;
+    auto it = std::find(v->uses_.begin(), v->uses_.end(), this);
+    if (it != v->uses_.end()) v->uses_.erase(it);
+  }
+}
+
 void Node::set_input(size_t i, Value* v) {
   if (i >= inputs_.size()) inputs_.resize(i + 1, nullptr);
+  if (Value* old = inputs_[i]) {
+    auto it = std::find(old->uses_.begin(), old->uses_.end(), this);
+    if (it != old->uses_.end()) old->uses_.erase(it);
+  }
   inputs_[i] = v;
+  if (v) v->uses_.push_back(this);
+}
+
+void Node::set_inputs(std::vector<Value*> vs) {
+  unlink_inputs();
+  inputs_ = std::move(vs);
+  link_inputs();
 }
 
 void Node::morph(std::string_view domain, std::string_view op_type, std::vector<Value*> inputs, AttributeMap attrs) {
   domain_ = std::string(domain);
   op_type_ = std::string(op_type);
-  inputs_ = std::move(inputs);
+  set_inputs(std::move(inputs));
   attrs_ = std::move(attrs);
   opset_ = 0;
 }
@@ -130,6 +154,7 @@ Node* Graph::add_node_with_outputs(std::string_view domain, std::string_view op_
   n->domain_ = std::string(domain);
   n->op_type_ = std::string(op_type);
   n->inputs_ = std::move(inputs);
+  n->link_inputs();
   n->outputs_ = std::move(outputs);
   for (Value* o : n->outputs_) {
     if (o->producer_) throw std::logic_error("value '" + o->name() + "' already has a producer");
@@ -173,24 +198,43 @@ size_t Graph::num_nodes() const {
 }
 
 void Graph::replace_all_uses(Value* from, Value* to) {
-  for (auto& n : nodes_)
+  if (from == to) return;
+  std::vector<Node*> readers = std::move(from->uses_);
+  from->uses_.clear();
+  std::sort(readers.begin(), readers.end());
+  readers.erase(std::unique(readers.begin(), readers.end()), readers.end());
+  for (Node* n : readers)
     for (Value*& in : n->inputs_)
-      if (in == from) in = to;
+      if (in == from) {
+        in = to;
+        if (to) to->uses_.push_back(n);
+      }
   for (Value*& o : outputs)
     if (o == from) o = to;
 }
 
+void Graph::drop_dead_nodes() {
+  for (auto& n : nodes_)
+    if (n->dead_) n->unlink_inputs();
+  std::erase_if(nodes_, [](const auto& n) { return n->dead_; });
+}
+
 std::vector<Node*> Graph::users(const Value* v) const {
   std::vector<Node*> out;
-  for (const auto& n : nodes_) {
-    if (n->dead_) continue;
-    if (std::find(n->inputs_.begin(), n->inputs_.end(), v) != n->inputs_.end()) out.push_back(n.get());
-  }
-  return out;
+  if (!v) return out;
+  for (Node* n : v->uses_)
+    if (!n->dead_ && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  if (out.size() < 2) return out;
+  // Several readers: in the graph's node order.
+  std::vector<Node*> ordered;
+  ordered.reserve(out.size());
+  for (const auto& n : nodes_)
+    if (std::find(out.begin(), out.end(), n.get()) != out.end()) ordered.push_back(n.get());
+  return ordered;
 }
 
 void Graph::compact() {
-  std::erase_if(nodes_, [](const auto& n) { return n->dead_; });
+  drop_dead_nodes();
   std::unordered_set<const Value*> used(inputs.begin(), inputs.end());
   used.insert(outputs.begin(), outputs.end());
   for (const auto& n : nodes_) {
@@ -205,7 +249,7 @@ void Graph::compact() {
 }
 
 void Graph::topo_sort() {
-  std::erase_if(nodes_, [](const auto& n) { return n->dead_; });
+  drop_dead_nodes();
   const size_t n = nodes_.size();
   std::unordered_map<const Node*, size_t> index;
   for (size_t i = 0; i < n; ++i) index[nodes_[i].get()] = i;

@@ -38,8 +38,14 @@ Planes planes_of(const HostTensor& x, const PoolParams& p, int64_t dil_h, int64_
 }  // namespace
 
 int64_t pool_output_size(int64_t in, int64_t kernel, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  // span = in + 2 pad - dilation (kernel - 1) - 1 (+ stride - 1), checked: a program may claim any sizes.
+  int64_t span = 0, reach = 0, pads = 0, k1 = 0;
+  if (stride <= 0 || __builtin_mul_overflow(pad, int64_t{2}, &pads) || __builtin_add_overflow(in, pads, &span) ||
+      __builtin_sub_overflow(kernel, int64_t{1}, &k1) || __builtin_mul_overflow(dilation, k1, &reach) ||
+      __builtin_sub_overflow(span, reach, &span) || __builtin_sub_overflow(span, int64_t{1}, &span) ||
+      (ceil_mode && __builtin_add_overflow(span, stride - 1, &span)) || span == INT64_MIN)
+    throw KernelError("pool: window arithmetic overflows");
+  int64_t out = (span >= 0 ? span / stride : -((-span - 1) / stride + 1)) + 1;  // floor(span / stride) + 1
   // The last window must start inside the input or the left padding.
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;

@@ -14,7 +14,8 @@ HostTensor constant_pad_nd(const HostTensor& x, const std::vector<int64_t>& pad,
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     const size_t d = rank - 1 - i;
     before[d] = pad[2 * i];
-    shape[d] += pad[2 * i] + pad[2 * i + 1];
+    if (__builtin_add_overflow(shape[d], pad[2 * i], &shape[d]) || __builtin_add_overflow(shape[d], pad[2 * i + 1], &shape[d]))
+      throw KernelError("constant_pad_nd: the padded size overflows");
     if (shape[d] < 0) throw KernelError("constant_pad_nd: negative output size");
   }
   HostTensor out = HostTensor::zeros(x.dtype, shape);

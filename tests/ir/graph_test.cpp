@@ -22,6 +22,42 @@ TEST(Graph, ReplaceUsesAndCompactDropUnusedValues) {
   EXPECT_EQ(g.users(x), std::vector<Node*>{a});
 }
 
+TEST(Graph, UseListsFollowEveryEdit) {
+  // users() and replace_all_uses read per-value use lists; each way of changing a node's inputs
+  // keeps them right: creation, set_input, set_inputs, morph, replace_all_uses, removal + compact.
+  Graph g;
+  Value* x = testing::input(g, "x", f32({4}));
+  Value* y = testing::input(g, "y", f32({4}));
+  Node* a = testing::onnx(g, "Add", {x, x}, f32({4}));  // x read twice
+  Node* b = testing::onnx(g, "Mul", {a->output(0), y}, f32({4}));
+  Node* c = testing::onnx(g, "Neg", {x}, f32({4}));
+  g.outputs = {b->output(0), c->output(0)};
+  EXPECT_EQ(g.users(x), (std::vector<Node*>{a, c}));  // once each, in node order
+  a->set_input(1, y);
+  EXPECT_EQ(g.users(x), (std::vector<Node*>{a, c}));
+  EXPECT_EQ(g.users(y), (std::vector<Node*>{a, b}));
+  a->set_input(0, y);
+  EXPECT_EQ(g.users(x), std::vector<Node*>{c});
+  c->morph(kOnnxDomain, "Relu", {y}, {});
+  EXPECT_TRUE(g.users(x).empty());
+  EXPECT_EQ(g.users(y), (std::vector<Node*>{a, b, c}));
+  b->set_inputs({a->output(0), x});
+  EXPECT_EQ(g.users(x), std::vector<Node*>{b});
+  g.replace_all_uses(y, x);  // a reads x twice again, c reads x
+  EXPECT_TRUE(g.users(y).empty());
+  EXPECT_EQ(g.users(x), (std::vector<Node*>{a, b, c}));
+  EXPECT_EQ(a->input(0), x);
+  EXPECT_EQ(a->input(1), x);
+  g.replace_all_uses(c->output(0), a->output(0));  // a graph output too
+  EXPECT_EQ(g.outputs[1], a->output(0));
+  g.remove_node(c);
+  EXPECT_EQ(g.users(x), (std::vector<Node*>{a, b}));  // removed nodes are not users
+  g.compact();
+  g.replace_all_uses(x, y);  // after compact, only live nodes are rewritten
+  EXPECT_EQ(g.users(y), (std::vector<Node*>{a, b}));
+  EXPECT_EQ(b->input(1), y);
+}
+
 TEST(Graph, TopoSortIsStableAndFindsCycles) {
   Graph g;
   Value* x = testing::input(g, "x", f32({2}));

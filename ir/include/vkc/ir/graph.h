@@ -48,10 +48,14 @@ class Value {
 
  private:
   friend class Graph;
+  friend class Node;
   explicit Value(std::string name, TensorType type) : name_(std::move(name)), type_(std::move(type)) {}
   std::string name_;
   TensorType type_;
   Node* producer_ = nullptr;
+  /// The nodes reading this value, one entry per input slot (removed nodes until compact()):
+  /// replace_all_uses visits these instead of every node.
+  std::vector<Node*> uses_;
   std::optional<TensorData> constant_;
 };
 
@@ -74,7 +78,7 @@ class Node {
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   size_t num_inputs() const { return inputs_.size(); }
   void set_input(size_t i, Value* v);
-  void set_inputs(std::vector<Value*> vs) { inputs_ = std::move(vs); }
+  void set_inputs(std::vector<Value*> vs);
 
   const std::vector<Value*>& outputs() const { return outputs_; }
   Value* output(size_t i = 0) const { return outputs_.at(i); }
@@ -95,6 +99,8 @@ class Node {
  private:
   friend class Graph;
   Node() = default;
+  void link_inputs();    // adds this node to its inputs' use lists
+  void unlink_inputs();  // removes it from them
   std::string name_, domain_, op_type_;
   int64_t opset_ = 0;
   std::vector<Value*> inputs_;
@@ -158,6 +164,7 @@ class Graph {
   std::vector<Value*> values() const;
 
  private:
+  void drop_dead_nodes();
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
   std::unordered_map<std::string, Value*> by_name_;
