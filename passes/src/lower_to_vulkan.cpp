@@ -262,7 +262,7 @@ void lower_to_vulkan(ir::Graph& g, PassContext& ctx) {
       for (const auto& l : lowering::all_lowerings())
         if (l.onnx_op == n->op_type()) match = &l;
     if (!match) {
-      ctx.not_lowered[n->name()] = fmt::format("no Vulkan lowering for {}", n->qualified_op());
+      ctx.not_lowered.try_emplace(n->name(), fmt::format("no Vulkan lowering for {}", n->qualified_op()));
       continue;
     }
     if (auto why = match->lower(g, n)) ctx.not_lowered[n->name()] = *why;

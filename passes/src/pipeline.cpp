@@ -21,6 +21,9 @@ const std::vector<PassInfo>& pipeline() {
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
       {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,
        true},
+      // Recurrent layers over a static sequence as their per-step equations (linears and elementwise ops;
+      // decompose-ops then rewrites the activations it defines by others).
+      {"decompose-rnn", "unroll LSTM/GRU/RNN over a static sequence into Gemm/Slice/elementwise steps", decompose_rnn},
       // Operators the ONNX spec defines by others (Selu, Softplus, ReduceL2, CastLike, ...) as those
       // (after folding: static shapes).
       {"decompose-ops",

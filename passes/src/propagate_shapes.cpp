@@ -260,6 +260,17 @@ std::optional<Sizes> tile(const ir::Node& n, const std::vector<Sizes>& in) {
   return out;
 }
 
+// LSTM / GRU / RNN (X, W, R, ...): Y [S, D, B, H] and the last states [D, B, H] (layout 1:
+// [B, S, D, H] and [B, D, H]); H from hidden_size or R's last dim.
+std::optional<std::vector<Sizes>> recurrent(const ir::Node& n, const std::vector<Sizes>& in) {
+  if (in.size() < 3 || in[0].size() != 3 || in[2].size() != 3) return std::nullopt;
+  const bool batch_first = n.attr_int("layout", 0) != 0;
+  const int64_t s = in[0][batch_first ? 1 : 0], b = in[0][batch_first ? 0 : 1], d = in[2][0];
+  const int64_t h = n.attr_int("hidden_size", in[2][2]);
+  const Sizes state = batch_first ? Sizes{b, d, h} : Sizes{d, b, h};
+  return std::vector<Sizes>{batch_first ? Sizes{b, s, d, h} : Sizes{s, d, b, h}, state, state};
+}
+
 // The output's dtype when nothing recorded it: comparisons and predicates give bool, Where its
 // branches' type, Cast its `to`, everything else here its first input's type.
 ir::DType output_dtype(const ir::Node& n) {
@@ -304,6 +315,14 @@ const std::map<std::string, ShapeFn, std::less<>>& shape_fns() {
   return kFns;
 }
 
+// Operators with several outputs, each shape in output order.
+using MultiShapeFn = std::function<std::optional<std::vector<Sizes>>(const ir::Node&, const std::vector<Sizes>&)>;
+const std::map<std::string, MultiShapeFn, std::less<>>& multi_shape_fns() {
+  static const std::map<std::string, MultiShapeFn, std::less<>> kFns = {
+      {"LSTM", recurrent}, {"GRU", recurrent}, {"RNN", recurrent}};
+  return kFns;
+}
+
 }  // namespace
 
 bool propagate_shapes(ir::Graph& g) {
@@ -314,7 +333,8 @@ bool propagate_shapes(ir::Graph& g) {
     for (const ir::Value* o : n->outputs()) needed = needed || !o->type().known() || !o->shape().is_static();
     if (!needed) continue;
     auto it = shape_fns().find(n->op_type());
-    if (it == shape_fns().end()) continue;
+    auto multi = multi_shape_fns().find(n->op_type());
+    if (it == shape_fns().end() && multi == multi_shape_fns().end()) continue;
     std::vector<Sizes> in;
     bool ready = true;
     for (const ir::Value* v : n->inputs()) {
@@ -326,6 +346,16 @@ bool propagate_shapes(ir::Graph& g) {
       if (ready) in.push_back(v->shape().sizes());
     }
     if (!ready || in.empty()) continue;
+    if (multi != multi_shape_fns().end()) {
+      const auto shapes = multi->second(*n, in);
+      for (size_t i = 0; shapes && i < n->outputs().size() && i < shapes->size(); ++i) {
+        ir::Value* out = n->output(i);
+        if (!out || (out->type().known() && out->shape().is_static())) continue;
+        out->set_type({out->dtype() == ir::DType::Undefined ? output_dtype(*n) : out->dtype(), ir::Shape::of((*shapes)[i])});
+        changed = true;
+      }
+      continue;
+    }
     std::optional<Sizes> shape;
     try {
       shape = it->second(*n, in);

@@ -34,6 +34,9 @@ const std::map<std::string, std::vector<int>>& parameter_slots() {
       {"Expand", {1}},
       {"Tile", {1}},
       {"Dropout", {1, 2}},
+      {"LSTM", {1, 2, 3, 4, 7}},  // W, R, B, sequence_lens, P
+      {"GRU", {1, 2, 3, 4}},
+      {"RNN", {1, 2, 3, 4}},
   };
   return kSlots;
 }

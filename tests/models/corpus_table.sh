@@ -3,11 +3,12 @@
 # (tests/models/encoders/, made by export_encoders.py): per model and form, whether it compiles,
 # whether every node is delegated, whether attention became et_vk.sdpa, and whether each backend
 # computes onnxruntime's outputs of that file (max abs error; fp16 conversions at rtol/atol 1e-2).
-#   usage: tests/models/corpus_table.sh [VKC_BINARY]   (from the source root; default build/compiler/vkc)
+#   usage: tests/models/corpus_table.sh [VKC_BINARY [DIR]]   (from the source root; default build/compiler/vkc,
+#          tests/models/encoders; tests/models/recurrent has the same layout, made by export_recurrent.py)
 # The vulkan column needs a Vulkan device (lavapipe in CI); without one it says why it did not run.
 set -euo pipefail
 VKC=${1:-build/compiler/vkc}
-dir=tests/models/encoders
+dir=${2:-tests/models/encoders}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 py=(env PYENV_VERSION=system python3)

@@ -22,6 +22,8 @@ bool propagate_shapes(ir::Graph& g);
 void decompose_ops(ir::Graph& g, PassContext& ctx);
 /// Rewrites Einsum of one or two operands as Transpose/Reshape/ReduceSum/MatMul (src/decompose_einsum.cpp).
 void decompose_einsum(ir::Graph& g, PassContext& ctx);
+/// Unrolls LSTM, GRU and RNN over a static sequence into Gemm/Slice/elementwise steps (src/decompose_rnn.cpp).
+void decompose_rnn(ir::Graph& g, PassContext& ctx);
 /// Rewrites onnxruntime's contrib operators as standard ones (src/expand_microsoft_ops.cpp).
 void expand_microsoft_ops(ir::Graph& g, PassContext& ctx);
 /// Rewrites QLinearConv/QLinearMatMul as DequantizeLinear -> op -> QuantizeLinear (src/expand_qlinear_ops.cpp).
