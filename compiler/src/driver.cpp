@@ -118,6 +118,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   ImportOptions import_options;
   import_options.input_shapes = config.input_shapes;
   import_options.dims = config.dims;
+  import_options.input_values = config.input_values;
   import_options.kv_cache_len = config.max_seq_len;
   std::shared_ptr<ir::Graph> g = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, import_options)
                                                  : import_onnx_file(model.file, import_options);

@@ -186,7 +186,7 @@ class GraphBuilder {
   /// If, by predication: both branches are inlined (their values renamed under the If's name) and
   /// each output becomes Where(cond, then_output, else_output). Branches are pure, so computing the
   /// untaken one too changes no result; a constant condition folds later. Outputs whose branches
-  /// differ in type or shape, or are not known yet, become vkc::IfSelect: the taken branch once the
+  /// differ in type or shape, or are not known (static) yet, become vkc::IfSelect: the taken branch once the
   /// condition folds (the other's nodes then die), else a Where once both shapes are known equal.
   void inline_if(const onnx::NodeProto& node, const std::string& name, const std::vector<ir::Value*>& inputs,
                  const std::vector<ir::Value*>& outputs, const Scope* scope) {
@@ -202,7 +202,7 @@ class GraphBuilder {
         throw ImportError(fmt::format("{}: a branch has fewer outputs than the If", where));
       ir::Value* a = branch_outputs[0][j];
       ir::Value* b = branch_outputs[1][j];
-      if (!a->type().known() || !b->type().known() || a->type() != b->type()) {
+      if (!a->type().known() || !b->type().known() || a->type() != b->type() || !a->shape().is_static()) {
         // Branches of different (or not yet known) types or shapes: no elementwise select is known
         // to be exact. The choice waits for the condition to fold to a constant, or for the shapes
         // to turn out equal (fold-constants resolves vkc::IfSelect either way).

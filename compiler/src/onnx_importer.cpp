@@ -17,6 +17,7 @@
 #include "external_data.h"
 #include "onnx_graph_builder.h"
 #include "onnx_model_checks.h"
+#include "onnx_input_values.h"
 #include "onnx_shape_inference.h"
 #include "onnx_tensor.h"
 
@@ -93,6 +94,10 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
   graph->opsets = listed_opsets(*model);
   const std::vector<std::string> node_names = unique_node_names(proto);
   check_supported_nodes(proto, node_names, graph->opsets);
+  std::map<std::string, int64_t> dims = options.dims;
+  if (options.kv_cache_len > 0) fix_kv_cache_dims(*model, options.kv_cache_len, dims);
+  apply_input_shapes(*model, options.input_shapes, dims);
+  detail::bind_input_values(*model, options.input_values);  // in the shapes just fixed
 
   // Initializers are read (and external data resolved, confined and mapped) before the ONNX
   // checker runs, so that vkc's own, more precise errors about external data come first.
@@ -101,9 +106,6 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
   std::vector<ir::TensorAttr> initializers = read_initializers(proto, reader);
   run_onnx_checker(*model, model_dir);
 
-  std::map<std::string, int64_t> dims = options.dims;
-  if (options.kv_cache_len > 0) fix_kv_cache_dims(*model, options.kv_cache_len, dims);
-  apply_input_shapes(*model, options.input_shapes, dims);
   inline_external_shape_data(*model->mutable_graph(), initializers);
   const auto onnx_opset = graph->opsets.find(std::string(ir::kOnnxDomain));
   check_structure(proto, node_names, onnx_opset == graph->opsets.end() ? 1 : onnx_opset->second);

@@ -248,13 +248,27 @@ void infer_shapes(onnx::ModelProto& model, const std::vector<std::string>& node_
   for (int i = 0; i < model.graph().node_size(); ++i) model.mutable_graph()->mutable_node(i)->set_name(node_names[i]);
   // Lenient: node-level inference errors leave those outputs as the file declared them
   // (error_mode 0), and schema type constraints are not enforced (check_type off): exporters
-  // write e.g. int64 Constants at opset 6, whose schema allows only floats. Contradictions
-  // between inferred and declared shapes still fail. No data propagation: libonnx 1.12's
+  // write e.g. int64 Constants at opset 6, whose schema allows only floats. No data propagation: libonnx 1.12's
   // propagation through Gather reads out of bounds on an out-of-range index (found by fuzzing), and
   // vkc's own folding to a fixpoint (fold-constants) computes those shape subgraphs anyway.
+  // A declared shape that contradicts the inferred one is the exporter's mistake (torch's dynamo
+  // exporter declares an LSTM's Y_h rank 4): onnxruntime computes the operator's shape and ignores
+  // the declaration. So does vkc: on a contradiction, the shapes declared for graph outputs and
+  // value_info are dropped and inference runs again; the inputs' shapes stay authoritative.
   const onnx::ShapeInferenceOptions options(/*check_type_val=*/false, /*strict_mode_val=*/0, /*data_prop_val=*/false);
+  const GuardedSchemas schemas;
   try {
-    const GuardedSchemas schemas;
+    onnx::shape_inference::InferShapes(model, &schemas, options);
+    return;
+  } catch (const std::exception& e) {
+    if (std::string_view(e.what()).find("existing shape") == std::string_view::npos)
+      throw ImportError("shape inference failed: " + first_line(e.what()));
+  }
+  onnx::GraphProto& graph = *model.mutable_graph();
+  graph.clear_value_info();
+  for (auto& out : *graph.mutable_output())
+    if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  try {
     onnx::shape_inference::InferShapes(model, &schemas, options);
   } catch (const std::exception& e) {
     throw ImportError("shape inference failed: " + first_line(e.what()));

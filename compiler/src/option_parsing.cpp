@@ -44,6 +44,13 @@ std::pair<std::string, int64_t> parse_dim(std::string_view text) {
   return {std::string(text.substr(0, eq)), v[0]};
 }
 
+std::pair<std::string, std::string> parse_input_value(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
+    throw OptionError(fmt::format("--input-value '{}': expected NAME=V[,V...], e.g. sr=16000", text));
+  return {std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+}
+
 serializer::TextureLimits parse_texture_limits(std::string_view text) {
   const auto v = parse_positive_list(text, ',', fmt::format("--texture-limits '{}'", text));
   if (v.size() != 3) throw OptionError(fmt::format("--texture-limits '{}': expected X,Y,Z", text));

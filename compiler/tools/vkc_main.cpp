@@ -45,6 +45,7 @@ struct CompileArgs {
   std::string texture_limits, dump_ir_after, device, device_file, quantize, fallback = "none", report, report_dot;
   std::vector<std::string> input_shapes;
   std::vector<std::string> dims;              // --dim NAME=VALUE (repeatable)
+  std::vector<std::string> input_values;      // --input-value NAME=V[,V...] (repeatable)
   int64_t max_seq_len = 0;                    // --max-seq-len N
   std::vector<std::string> quantize_exclude;  // --quantize-exclude GLOB (repeatable)
   int64_t quantize_min_elements = vkc::passes::kMinQuantizedElements;
@@ -96,6 +97,11 @@ int run_compile(const CompileArgs& a) {
     auto [name, value] = compiler::parse_dim(s);
     if (!config.dims.emplace(name, value).second)
       throw compiler::OptionError(fmt::format("--dim given twice for '{}'", name));
+  }
+  for (const auto& s : a.input_values) {
+    auto [name, values] = compiler::parse_input_value(s);
+    if (!config.input_values.emplace(name, values).second)
+      throw compiler::OptionError(fmt::format("--input-value given twice for '{}'", name));
   }
   if (a.max_seq_len < 0 || a.max_seq_len > (1 << 20))
     throw compiler::OptionError(fmt::format("--max-seq-len {}: expected 1..1048576", a.max_seq_len));
@@ -201,6 +207,8 @@ int run(int argc, char** argv) {
   compile->add_flag("--skip-memory-planning", c.skip_memory_planning, "give every tensor its own memory");
   compile->add_flag("--force-fp16", c.force_fp16, "run fp32 tensors as fp16 on the GPU");
   compile->add_option("--input-shape", c.input_shapes, "fix an input's dims: NAME=1x3x224x224 (repeatable)");
+  compile->add_option("--input-value", c.input_values,
+                      "bind an input to constant values, which then fold: NAME=V[,V...], e.g. sr=16000 (repeatable)");
   compile->add_option("--dim", c.dims, "fix a named symbolic dim everywhere: NAME=VALUE, e.g. sequence=128 (repeatable)");
   compile->add_option("--max-seq-len", c.max_seq_len,
                       "keep a decode-step graph's KV cache inside the program, N positions (docs/llm.md)");

@@ -74,11 +74,41 @@ bool resolve_if_select(ir::Graph& g, ir::Node* n) {
   return true;
 }
 
+// Where(cond, x, y) whose constant condition is all true (or all false) and whose chosen side
+// already has the output's type: that side, with no select. An If inlined by predication over a
+// folded condition leaves this, and the untaken branch then dies (it may not even be computable
+// for the inputs given: Silero VAD's 8 kHz branch fed 16 kHz frames).
+bool resolve_constant_where(ir::Graph& g, ir::Node* n) {
+  const ir::Value* cond = n->input(0);
+  if (n->num_inputs() != 3 || !cond || !cond->is_constant() || !cond->shape().is_static() || cond->shape().numel() < 1)
+    return false;
+  const kernels::HostTensor c{cond->dtype(), cond->shape().sizes(), cond->data()};
+  const bool first = c.get_f(0) != 0;
+  for (int64_t i = 1; i < c.numel(); ++i)
+    if ((c.get_f(i) != 0) != first) return false;
+  ir::Value* taken = n->input(first ? 1 : 2);
+  ir::Value* out = n->output(0);
+  if (!taken || !out->type().known() || !out->shape().is_static() || taken->type() != out->type()) return false;
+  if (g.is_output(out)) {
+    if (taken->is_constant() || g.is_input(taken)) return false;  // left to folding / kept as a Where
+    n->morph(ir::kOnnxDomain, "Identity", {taken}, {});
+    n->set_opset(13);
+    return true;
+  }
+  g.replace_all_uses(out, taken);
+  g.remove_node(n);
+  return true;
+}
+
 bool fold_once(ir::Graph& g, std::map<std::string, std::string>& capped) {
   bool folded = false;
   for (ir::Node* n : g.nodes()) {
     if (n->is(ir::kVkcDomain, "IfSelect")) {
       folded = resolve_if_select(g, n) || folded;
+      continue;
+    }
+    if (n->is_onnx("Where") && resolve_constant_where(g, n)) {
+      folded = true;
       continue;
     }
     if (n->domain() != ir::kOnnxDomain) continue;
@@ -148,7 +178,8 @@ void fold_constants(ir::Graph& g, PassContext& ctx) {
   for (const ir::Node* n : g.nodes()) {
     if (n->is(ir::kVkcDomain, "IfSelect")) {
       ctx.not_folded[n->name()] =
-          "an If whose branches differ in type or shape needs a condition known at compile time";
+          "an If whose branches differ in type or shape needs a condition known at compile time (an input "
+          "it reads can be bound with --input-value NAME=V)";
       continue;
     }
     if (n->domain() != ir::kOnnxDomain || !folding::find_folder(n->op_type()) || n->outputs().empty()) continue;

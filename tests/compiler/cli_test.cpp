@@ -157,6 +157,11 @@ TEST(Cli, BadOptionValuesExitWithUsageErrors) {
   expect_one_line_error(run_vkc(base + " --input-shape image"), 2, "expected NAME=D1xD2x");
   expect_one_line_error(run_vkc(base + " --input-shape image=1x3xAx32"), 2, "'A' is not a positive integer");
   expect_one_line_error(run_vkc(base + " --input-shape nope=1x2"), 1, "nope");
+  expect_one_line_error(run_vkc(base + " --input-value image"), 2, "expected NAME=V[,V...]");
+  expect_one_line_error(run_vkc(base + " --input-value image=1,2"), 1,
+                        "--input-value 'image=1,2': the input has rank 4 with symbolic dims");
+  expect_one_line_error(run_vkc(base + kExampleShape + " --input-value image=1,x"), 1,
+                        "2 value(s) given, but the input has shape [1,3,32,32] (3072 elements)");
   expect_one_line_error(run_vkc(base + kExampleShape + " --dump-ir-after no-such-pass"), 1, "no pass named");
   expect_one_line_error(run_vkc("compile --bogus-flag"), 2, "bogus-flag");
   expect_one_line_error(run_vkc(""), 2, "subcommand");

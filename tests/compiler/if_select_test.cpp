@@ -149,5 +149,51 @@ TEST(IfSelect, ARunTimeConditionOverBranchesOfDifferentShapesIsRefusedWithTheRea
   EXPECT_THAT(r.error(), HasSubstr("If whose branches differ in type or shape needs a condition known at compile time"));
 }
 
+TEST(IfSelect, InputValueBindsTheConditionsInputSoTheIfResolves) {
+  // --input-value c=true / c=0: the run-time condition becomes a constant, the If its branch, and
+  // the program takes x alone.
+  const auto x = ramp();
+  for (const char* value : {"true", "0"}) {
+    const bool then_taken = std::string(value) == "true";
+    CompileOptions o;
+    o.input_values["c"] = value;
+    const CompileResult r = compile(if_model(4, true), fs::path(), o);
+    ASSERT_TRUE(r.ok) << r.error();
+    const RunResult out = run(std::span<const uint8_t>(r.pte), {Tensor::of(ir::DType::Float32, {4, 4}, x)}, RunOptions{});
+    ASSERT_TRUE(out.ok) << value;
+    EXPECT_EQ(out.outputs.at(0).shape, then_taken ? (std::vector<int64_t>{2, 8}) : (std::vector<int64_t>{4, 4}));
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_FLOAT_EQ(out.outputs[0].get_f(static_cast<int64_t>(i)), then_taken ? 2 * x[i] : x[i] + 1) << value;
+  }
+  CompileOptions bad;
+  bad.input_values["c"] = "2";
+  EXPECT_THAT(compile(if_model(4, true), fs::path(), bad).error(), HasSubstr("--input-value 'c=2': '2' is not a value"));
+  bad.input_values = {{"nope", "1"}};
+  EXPECT_THAT(compile(if_model(4, true), fs::path(), bad).error(), HasSubstr("the model has no input 'nope' (inputs: x, c)"));
+}
+
+TEST(IfSelect, ABranchOfTheSameStaticShapeThatAFoldedConditionDropsNeedNotLower) {
+  // Predication (a Where over both branches) whose condition folds: the taken branch alone stays;
+  // the other (Erf, which has no Vulkan lowering) is gone before lowering.
+  ModelBuilder m(8, 17);
+  const std::string cond = input_and_condition(m, 4, false);
+  m.raw_floats("two", {}, {2.0f});
+  m.output("y", kF32, {4, 4});
+  auto* n = m.node("If", {cond}, {"y"}, "if");
+  auto* then_g = add_branch(n, "then_branch");
+  branch_node(then_g, "Mul", {"x", "two"}, "t_out");
+  ModelBuilder::set_type(then_g->add_output(), "t_out", kF32, {4, 4});
+  auto* else_g = add_branch(n, "else_branch");
+  branch_node(else_g, "Erf", {"x"}, "e_out");
+  ModelBuilder::set_type(else_g->add_output(), "e_out", kF32, {4, 4});
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r.ok) << r.error();
+  for (const auto& node : r.partition.nodes) EXPECT_NE(node.op, "Erf") << node.name;
+  const auto x = ramp();
+  const RunResult out = run(std::span<const uint8_t>(r.pte), {Tensor::of(ir::DType::Float32, {4, 4}, x)}, RunOptions{});
+  ASSERT_TRUE(out.ok);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(out.outputs.at(0).get_f(static_cast<int64_t>(i)), 2 * x[i]);
+}
+
 }  // namespace
 }  // namespace vkc::test

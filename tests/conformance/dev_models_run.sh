@@ -50,14 +50,16 @@ while read -r id args; do
   model="$DEST/dev/$file"
   base=$(basename "$model" .onnx)
   # the shapes vkc compiles with (--input-shape NAME=DxD...) are the shapes onnxruntime gets
-  shapes=() prev=
+  # and the values it binds (--input-value NAME=V) are the values onnxruntime is fed
+  shapes=() values=() prev=
   # shellcheck disable=SC2086  # args are words
   for a in $args; do
     [ "$prev" = --input-shape ] && shapes+=("$a")
-    case $a in --input-shape=*) shapes+=("${a#--input-shape=}") ;; esac
+    [ "$prev" = --input-value ] && values+=("$a")
+    case $a in --input-shape=*) shapes+=("${a#--input-shape=}") ;; --input-value=*) values+=("${a#--input-value=}") ;; esac
     prev=$a
   done
-  ort_json=$(ORT_DUMP="$tmp/ort" ORT_INPUT_SHAPES="${shapes[*]}" node "$ORT_REFERENCE" "$model" 2>&1 || true)
+  ort_json=$(ORT_DUMP="$tmp/ort" ORT_INPUT_SHAPES="${shapes[*]}" ORT_INPUT_VALUES="${values[*]}" node "$ORT_REFERENCE" "$model" 2>&1 || true)
   ort_ms=$(sed -n 's/.*"steady_run_ms":\([0-9.]*\).*/\1/p' <<<"$ort_json")
   ort_ms=${ort_ms:+$(printf '%.2f' "$ort_ms")}
   if ! grep -q '"ok":true' <<<"$ort_json"; then

@@ -21,6 +21,10 @@
 //   ORT_INPUT_SHAPES     "name=1x3x640x640 other=1x512": shapes for inputs with symbolic or unknown
 //                        dims, in vkc's --input-shape syntax. Otherwise KNOWN_SHAPES below applies
 //                        (by model file name), and any dim still unknown becomes 1.
+//   ORT_INPUT_VALUES     "sr=16000 flag=1": inputs fed these values (comma-separated), as vkc compile
+//                        --input-value binds them. They draw nothing from the generator and are left
+//                        out of ORT_DUMP's inputs (the .pte has no such input), which are numbered
+//                        without them.
 //
 // Inputs, dtype by dtype (as OrtRandom::tensor): float32 gets next() * 2 - 1 rounded to f32;
 // float64 and float16 get that f32 value widened / rounded to nearest even; every other dtype
@@ -130,6 +134,30 @@ function parseShapes(text) {
   return out;
 }
 
+function parseValues(text) {
+  const out = {};
+  for (const item of (text || '').split(/\s+/).filter(Boolean)) {
+    const m = /^([^=]+)=(.+)$/.exec(item);
+    if (!m) throw new Error(`ORT_INPUT_VALUES: '${item}' is not NAME=V[,V...]`);
+    out[m[1]] = m[2].split(',');
+  }
+  return out;
+}
+
+// An input bound to `values` (strings), in its type and shape.
+function boundTensor(ort, meta, dims, values) {
+  const n = dims.reduce((a, b) => a * b, 1);
+  if (n !== values.length) dims = meta.shape && meta.shape.length === 0 && values.length === 1 ? [] : [values.length];
+  const type = meta.type;
+  const data = type === 'int64' ? BigInt64Array.from(values.map(v => BigInt(v)))
+    : type === 'float32' ? Float32Array.from(values.map(Number))
+      : type === 'float64' ? Float64Array.from(values.map(Number))
+        : ZERO_FILLED[type] ? ZERO_FILLED[type].from(values.map(v => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v))))
+          : null;
+  if (!data) throw new Error(`ORT_INPUT_VALUES: input ${meta.name} of type ${type} cannot be bound`);
+  return new ort.Tensor(type, data, dims);
+}
+
 function inputShape(meta, file, given) {
   let dims = meta.shape || [];
   if (given[meta.name]) dims = given[meta.name];
@@ -140,7 +168,7 @@ function inputShape(meta, file, given) {
 // --- one model ------------------------------------------------------------------------------------------
 const msSince = t0 => Number(process.hrtime.bigint() - t0) / 1e6;
 
-async function reference(ort, file, seed, given) {
+async function reference(ort, file, seed, given, bound = {}) {
   const rec = { model: file };
   let t0 = process.hrtime.bigint();
   const session = await ort.InferenceSession.create(file, {
@@ -157,8 +185,9 @@ async function reference(ort, file, seed, given) {
       if (!meta || meta.isTensor === false) throw new Error(`input ${name} is not a tensor`);
       const dims = inputShape(meta, file, given);
       const n = dims.reduce((a, b) => a * b, 1);
-      feeds[name] = new ort.Tensor(meta.type, seededData(meta.type, n, rng), dims);
-      rec.inputs[name] = [meta.type, dims];
+      feeds[name] = bound[name] ? boundTensor(ort, meta, dims, bound[name])
+        : new ort.Tensor(meta.type, seededData(meta.type, n, rng), dims);
+      rec.inputs[name] = [meta.type, feeds[name].dims];
     }
     const runs = fs.statSync(file).size > 20e6 ? 2 : 4;
     const times = [];
@@ -178,7 +207,10 @@ async function reference(ort, file, seed, given) {
       if (t.type === 'float32' || t.type === 'float64') finite = finite && t.data.every(Number.isFinite);
     }
     rec.all_finite = finite;
-    if (process.env.ORT_DUMP) dump(path.join(process.env.ORT_DUMP, path.basename(file, '.onnx')), file, session, feeds, results);
+    if (process.env.ORT_DUMP) {
+      const fed = session.inputNames.filter(name => !bound[name]);
+      dump(path.join(process.env.ORT_DUMP, path.basename(file, '.onnx')), file, session, fed, feeds, results);
+    }
     rec.ok = true;
   } finally {
     await session.release();
@@ -186,7 +218,7 @@ async function reference(ort, file, seed, given) {
   return rec;
 }
 
-function dump(dir, file, session, feeds, results) {
+function dump(dir, file, session, inputNames, feeds, results) {
   fs.mkdirSync(dir, { recursive: true });
   const manifest = { model: path.basename(file), inputs: [], outputs: [] };
   const write = (list, prefix, names, tensors) => names.forEach((name, i) => {
@@ -197,7 +229,7 @@ function dump(dir, file, session, feeds, results) {
     fs.writeFileSync(path.join(dir, fileName), Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
     list.push({ name, dtype: t.type, dims: t.dims, file: fileName });
   });
-  write(manifest.inputs, 'input', session.inputNames, feeds);
+  write(manifest.inputs, 'input', inputNames, feeds);
   write(manifest.outputs, 'output', session.outputNames, results);
   fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 1) + '\n');
 }
@@ -205,19 +237,20 @@ function dump(dir, file, session, feeds, results) {
 async function main() {
   const files = process.argv.slice(2);
   if (files.length === 0 || files.some(f => f === '-h' || f === '--help')) {
-    console.error('usage: [ORT_DUMP=DIR] [ORT_SEED=N] [ORT_INPUT_SHAPES="x=1x3x8x8 ..."] node ort-reference.js MODEL.onnx ...');
+    console.error('usage: [ORT_DUMP=DIR] [ORT_SEED=N] [ORT_INPUT_SHAPES="x=1x3x8x8 ..."] [ORT_INPUT_VALUES="sr=16000 ..."] node ort-reference.js MODEL.onnx ...');
     process.exit(files.length === 0 ? 2 : 0);
   }
   const seedText = process.env.ORT_SEED || '12345';
   if (!/^\d+$/.test(seedText)) throw new Error(`ORT_SEED=${seedText}: want a non-negative integer`);
   const seed = Number(seedText);
   const given = parseShapes(process.env.ORT_INPUT_SHAPES);
+  const bound = parseValues(process.env.ORT_INPUT_VALUES);
   const ort = require('onnxruntime-node');
   ort.env.logLevel = 'error';
   for (const file of files) {
     let rec;
     try {
-      rec = await reference(ort, file, seed, given);
+      rec = await reference(ort, file, seed, given, bound);
     } catch (e) {
       rec = { model: file, ok: false, error: String(e && e.message || e).slice(0, 300) };
     }

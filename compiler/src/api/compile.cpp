@@ -48,6 +48,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.options = *options.payload_options();
   config.input_shapes = options.input_shapes;
   config.dims = options.dims;
+  config.input_values = options.input_values;
   config.max_seq_len = options.max_seq_len;
   config.dump_ir_after = options.dump_ir_after;
   config.skip_passes = options.skip_passes;

@@ -25,6 +25,9 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   /// --dim NAME=VALUE: fixes a named symbolic dim (e.g. "sequence") in every input and value.
   std::map<std::string, int64_t> dims;
+  /// --input-value NAME=V[,V...]: binds a graph input to constant values (comma-separated, in the
+  /// input's element type); what depends on it folds, and the program no longer takes it.
+  std::map<std::string, std::string> input_values;
   /// --max-seq-len N: keep a decode-step graph's KV cache inside the program, N positions long
   /// (docs/llm.md); 0: off.
   int64_t max_seq_len = 0;

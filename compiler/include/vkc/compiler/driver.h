@@ -39,6 +39,8 @@ struct CompileConfig {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   /// --dim NAME=VALUE: a named symbolic dim, fixed everywhere it appears.
   std::map<std::string, int64_t> dims;
+  /// --input-value NAME=V[,V...]: the input becomes a constant (the program no longer takes it).
+  std::map<std::string, std::string> input_values;
   /// --max-seq-len N: a decode-step graph's concat-style KV cache becomes a static cache of N
   /// positions kept inside the program (passes/src/use_kv_cache.cpp); 0: off.
   int64_t max_seq_len = 0;

@@ -28,6 +28,9 @@ struct ImportOptions {
   /// Symbolic dim name -> size (--dim NAME=VALUE): fixes that dim in every input, output and
   /// value it appears in.
   std::map<std::string, int64_t> dims;
+  /// Graph input name -> comma-separated values (--input-value sr=16000): the input becomes a
+  /// constant of those values before shape inference, so what depends on it folds.
+  std::map<std::string, std::string> input_values;
   /// --max-seq-len N: the symbolic cache-length dim of past inputs (those a graph output
   /// concatenates with new positions) is fixed to N - S (S: the tokens per call), so the presents hold N positions.
   int64_t kv_cache_len = 0;

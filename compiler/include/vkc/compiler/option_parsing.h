@@ -20,6 +20,8 @@ struct OptionError : std::invalid_argument {
 std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view text);
 /// "sequence=128" -> {"sequence", 128} (--dim); throws OptionError.
 std::pair<std::string, int64_t> parse_dim(std::string_view text);
+/// --input-value NAME=V[,V...] -> (NAME, "V[,V...]"); the values are read in the input's type at import.
+std::pair<std::string, std::string> parse_input_value(std::string_view text);
 /// "X,Y,Z" with positive 32-bit values.
 serializer::TextureLimits parse_texture_limits(std::string_view text);
 
