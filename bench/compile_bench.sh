@@ -12,12 +12,16 @@
 #   --keep-going   after a failed compile, go on with the other models (the exit status is still 1).
 #
 # onnxruntime-node 1.30.0 is installed on first use under ${XDG_CACHE_HOME:-$HOME/.cache}/vkc-bench (npm, with
-# its CUDA-fetching postinstall skipped). Needs bash >= 5, node, npm, awk; GNU time (/usr/bin/time) or python3.
+# its CUDA-fetching postinstall skipped). Needs bash >= 5, node, npm, awk; GNU time (/usr/bin/time) or python3;
+# python3 with numpy and onnx (python3-onnx) to write the mobilenet_v2 model once.
 # See bench/README.md for what is measured and how to read the table.
 set -euo pipefail
 
 # Benchmark models: id | vkc compile args | ort_optimize.js args (same fixed shapes for both).
+# mobilenet_v2 is not fetched: bench/make_mobilenet_v2.py writes it (torchvision's layout, 14 MB of seeded
+# random weights, as the TorchScript exporter writes it) into the onnxruntime-node cache folder, once.
 BENCH_MODELS=(
+  "mobilenet_v2|--input-shape input=1x3x224x224|"
   "ocr_det_ppocrv4|--input-shape x=1x3x640x640|--dim p2o.DynamicDimension.0=1 --dim p2o.DynamicDimension.1=640 --dim p2o.DynamicDimension.2=640"
   "oww_alexa||"
   "oww_timer||"
@@ -79,6 +83,12 @@ else
   fi
 fi
 model_path() { # id -> absolute path of the model file
+  if [ "$1" = mobilenet_v2 ]; then
+    local made=$ORT_PREFIX/mobilenet_v2.onnx
+    [ -f "$made" ] || python3 "$HERE/make_mobilenet_v2.py" "$made" >&2 || return 1
+    echo "$made"
+    return
+  fi
   local rel
   rel=$(awk -F'\t' -v id="$1" 'NR > 1 && $1 == id { print $5; exit }' "$MODEL_DIR/manifest.tsv")
   [ -n "$rel" ] && [ -f "$MODEL_DIR/$rel" ] || return 1

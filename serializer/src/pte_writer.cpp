@@ -179,6 +179,10 @@ class TempFile {
   void commit() {
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) io_error("write", path_);
+    // Renaming over an existing file makes ext4 (auto_da_alloc) start writing the new one back at
+    // once: 40-80 ms for a 14 MB program. The old file goes first; every byte of the new one is
+    // already written, so only a failing rename (same folder) could now leave no output.
+    if (::unlink(out_.c_str()) != 0 && errno != ENOENT) io_error("replace", out_);
     if (::rename(path_.c_str(), out_.c_str()) != 0) io_error("rename a temporary file to", out_);
     path_.clear();
   }
