@@ -34,7 +34,7 @@ ShaderLibrary ShaderLibrary::load(const std::filesystem::path& bundle) {
   return from_bytes(bytes, bundle.string());
 }
 
-ShaderLibrary ShaderLibrary::from_bytes(const std::vector<uint8_t>& bytes, const std::string& what) {
+ShaderLibrary ShaderLibrary::from_bytes(std::span<const uint8_t> bytes, const std::string& what) {
   flatbuffers::Verifier verifier(bytes.data(), bytes.size());
   if (bytes.size() < 8 || !sl::ShaderLibraryBufferHasIdentifier(bytes.data()) || !sl::VerifyShaderLibraryBuffer(verifier))
     throw std::runtime_error(what + ": not a valid vkc shader library (VKSL) bundle");

@@ -63,7 +63,7 @@ void require_static_inputs(const ir::Graph& g) {
 const codegen::ShaderLibrary& builtin_shader_library() {
   static const codegen::ShaderLibrary lib = [] {
     const auto bytes = shaders::embedded_bundle();
-    return codegen::ShaderLibrary::from_bytes(std::vector<uint8_t>(bytes.begin(), bytes.end()), "built-in bundle");
+    return codegen::ShaderLibrary::from_bytes(bytes, "built-in bundle");
   }();
   return lib;
 }

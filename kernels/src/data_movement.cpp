@@ -195,7 +195,7 @@ HostTensor range(double start, double limit, double delta, ir::DType dtype) {
   if (delta == 0) throw KernelError("range delta 0");
   const double count = std::ceil((limit - start) / delta);
   if (!(count < 9.0e18)) throw KernelError(fmt::format("range of {} elements", count));  // also NaN, inf
-  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  const int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;  // also -inf (an infinite start or delta)
   HostTensor out = HostTensor::zeros(dtype, {n});
   for (int64_t i = 0; i < n; ++i) out.set_f(i, start + static_cast<double>(i) * delta);
   return out;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +51,7 @@ class ShaderLibrary {
  public:
   /// Throws std::runtime_error naming the file when it is missing, not a bundle, or corrupt.
   static ShaderLibrary load(const std::filesystem::path& bundle);
-  static ShaderLibrary from_bytes(const std::vector<uint8_t>& bytes, const std::string& what = "bundle");
+  static ShaderLibrary from_bytes(std::span<const uint8_t> bytes, const std::string& what = "bundle");
 
   const std::vector<LibraryVariant>& variants() const { return variants_; }
   const std::string& library_hash() const { return library_hash_; }
