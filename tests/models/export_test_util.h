@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -57,14 +58,41 @@ inline std::vector<Tensor> run_pte(const std::vector<uint8_t>& pte, const std::v
   return r.outputs;
 }
 
-/// Every output within rtol 1e-3, atol 1e-4 of the expected one.
-inline void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what) {
+/// Every output within rtol, atol (default 1e-3, 1e-4) of the expected one.
+inline void expect_close(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const std::string& what,
+                         double rtol = 1e-3, double atol = 1e-4) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
-    const runtime::Comparison c = runtime::compare(got[i], want[i], 1e-3, 1e-4);
+    const runtime::Comparison c = runtime::compare(got[i], want[i], rtol, atol);
     EXPECT_TRUE(c.pass()) << what << " output " << i << ": max abs " << c.max_abs << ", " << c.mismatches
                           << " mismatch(es)";
   }
+}
+
+/// The sub-folders of `dir` (one export each) whose names contain `contains`, sorted.
+inline std::vector<std::string> subfolders(const fs::path& dir, const std::string& contains = "") {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().find(contains) != std::string::npos)
+      out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// An export folder (model.onnx, test_data_set_0/) read and compiled with default options.
+struct CompiledExport {
+  std::vector<Tensor> inputs, want;
+  CompileResult result;
+};
+/// Fills `c` from `dir`; a fatal failure (check HasFatalFailure()) when the data set is missing or the
+/// compile fails.
+inline void compile_export(const fs::path& dir, CompiledExport& c) {
+  c.inputs = read_set(dir / "test_data_set_0", "input");
+  c.want = read_set(dir / "test_data_set_0", "output");
+  ASSERT_FALSE(c.inputs.empty()) << dir;
+  ASSERT_FALSE(c.want.empty()) << dir;
+  c.result = compile(dir / "model.onnx", CompileOptions{});
+  ASSERT_TRUE(c.result.ok) << dir.filename() << ": " << diags(c.result.diagnostics);
 }
 
 /// The program's runtime operators; every node must be delegated.

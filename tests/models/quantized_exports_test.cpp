@@ -50,14 +50,7 @@ void expect_matches_onnxruntime(const std::string& name, const CompileOptions& o
   }
 }
 
-std::vector<std::string> variants(const std::string& kind) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(kDir))
-    if (e.is_directory() && e.path().filename().string().find(kind) != std::string::npos)
-      out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> variants(const std::string& kind) { return subfolders(kDir, kind); }
 
 TEST(QuantizedExports, MatMulNBitsComputesOnnxruntimesNumbers) {
   const auto names = variants("_nbits");
