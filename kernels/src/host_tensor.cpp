@@ -32,9 +32,13 @@ AllocationLimit::AllocationLimit(uint64_t bytes) : previous_(t_allocation_limit)
 }
 AllocationLimit::~AllocationLimit() { t_allocation_limit = previous_; }
 
+// Checked: shapes come from files, and a product past int64 is an error, not a wrapped count.
 int64_t HostTensor::numel() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw KernelError(fmt::format("a tensor of shape [{}] has more elements than int64 can count",
+                                    fmt::join(shape, ",")));
   return n;
 }
 

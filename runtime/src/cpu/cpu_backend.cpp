@@ -85,6 +85,7 @@ class CpuDelegate final : public DelegateInstance {
       throw RuntimeError(fmt::format("value {}: constant {} is out of range", id, t.constant_id));
     const serializer::VkBytes& b = graph_.constants[t.constant_id];
     HostTensor h{cpu::gpu_dtype(t.dtype), std::vector<int64_t>(t.dims.begin(), t.dims.end()), {}};
+    kernels::check_allocation(h.dtype, h.shape);  // dims × dtype size fits (and the product below)
     const size_t want = static_cast<size_t>(h.numel()) * ir::dtype_size(h.dtype);
     if (b.offset == std::numeric_limits<uint64_t>::max()) {
       auto it = named.find(b.named_key);
