@@ -49,6 +49,15 @@ TEST_F(VulkanOps, UnaryOperatorsOnTexturesAndBuffers) {
   unary_case("aten.gelu.default", {VkValue{std::string("tanh")}}, kTex, kC);
 }
 
+// More than 65535 workgroups of 64 (4,194,240 items) split the dispatch into rows of
+// workgroups: the second row must continue where the first ended (staging copies per element,
+// an elementwise op per element on a buffer and per texel on a texture).
+TEST_F(VulkanOps, DispatchesOfMoreThan65535WorkgroupsCoverEveryItem) {
+  VKC_REQUIRE_VULKAN();
+  unary_case("aten.relu.default", {}, kBuf, kW, {1, 1, 4, 1100000});
+  unary_case("aten.neg.default", {}, kTex, kW, {1, 1, 1100, 4096});
+}
+
 void binary_case(const char* op, std::vector<uint32_t> da, std::vector<uint32_t> db, std::vector<uint32_t> dout,
                  StorageType st, MemoryLayout ma, MemoryLayout mb, MemoryLayout mo, bool alpha) {
   VkProgramBuilder b;
@@ -342,7 +351,7 @@ TEST_F(VulkanOps, LinearAddmmAndMatmul) {
 // output a workgroup's shared-memory sum; also with a K that is not a multiple of 4 or of 64.
 TEST_F(VulkanOps, LinearWithALongKSplitsItAcrossAWorkgroup) {
   VKC_REQUIRE_VULKAN();
-  for (int64_t k : {300, 129}) {
+  for (uint32_t k : {300u, 129u}) {
     for (StorageType st : {kBuf, kTex}) {
       VkProgramBuilder b;
       const int x = tensor(b, {2, k}, st, kW), y = tensor(b, {2, 7}, st, kW);
