@@ -107,6 +107,17 @@ class Reader {
     fail(at, "'" + name + "' is not declared in parameter_names_with_default_values");
   }
 
+  std::array<uint32_t, 3> local_size(const YAML::Node& value) const {
+    if (!value.IsSequence() || value.size() != 3) fail(value, "local_size must be [x, y, z]");
+    std::array<uint32_t, 3> out{};
+    for (size_t i = 0; i < 3; ++i) {
+      const int64_t v = integer(value[i], "local_size");
+      if (v < 1 || v > 1024) fail(value[i], "local_size values must be in 1..1024");
+      out[i] = static_cast<uint32_t>(v);
+    }
+    return out;
+  }
+
   VariantDecl variant(const YAML::Node& n, const ParamList& defaults) const {
     VariantDecl d;
     d.line = n.Mark().line + 1;
@@ -120,12 +131,14 @@ class Reader {
         d.forall = forall(value, defaults);
       } else if (k == "layouts") {
         d.layouts = string_list(value, "layouts");
+      } else if (k == "local_size") {
+        d.local_size = local_size(value);
       } else if (!k.empty() && std::isupper(static_cast<unsigned char>(k[0]))) {
         require_param(key, k, defaults);
         d.overrides.emplace_back(k, scalar(value, k));
       } else {
-        fail(key, "unknown key '" + k + "' in shader_variants entry (NAME, OPS, generate_variant_forall, layouts "
-                  "or a declared UPPERCASE parameter)");
+        fail(key, "unknown key '" + k + "' in shader_variants entry (NAME, OPS, generate_variant_forall, layouts, "
+                  "local_size or a declared UPPERCASE parameter)");
       }
     }
     if (d.name.empty()) fail(n, "shader_variants entry without NAME");
@@ -190,14 +203,7 @@ class Reader {
           s.push_constants.push_back(d);
         }
       }
-      if (k == "local_size") {
-        if (!value.IsSequence() || value.size() != 3) fail(value, "local_size must be [x, y, z]");
-        for (size_t i = 0; i < 3; ++i) {
-          const int64_t v = integer(value[i], "local_size");
-          if (v < 1 || v > 1024) fail(value[i], "local_size values must be in 1..1024");
-          s.local_size[i] = static_cast<uint32_t>(v);
-        }
-      }
+      if (k == "local_size") s.local_size = local_size(value);
       if (k == "layouts") {
         if (value.IsSequence()) {
           s.layouts["*"] = string_list(value, "layouts");

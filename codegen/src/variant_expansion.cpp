@@ -71,7 +71,7 @@ struct Expander {
     v.spec = &spec;
     v.line = d.line;
     v.ops = d.ops;
-    v.local_size = spec.local_size;
+    v.local_size = d.local_size ? *d.local_size : spec.local_size;
     if (value_of(params, "VK_VERSION").empty()) params.emplace_back("VK_VERSION", "1.1");
     const std::string vk = value_of(params, "VK_VERSION");
     if (vk != "1.0" && vk != "1.1" && vk != "1.2" && vk != "1.3")
@@ -174,7 +174,7 @@ const std::string* Variant::param(std::string_view name) const {
 
 std::vector<Variant> expand_variants(const ShaderSpec& spec) {
   Expander e{spec, {}};
-  if (spec.variants.empty()) e.expand(VariantDecl{spec.name, 1, {}, {}, std::nullopt, std::nullopt});
+  if (spec.variants.empty()) e.expand(VariantDecl{spec.name, 1, {}, {}, std::nullopt, std::nullopt, std::nullopt});
   for (const VariantDecl& d : spec.variants) e.expand(d);
   std::sort(e.out.begin(), e.out.end(), [](const Variant& a, const Variant& b) { return a.name < b.name; });
   for (size_t i = 1; i < e.out.size(); ++i)

@@ -70,6 +70,7 @@ mm:
     - {NAME: mm}
     - NAME: one
       generate_variant_forall: {TILE: [{VALUE: "8", SUFFIX: ""}]}
+      local_size: [256, 1, 1]
   khr_from_nv: true
   local_size: [128, 1, 1]
 )yaml",
@@ -82,7 +83,9 @@ mm:
   EXPECT_EQ(vs[0].khr_name, "mm_t2_khr");
   EXPECT_EQ(vs[1].coopmat, Coopmat::KHR);
   EXPECT_EQ(vs[1].derived_from, "mm_t2");
-  EXPECT_EQ(vs[4].local_size[0], 128u);
+  EXPECT_EQ(vs[0].local_size[0], 128u);  // the spec's
+  EXPECT_EQ(vs[4].local_size[0], 256u);  // the variant's own, and its KHR twin's
+  EXPECT_EQ(vs[5].local_size[0], 256u);
 }
 
 TEST(Spec, ErrorsNameFileAndLineOnOneLine) {
@@ -95,6 +98,7 @@ TEST(Spec, ErrorsNameFileAndLineOnOneLine) {
       {"s:\n  parameter_names_with_default_values: {A: x}\n  shader_variants:\n    - {NAME: v, B: y}\n",
        "specs/bad.yaml:4: 'B' is not declared"},
       {"s:\n  shader_variants:\n    - {NAME: v, lower: y}\n", "specs/bad.yaml:3: unknown key 'lower'"},
+      {"s:\n  shader_variants:\n    - {NAME: v, local_size: [0, 1, 1]}\n", "specs/bad.yaml:3: local_size values must be"},
       {"s:\n  parameter_names_with_default_values: {A: x}\n  generate_variant_forall:\n    A: [{RANGE: [3, 1]}]\n",
        "specs/bad.yaml:4: RANGE must be"},
       {"s:\n  push_constants:\n    - {name: m, type: mat4}\n", "specs/bad.yaml:3: push constant type 'mat4'"},

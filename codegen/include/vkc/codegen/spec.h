@@ -44,6 +44,7 @@ struct VariantDecl {
   ParamList overrides;                       // UPPERCASE keys
   std::optional<std::vector<ForallAxis>> forall;  // replaces the spec's iteration
   std::optional<std::vector<std::string>> layouts;
+  std::optional<std::array<uint32_t, 3>> local_size;  // replaces the spec's
 };
 
 enum class DescriptorType : uint8_t { StorageBuffer, StorageImage, SampledImage, UniformBuffer };
