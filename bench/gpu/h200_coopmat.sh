@@ -10,9 +10,9 @@ export LD_LIBRARY_PATH="$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
-echo "== correctness (256^3, CPU reference)"
+echo "== correctness (256^3 and edge sizes, CPU reference)"
 "$DIR/coopmat_check" "$DIR/vkc_shaders.vksl" --size 256 --iters 3 --require
 echo "== 4096^3"
-"$DIR/coopmat_check" "$DIR/vkc_shaders.vksl" --size 4096 --iters 20 --require
+"$DIR/coopmat_check" "$DIR/vkc_shaders.vksl" --size 4096 --iters 100 --require
 echo "== torch.matmul"
-python3 "$(dirname "$0")/torch_matmul.py" 4096 20
+python3 "$(dirname "$0")/torch_matmul.py" 4096 100

@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include "vkc/codegen/compile.h"
@@ -139,6 +141,31 @@ TEST(Library, FindPrefersCoopmatOnlyWhenTheDeviceAllowsIt) {
   EXPECT_EQ(stage->name, "copy_f16_buffer_texture3d");
   EXPECT_EQ(library().find(
                 {.op = "aten.convolution.default", .dtype = "f32", .storage = "texture3d", .layout = "width_packed"}), nullptr);
+}
+
+// The cooperative-matrix tiles (matmul_coopmat.glsl): a subgroup of 32 per SG_M x SG_N block,
+// whole 16x16 fragments, K steps of whole fragment pairs, and the shared stages within 48 KiB.
+TEST(Library, CoopmatTilesMatchTheirWorkgroups) {
+  int checked = 0;
+  for (const LibraryVariant& v : library().variants()) {
+    if (v.template_name != "matmul_coopmat") continue;
+    SCOPED_TRACE(v.name);
+    std::map<std::string, int> p;
+    for (const std::string& kv : v.params)
+      if (const auto eq = kv.find('='); eq != std::string::npos && std::isdigit(static_cast<unsigned char>(kv[eq + 1])))
+        p[kv.substr(0, eq)] = std::stoi(kv.substr(eq + 1));
+    const int tm = p["TILE_M"], tn = p["TILE_N"], sm = p["SG_M"], sn = p["SG_N"], ks = p["K_STEP"];
+    ASSERT_TRUE(tm > 0 && tn > 0 && sm > 0 && sn > 0 && ks > 0);
+    EXPECT_EQ(tm % sm, 0);
+    EXPECT_EQ(tn % sn, 0);
+    EXPECT_EQ(sm % 16, 0);
+    EXPECT_EQ(sn % 16, 0);
+    EXPECT_EQ(ks % 16, 0);
+    EXPECT_EQ(static_cast<uint32_t>((tm / sm) * (tn / sn) * 32), v.local_size[0]);
+    EXPECT_LE((tm + tn) * (ks / 8 + 1) * 16, 48 * 1024);  // one stage (two only when they fit)
+    ++checked;
+  }
+  EXPECT_GE(checked, 8);
 }
 
 TEST(Library, CorruptBundleIsOneError) {

@@ -153,6 +153,15 @@ bool supports_16x16x16(const Device& d, vkc::codegen::Coopmat kind) {
   return false;
 }
 
+constexpr uint32_t kBindings = 4;  // out, a, b, bias (shader-specs/matmul_coopmat.glsl)
+
+// A variant's integer parameter (e.g. TILE_M), or `fallback`.
+uint32_t param(const vkc::codegen::LibraryVariant& v, const std::string& name, uint32_t fallback) {
+  for (const std::string& p : v.params)
+    if (p.rfind(name + "=", 0) == 0) return static_cast<uint32_t>(std::stoul(p.substr(name.size() + 1)));
+  return fallback;
+}
+
 struct Kernel {
   VkDescriptorSetLayout dsl = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -164,10 +173,10 @@ struct Kernel {
 
 Kernel make_kernel(const Device& d, const vkc::codegen::LibraryVariant& v, const GpuBuffer* bufs) {
   Kernel k;
-  VkDescriptorSetLayoutBinding b[3];
-  for (uint32_t i = 0; i < 3; ++i) b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+  VkDescriptorSetLayoutBinding b[kBindings];
+  for (uint32_t i = 0; i < kBindings; ++i) b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo dli{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dli.bindingCount = 3, dli.pBindings = b;
+  dli.bindingCount = kBindings, dli.pBindings = b;
   VK_CHECK(vkCreateDescriptorSetLayout(d.dev, &dli, nullptr, &k.dsl));
   VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, v.push_constant_bytes};
   VkPipelineLayoutCreateInfo pli{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -182,22 +191,22 @@ Kernel make_kernel(const Device& d, const vkc::codegen::LibraryVariant& v, const
   cpi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT, cpi.stage.module = k.module, cpi.stage.pName = "main";
   cpi.layout = k.layout;
   VK_CHECK(vkCreateComputePipelines(d.dev, VK_NULL_HANDLE, 1, &cpi, nullptr, &k.pipeline));
-  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 3};
+  VkDescriptorPoolSize ps{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kBindings};
   VkDescriptorPoolCreateInfo dpi{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
   dpi.maxSets = 1, dpi.poolSizeCount = 1, dpi.pPoolSizes = &ps;
   VK_CHECK(vkCreateDescriptorPool(d.dev, &dpi, nullptr, &k.pool));
   VkDescriptorSetAllocateInfo dai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   dai.descriptorPool = k.pool, dai.descriptorSetCount = 1, dai.pSetLayouts = &k.dsl;
   VK_CHECK(vkAllocateDescriptorSets(d.dev, &dai, &k.set));
-  VkDescriptorBufferInfo bi[3];
-  VkWriteDescriptorSet w[3];
-  for (uint32_t i = 0; i < 3; ++i) {
+  VkDescriptorBufferInfo bi[kBindings];
+  VkWriteDescriptorSet w[kBindings];
+  for (uint32_t i = 0; i < kBindings; ++i) {
     bi[i] = {bufs[i].buffer, 0, VK_WHOLE_SIZE};
     w[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
     w[i].dstSet = k.set, w[i].dstBinding = i, w[i].descriptorCount = 1;
     w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, w[i].pBufferInfo = &bi[i];
   }
-  vkUpdateDescriptorSets(d.dev, 3, w, 0, nullptr);
+  vkUpdateDescriptorSets(d.dev, kBindings, w, 0, nullptr);
   return k;
 }
 
@@ -239,56 +248,78 @@ void barrier(VkCommandBuffer cb) {
 // when 0) against the CPU; returns false on a mismatch. `seconds` gets the time per dispatch.
 bool run_problem(const Device& d, const vkc::codegen::LibraryVariant& v, uint32_t M, uint32_t N, uint32_t K,
                  uint32_t iters, size_t samples, double& seconds) {
-  const bool b_nk = v.name.rfind("linear", 0) == 0;  // linear variants read W[N, K]; one template serves both
+  bool b_nk = false;  // linear variants (B_LAYOUT=nk) read W[N, K]; one template serves both
+  for (const std::string& p : v.params) b_nk = b_nk || p == "B_LAYOUT=nk";
   const bool out_half = v.dtype == "f16";
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<uint16_t> a(size_t(M) * K), b(size_t(K) * N);
   for (auto& x : a) x = float_to_half(dist(rng));
   for (auto& x : b) x = float_to_half(dist(rng));
+  // Linear variants add a bias: 16 rows of it, each padded to N rounded up to 16 (as the runtime packs it).
+  const uint32_t n_pad = (N + 15) / 16 * 16;
+  std::vector<float> bias(N, 0.0f), bias16(size_t(16) * n_pad, 0.0f);
+  if (b_nk)
+    for (uint32_t n = 0; n < N; ++n) {
+      bias[n] = dist(rng);
+      for (uint32_t r = 0; r < 16; ++r) bias16[size_t(r) * n_pad + n] = bias[n];
+    }
   const VkDeviceSize out_bytes = VkDeviceSize(M) * N * (out_half ? 2 : 4);
   const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                    VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  GpuBuffer bufs[3] = {make_buffer(d.pd, d.dev, out_bytes, usage, false),
-                       make_buffer(d.pd, d.dev, a.size() * 2, usage, false),
-                       make_buffer(d.pd, d.dev, b.size() * 2, usage, false)};
-  GpuBuffer staging = make_buffer(d.pd, d.dev, std::max<VkDeviceSize>(out_bytes, (a.size() + b.size()) * 2),
-                                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
+  const VkDeviceSize bias_bytes = bias16.size() * 4;
+  GpuBuffer bufs[kBindings] = {make_buffer(d.pd, d.dev, out_bytes, usage, false),
+                               make_buffer(d.pd, d.dev, a.size() * 2, usage, false),
+                               make_buffer(d.pd, d.dev, b.size() * 2, usage, false),
+                               make_buffer(d.pd, d.dev, bias_bytes, usage, false)};
+  GpuBuffer staging =
+      make_buffer(d.pd, d.dev, std::max<VkDeviceSize>(out_bytes, (a.size() + b.size()) * 2 + bias_bytes),
+                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
   std::memcpy(staging.mapped, a.data(), a.size() * 2);
   std::memcpy(static_cast<char*>(staging.mapped) + a.size() * 2, b.data(), b.size() * 2);
+  std::memcpy(static_cast<char*>(staging.mapped) + (a.size() + b.size()) * 2, bias16.data(), bias_bytes);
   submit(d, [&](VkCommandBuffer cb) {
-    VkBufferCopy ca{0, 0, a.size() * 2}, cbp{a.size() * 2, 0, b.size() * 2};
+    VkBufferCopy ca{0, 0, a.size() * 2}, cbp{a.size() * 2, 0, b.size() * 2},
+        cbias{(a.size() + b.size()) * 2, 0, bias_bytes};
     vkCmdCopyBuffer(cb, staging.buffer, bufs[1].buffer, 1, &ca);
     vkCmdCopyBuffer(cb, staging.buffer, bufs[2].buffer, 1, &cbp);
+    vkCmdCopyBuffer(cb, staging.buffer, bufs[3].buffer, 1, &cbias);
   });
   Kernel k = make_kernel(d, v, bufs);
   VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   qpi.queryType = VK_QUERY_TYPE_TIMESTAMP, qpi.queryCount = 2;
   VkQueryPool qp;
   VK_CHECK(vkCreateQueryPool(d.dev, &qpi, nullptr, &qp));
-  const int32_t mnk[4] = {int32_t(M), int32_t(N), int32_t(K), 0};
-  constexpr uint32_t kTile = 128;  // output tile per workgroup (shader-specs/matmul_coopmat.glsl)
+  const int32_t mnk[4] = {int32_t(M), int32_t(N), int32_t(K), b_nk ? 1 : 0};
+  // One workgroup per TILE_M x TILE_N output tile, numbered 1-D (shader-specs/matmul_coopmat.glsl).
+  const uint32_t tm = param(v, "TILE_M", 128), tn = param(v, "TILE_N", 128);
+  const uint32_t groups = ((M + tm - 1) / tm) * ((N + tn - 1) / tn);
+  const uint32_t gx = std::min<uint32_t>(groups, 65535), gy = (groups + 65534) / 65535;
   auto dispatch = [&](VkCommandBuffer cb, uint32_t count) {
     vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline);
     vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout, 0, 1, &k.set, 0, nullptr);
     vkCmdPushConstants(cb, k.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof mnk, mnk);
     for (uint32_t i = 0; i < count; ++i) {
-      vkCmdDispatch(cb, (N + kTile - 1) / kTile, (M + kTile - 1) / kTile, 1);
+      vkCmdDispatch(cb, gx, gy, 1);
       barrier(cb);
     }
   };
-  submit(d, [&](VkCommandBuffer cb) { dispatch(cb, 1); });  // warm-up
-  submit(d, [&](VkCommandBuffer cb) {
-    vkCmdResetQueryPool(cb, qp, 0, 2);
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 0);
-    dispatch(cb, iters);
-    vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
-    VkBufferCopy co{0, 0, out_bytes};
-    vkCmdCopyBuffer(cb, bufs[0].buffer, staging.buffer, 1, &co);
-  });
-  uint64_t ts[2] = {0, 0};
-  VK_CHECK(vkGetQueryPoolResults(d.dev, qp, 0, 2, sizeof ts, ts, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
-  seconds = double(ts[1] - ts[0]) * d.timestamp_period * 1e-9 / iters;
+  // Warm-up as long as the timed runs (the GPU's clocks ramp up), then the best of three runs.
+  submit(d, [&](VkCommandBuffer cb) { dispatch(cb, iters); });
+  seconds = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    submit(d, [&](VkCommandBuffer cb) {
+      vkCmdResetQueryPool(cb, qp, 0, 2);
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qp, 0);
+      dispatch(cb, iters);
+      vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qp, 1);
+      VkBufferCopy co{0, 0, out_bytes};
+      vkCmdCopyBuffer(cb, bufs[0].buffer, staging.buffer, 1, &co);
+    });
+    uint64_t ts[2] = {0, 0};
+    VK_CHECK(vkGetQueryPoolResults(d.dev, qp, 0, 2, sizeof ts, ts, 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
+    seconds = std::min(seconds, double(ts[1] - ts[0]) * d.timestamp_period * 1e-9 / iters);
+  }
 
   std::mt19937 pick(99);
   double max_err = 0;
@@ -296,7 +327,7 @@ bool run_problem(const Device& d, const vkc::codegen::LibraryVariant& v, uint32_
   for (size_t s = 0; s < count; ++s) {
     const size_t idx = samples ? pick() % total : s;
     const size_t m = idx / N, n = idx % N;
-    double ref = 0;
+    double ref = bias[n];
     for (size_t kk = 0; kk < K; ++kk)
       ref += double(half_to_float(a[m * K + kk])) * half_to_float(b_nk ? b[n * K + kk] : b[kk * N + n]);
     const float got = out_half ? half_to_float(static_cast<const uint16_t*>(staging.mapped)[idx])
@@ -322,10 +353,12 @@ bool run_all(const Device& d, const vkc::codegen::ShaderLibrary& lib, uint32_t s
       continue;
     }
     double t_small = 0, t_big = 0;
-    const bool small_ok = run_problem(d, v, 80, 48, 64, 1, 0, t_small);
+    // Whole tiles, then edges in M, N (a multiple of 8, not 16) and K (a multiple of 8, not 32).
+    const bool small_ok = run_problem(d, v, 80, 48, 64, 1, 0, t_small) && run_problem(d, v, 100, 56, 72, 1, 0, t_small) &&
+                          run_problem(d, v, 300, 264, 520, 1, 0, t_small);
     bool big_ok = true;
     std::string big = "-";
-    if (v.template_name == "matmul_coopmat") {
+    {
       big_ok = run_problem(d, v, size, size, size, iters, 64, t_big);
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.3f ms", t_big * 1e3);
