@@ -1,4 +1,5 @@
 #include "vk_context.h"
+#include "vk_coopmat_compat.h"
 
 #include <fmt/format.h>
 
@@ -46,6 +47,34 @@ bool has_device_extension(VkPhysicalDevice d, const char* name) {
   vkEnumerateDeviceExtensionProperties(d, nullptr, &n, exts.data());
   for (const auto& e : exts)
     if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+// Whether the device lists the 16x16x16 f16 x f16 -> f32 (f32 result) subgroup shape.
+bool coopmat_shape(VkInstance instance, VkPhysicalDevice d, bool khr) {
+  uint32_t n = 0;
+  if (khr) {
+    auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    if (!fn || fn(d, &n, nullptr) != VK_SUCCESS) return false;
+    std::vector<VkCooperativeMatrixPropertiesKHR> p(n, make_info<VkCooperativeMatrixPropertiesKHR>(kStructCoopmatPropertiesKHR));
+    if (fn(d, &n, p.data()) != VK_SUCCESS) return false;
+    for (const auto& e : p)
+      if (e.MSize == 16 && e.NSize == 16 && e.KSize == 16 && e.AType == 0 && e.BType == 0 && e.CType == 1 &&
+          e.ResultType == 1 && e.scope == 3 && !e.saturatingAccumulation)
+        return true;
+    return false;
+  }
+  auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!fn || fn(d, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> p(n, make_info<VkCooperativeMatrixPropertiesNV>(VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV));
+  if (fn(d, &n, p.data()) != VK_SUCCESS) return false;
+  for (const auto& e : p)
+    if (e.MSize == 16 && e.NSize == 16 && e.KSize == 16 && e.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        e.BType == VK_COMPONENT_TYPE_FLOAT16_NV && e.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        e.DType == VK_COMPONENT_TYPE_FLOAT32_NV && e.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
   return false;
 }
 
@@ -125,7 +154,23 @@ std::shared_ptr<Context> Context::create(bool validation) {
   auto have = make_info<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f16);
   const bool v13 = c->props_.apiVersion >= VK_API_VERSION_1_3;
   if (!v13) s8.pNext = nullptr;  // maintenance4 is core in 1.3 only
+  // Cooperative matrices: queried only where the extension exists (a struct of a missing
+  // extension in the chain is invalid usage), on 1.3 devices (the variants are SPIR-V 1.6).
+  const bool has_khr = v13 && has_device_extension(c->physical_, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  const bool has_nv = v13 && has_device_extension(c->physical_, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  auto mm = make_info<VkPhysicalDeviceVulkanMemoryModelFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+  auto cm_khr = make_info<VkPhysicalDeviceCooperativeMatrixFeaturesKHR>(kStructCoopmatFeaturesKHR);
+  auto cm_nv = make_info<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+  if (has_khr || has_nv) {
+    dot.pNext = &mm;
+    mm.pNext = has_khr ? static_cast<void*>(&cm_khr) : static_cast<void*>(&cm_nv);
+  }
   vkGetPhysicalDeviceFeatures2(c->physical_, &have);
+  const bool coopmat_base = mm.vulkanMemoryModel && f16.shaderFloat16 && s16.storageBuffer16BitAccess && m4.maintenance4;
+  if (coopmat_base && has_khr && cm_khr.cooperativeMatrix && coopmat_shape(c->instance_, c->physical_, true))
+    c->coopmat_ = Coopmat::KHR;
+  else if (coopmat_base && has_nv && !has_khr && coopmat_shape(c->instance_, c->physical_, false))
+    c->coopmat_ = Coopmat::NV;
 
   // Integer dot products (core in 1.3): the q8ta kernels' _dot variants (OpSDot on 4x8-bit words).
   auto edot = make_info<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
@@ -135,6 +180,18 @@ std::shared_ptr<Context> Context::create(bool validation) {
   auto em4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
                                                              &edot);
   em4.maintenance4 = m4.maintenance4;
+  auto emm = make_info<VkPhysicalDeviceVulkanMemoryModelFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+  auto ecm_khr = make_info<VkPhysicalDeviceCooperativeMatrixFeaturesKHR>(kStructCoopmatFeaturesKHR);
+  auto ecm_nv = make_info<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+  std::vector<const char*> extensions;
+  if (c->coopmat_ != Coopmat::None) {
+    emm.vulkanMemoryModel = VK_TRUE;
+    ecm_khr.cooperativeMatrix = ecm_nv.cooperativeMatrix = VK_TRUE;
+    edot.pNext = &emm;
+    emm.pNext = c->coopmat_ == Coopmat::KHR ? static_cast<void*>(&ecm_khr) : static_cast<void*>(&ecm_nv);
+    extensions.push_back(c->coopmat_ == Coopmat::KHR ? VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME
+                                                     : VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
   auto es8 = make_info<VkPhysicalDevice8BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES, v13 ? &em4 : nullptr);
   es8.storageBuffer8BitAccess = s8.storageBuffer8BitAccess;
   auto es16 = make_info<VkPhysicalDevice16BitStorageFeatures>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES, &es8);
@@ -154,11 +211,10 @@ std::shared_ptr<Context> Context::create(bool validation) {
   auto dci = make_info<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &enable);
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
-  const char* m4_ext = VK_KHR_MAINTENANCE_4_EXTENSION_NAME;
-  if (!v13 && has_device_extension(c->physical_, m4_ext)) {
-    dci.enabledExtensionCount = 1;
-    dci.ppEnabledExtensionNames = &m4_ext;
-  }
+  if (!v13 && has_device_extension(c->physical_, VK_KHR_MAINTENANCE_4_EXTENSION_NAME))
+    extensions.push_back(VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
+  dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.data();
   check(vkCreateDevice(c->physical_, &dci, nullptr, &c->device_), "vkCreateDevice");
   vkGetDeviceQueue(c->device_, c->queue_family_, 0, &c->queue_);
   auto pci = make_info<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);

@@ -80,6 +80,10 @@ class Context {
   bool fp16() const { return fp16_; }
   /// shaderIntegerDotProduct is enabled (Vulkan 1.3 devices that have it).
   bool int_dot() const { return int_dot_; }
+  /// Cooperative matrices enabled with the 16x16x16 f16 x f16 -> f32 subgroup shape the
+  /// coopmat shader variants use: KHR when the device has it, else NV, else none.
+  enum class Coopmat { None, NV, KHR };
+  Coopmat coopmat() const { return coopmat_; }
   bool validation() const { return messenger_ != VK_NULL_HANDLE; }
 
   enum class Mem { Device, Upload, Readback };
@@ -122,6 +126,7 @@ class Context {
   std::string name_;
   bool fp16_ = false;
   bool int_dot_ = false;
+  Coopmat coopmat_ = Coopmat::None;
 };
 
 }  // namespace vkc::runtime::vk

@@ -400,6 +400,11 @@ bool VulkanDelegate::integer_dot_product() const {
   return dev_->ctx->int_dot();
 }
 
+bool VulkanDelegate::cooperative_matrix() const {
+  if (const char* env = std::getenv("VKC_VULKAN_COOPMAT"); env && std::string_view(env) == "0") return false;
+  return dev_->ctx->coopmat() != Context::Coopmat::None;
+}
+
 bool VulkanDelegate::cpu_device() const {
   if (const char* env = std::getenv("VKC_VULKAN_GPU_KERNELS"); env && std::string_view(env) == "1") return false;
   return dev_->ctx->properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
@@ -430,6 +435,11 @@ const codegen::LibraryVariant& VulkanDelegate::variant(const GpuTensor& out, std
   q.in_storage = in_storage == out.storage() ? std::string_view{} : in_storage;
   const std::string prefix = name_prefix.empty() ? std::string() : fmt::format("{}_{}", name_prefix, dtype);
   const bool v13 = dev_->ctx->properties().apiVersion >= VK_API_VERSION_1_3;
+  // Cooperative-matrix variants only where an encoder asks for one by name (their bindings,
+  // dispatch and requirements differ from the operator's other kernels).
+  const bool coopmat = cooperative_matrix() && name_prefix.find("coopmat") != std::string_view::npos;
+  q.allow_coopmat_khr = coopmat && dev_->ctx->coopmat() == Context::Coopmat::KHR;
+  q.allow_coopmat_nv = coopmat && dev_->ctx->coopmat() == Context::Coopmat::NV;
   for (const codegen::LibraryVariant* v : dev_->library.find_all(q)) {
     if (!prefix.empty() && v->name.rfind(prefix, 0) != 0) continue;
     if (v->vk_version == "1.3" && !v13) continue;

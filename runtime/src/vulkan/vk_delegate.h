@@ -36,6 +36,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   void require_unused(int32_t id, const char* what) override;
   bool cpu_device() const override;
+  bool cooperative_matrix() const override;
   bool integer_dot_product() const override;
   const GpuTensor* input_staging(int32_t id) override;
   const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,

@@ -100,6 +100,9 @@ class Encoder : public CallArgs {
   virtual bool cpu_device() const = 0;
   /// Whether the device runs integer dot products (shaderIntegerDotProduct: the q8ta _dot variants).
   virtual bool integer_dot_product() const = 0;
+  /// Whether the device runs the cooperative-matrix variants (VK_KHR/NV_cooperative_matrix with
+  /// the 16x16x16 fp16 shape; `VKC_VULKAN_COOPMAT=0` turns them off).
+  virtual bool cooperative_matrix() const = 0;
 
   // ---- shaders
   /// The variant for this op (or `op_override`), in `out`'s dtype/storage/layout; `name_prefix`
@@ -126,6 +129,9 @@ void add_nn_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_quant_ops(std::unordered_map<std::string, OpEncoder>& t);
 void add_q8ta_ops(std::unordered_map<std::string, OpEncoder>& t);
+/// linear/addmm on cooperative matrices (vk_ops_coopmat.cpp) when the device, dtype (fp16), shapes
+/// and a constant weight allow it; false (nothing encoded) otherwise.
+bool encode_linear_coopmat(Encoder& e);
 
 /// Whether a linear over K with output `out` should split K across a workgroup per output element /
 /// texel (few outputs, long K: decoding), rather than run one invocation per output.

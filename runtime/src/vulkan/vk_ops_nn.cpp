@@ -174,6 +174,7 @@ std::vector<uint8_t> pack_linear_kn(const kernels::HostTensor& w) { return pack_
 
 // linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
 void linear(Encoder& e) {
+  if (encode_linear_coopmat(e)) return;
   GpuTensor& out = e.out();
   const bool addmm = e.op() == "aten.addmm.default";
   const size_t in_arg = addmm ? 1 : 0, w_arg = addmm ? 2 : 1, b_arg = addmm ? 0 : 2;
