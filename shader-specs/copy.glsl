@@ -12,13 +12,26 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
+// Staging variants (STAGING in/out): the host side is an f32 buffer, converted here to and from
+// the tensor's dtype (f16), so the host only copies bytes.
+#if defined(STAGING_out)
+#define OUT_T float
+#else
+#define OUT_T T
+#endif
+#if defined(STAGING_in)
+#define IN_T float
+#else
+#define IN_T T
+#endif
+
 #if defined(OUT_STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict buffer OutBuf { T t_out[]; };
+layout(set = 0, binding = 0, std430) restrict buffer OutBuf { OUT_T t_out[]; };
 #else
 layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict IMAGE_T t_out;
 #endif
 #if defined(IN_STORAGE_buffer)
-layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { T t_in[]; };
+layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { IN_T t_in[]; };
 #else
 layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_in;
 #endif
@@ -55,7 +68,7 @@ void main() {
 #if defined(OUT_STORAGE_buffer)
   if (idx >= numel(p.out_sizes)) return;
   const ivec4 o = index_to_whcn(idx, p.out_sizes);
-  if (in_region(o)) t_out[idx] = T(value_at(o));
+  if (in_region(o)) t_out[idx] = OUT_T(value_at(o));
 #else
   const ivec3 extents = texture_extents(p.out_sizes, p.packed_dims.x);
   if (idx >= extents.x * extents.y * extents.z) return;

@@ -78,7 +78,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     GpuTensor& t = tensor_id(static_cast<int32_t>(graph_.input_ids[i]));
     if (t.int8x4) fail("an int8 activation (packed int8 layout) cannot be a delegate input");
     in_stage_.push_back(staging(t, Context::Mem::Upload));
-    encode_copy(*this, t, *in_stage_.back(), {});
+    encode_staging_copy(*this, t, *in_stage_.back());
   }
   const auto& ops = vulkan_ops();
   for (const auto& c : graph_.chain) {
@@ -95,7 +95,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     GpuTensor& t = tensor_id(static_cast<int32_t>(graph_.output_ids[j]));
     if (t.int8x4) fail("an int8 activation (packed int8 layout) cannot be a delegate output");
     out_stage_.push_back(staging(t, Context::Mem::Readback));
-    encode_copy(*this, *out_stage_.back(), t, {});
+    encode_staging_copy(*this, *out_stage_.back(), t);
   }
   call_ = nullptr;
 
@@ -238,13 +238,15 @@ void VulkanDelegate::bind_memory_objects() {
   }
 }
 
+// fp16 tensors stage through f32 host buffers, converted on the GPU (encode_staging_copy): the
+// host then only copies the plan's f32 bytes. Other dtypes stage as they are on the GPU.
 std::unique_ptr<GpuTensor> VulkanDelegate::staging(const GpuTensor& like, Context::Mem mem) {
   auto g = std::make_unique<GpuTensor>();
-  g->dtype = like.dtype;
+  g->dtype = like.dtype == ir::DType::Float16 ? ir::DType::Float32 : like.dtype;
   g->dims = like.dims;
   g->sizes = like.sizes;
   const int64_t n = HostTensor{like.dtype, like.dims, {}}.numel();
-  g->buffer = dev_->ctx->make_buffer(static_cast<VkDeviceSize>(n) * ir::dtype_size(like.dtype), mem);
+  g->buffer = dev_->ctx->make_buffer(static_cast<VkDeviceSize>(n) * ir::dtype_size(g->dtype), mem);
   return g;
 }
 

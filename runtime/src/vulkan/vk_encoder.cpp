@@ -80,15 +80,34 @@ void Encoder::require_unbroadcast_high_rank(const GpuTensor& out, std::initializ
   }
 }
 
-void encode_copy(Encoder& e, GpuTensor& out, GpuTensor& in, const CopyRegion& r) {
-  if (in.dtype != out.dtype) e.fail(fmt::format("copy from {} to {} is not supported", in.dtype_name(), out.dtype_name()));
-  const auto& v = e.variant(out, in.storage(), "copy", "aten.clone.default");
+namespace {
+
+void dispatch_copy(Encoder& e, const codegen::LibraryVariant& v, GpuTensor& out, GpuTensor& in, const CopyRegion& r) {
   Push p(v);
   const bool whole = r.region == ivec4{0, 0, 0, 0};
   p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("region", whole ? out.sizes : r.region);
   p.iv("out_offset", r.out_offset).iv("in_offset", r.in_offset).iv("in_step", r.in_step).iv("perm", r.perm);
   p.iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0}).f("fill", r.fill);
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+}  // namespace
+
+void encode_copy(Encoder& e, GpuTensor& out, GpuTensor& in, const CopyRegion& r) {
+  if (in.dtype != out.dtype) e.fail(fmt::format("copy from {} to {} is not supported", in.dtype_name(), out.dtype_name()));
+  dispatch_copy(e, e.variant(out, in.storage(), "copy", "aten.clone.default"), out, in, r);
+}
+
+void encode_staging_copy(Encoder& e, GpuTensor& out, GpuTensor& in) {
+  const bool to_tensor = in.dtype == ir::DType::Float32 && out.dtype == ir::DType::Float16 && !in.texture;
+  const bool from_tensor = in.dtype == ir::DType::Float16 && out.dtype == ir::DType::Float32 && !out.texture;
+  if (!to_tensor && !from_tensor) return encode_copy(e, out, in, {});
+  GpuTensor query;  // the variants are named by the f16 side and the output's storage
+  query.dtype = ir::DType::Float16;
+  query.texture = out.texture;
+  query.packed_dim = out.packed_dim;
+  const auto& v = e.variant(query, in.storage(), to_tensor ? "stage_in_f32" : "stage_out_f32", "aten.clone.default");
+  dispatch_copy(e, v, out, in, {});
 }
 
 }  // namespace vkc::runtime::vk

@@ -147,6 +147,9 @@ struct CopyRegion {
   float fill = 0;
 };
 void encode_copy(Encoder& e, GpuTensor& out, GpuTensor& in, const CopyRegion& r);
+/// A delegate input's or output's staging copy: an f32 host buffer to or from an f16 tensor
+/// converts on the GPU (copy.glsl's stage_in_f32 / stage_out_f32); otherwise a plain copy.
+void encode_staging_copy(Encoder& e, GpuTensor& out, GpuTensor& in);
 /// `in`'s elements, in row-major order, into `out` of the same element count (view.glsl).
 void encode_view(Encoder& e, GpuTensor& out, GpuTensor& in);
 
