@@ -57,7 +57,7 @@ struct Executor::State {
 
   TensorSpec spec_of(int32_t id, const char* what) const {
     const EtTensor& t = et_tensor(id, what);
-    TensorSpec s{dtype_of(t.scalar_type), {}};
+    TensorSpec s{dtype_of(t.scalar_type), {}, {}};
     for (int32_t d : t.sizes) {
       if (d < 0) throw RuntimeError(fmt::format("{} value {}: dim {} is negative", what, id, d));
       s.shape.push_back(d);

@@ -37,8 +37,11 @@ TEST(FoldReport, TheFoldingCapIsNamed) {
   m.node("Add", {"big", "x"}, {"y"}, "add");
   const CompileResult r = compile(m.save(dir.path() / "big.onnx"), CompileOptions{});
   // 16M elements from 2: not folded (computed at run time, where a lowering exists).
-  for (const auto& n : r.partition.nodes)
-    if (n.name == "fill") EXPECT_THAT(n.reason, HasSubstr("not folded: a tensor of shape [4096,4096] would take more than")) << n.reason;
+  for (const auto& n : r.partition.nodes) {
+    if (n.name == "fill") {
+      EXPECT_THAT(n.reason, HasSubstr("not folded: a tensor of shape [4096,4096] would take more than")) << n.reason;
+    }
+  }
 }
 
 }  // namespace

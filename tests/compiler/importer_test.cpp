@@ -10,6 +10,14 @@
 namespace vkc::compiler {
 namespace {
 
+// ImportOptions with only --input-shape set (designated initializers would leave the other
+// members to -Wmissing-field-initializers).
+ImportOptions with_shapes(std::map<std::string, std::vector<int64_t>> shapes) {
+  ImportOptions o;
+  o.input_shapes = std::move(shapes);
+  return o;
+}
+
 namespace fs = std::filesystem;
 using test::float_bytes;
 using test::kF32;
@@ -209,18 +217,18 @@ TEST(OnnxImporter, InputShapesFixSymbolicDimsAndPropagate) {
   EXPECT_EQ(dynamic->inputs[0]->type().str(), "f32[N,3,4,4]");
   EXPECT_EQ(dynamic->outputs[0]->type().str(), "f32[batch_out,48]");
 
-  auto fixed = import_onnx_file(path, {.input_shapes = {{"X", {2, 3, 4, 4}}}});
+  auto fixed = import_onnx_file(path, with_shapes({{"X", {2, 3, 4, 4}}}));
   EXPECT_EQ(fixed->inputs[0]->type().str(), "f32[2,3,4,4]");
   EXPECT_EQ(fixed->inputs[1]->type().str(), "f32[2,5]");  // same symbol N
   EXPECT_EQ(fixed->find_value("t")->type().str(), "f32[2,3,4,4]");
   EXPECT_EQ(fixed->outputs[0]->type().str(), "f32[2,48]");
   EXPECT_TRUE(fixed->outputs[0]->shape().is_static());
 
-  EXPECT_THAT(import_error(path, {.input_shapes = {{"Q", {1}}}}),
+  EXPECT_THAT(import_error(path, with_shapes({{"Q", {1}}})),
               HasSubstr("--input-shape 'Q': the graph has no input"));
-  EXPECT_THAT(import_error(path, {.input_shapes = {{"X", {2, 3}}}}),
+  EXPECT_THAT(import_error(path, with_shapes({{"X", {2, 3}}})),
               HasSubstr("2 dims given, but the input has rank 4"));
-  EXPECT_THAT(import_error(path, {.input_shapes = {{"X", {2, 5, 4, 4}}}}), HasSubstr("dim 1 is 3 in the model, not 5"));
+  EXPECT_THAT(import_error(path, with_shapes({{"X", {2, 5, 4, 4}}})), HasSubstr("dim 1 is 3 in the model, not 5"));
 }
 
 TEST(OnnxImporter, NewIrVersionsSkipTheCheckerAndNodeOrderIsLenient) {
