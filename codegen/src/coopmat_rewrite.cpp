@@ -17,7 +17,7 @@ constexpr uint32_t kOpTypeInt = 21, kOpTypeArray = 28, kOpTypeRuntimeArray = 29,
                    kOpTypePointer = 32, kOpTypeFunction = 33, kOpConstantTrue = 41, kOpConstantFalse = 42,
                    kOpConstant = 43, kOpSpecConstantOp = 52, kOpFunctionParameter = 55, kOpFunctionCall = 57,
                    kOpStore = 62, kOpCompositeInsert = 82, kOpCapability = 17, kOpExtension = 10;
-constexpr uint32_t kUseA = 0, kUseB = 1, kUseAcc = 2, kNoUse = 3;
+constexpr uint32_t kUseA = 0, kUseB = 1, kUseAcc = 2;
 
 uint32_t opcode(const Inst& i) { return i[0] & 0xffff; }
 Inst make(uint32_t op, std::vector<uint32_t> operands) {

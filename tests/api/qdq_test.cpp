@@ -198,8 +198,9 @@ TEST(Qdq, Int8LinearsKeepTheirWeightsAndMatchTheIntegerReference) {
     const auto x = random_input(LinearModel::M * LinearModel::K, seed);
     const auto want = model.expected(x);
     EXPECT_LT(max_diff(run(r.pte, x, {LinearModel::M, LinearModel::K}), want), 1e-5) << seed;
-    if (!runtime::vulkan_device_name().empty())  // linear_quantized.glsl's int8 variant
+    if (!runtime::vulkan_device_name().empty()) {  // linear_quantized.glsl's int8 variant
       EXPECT_LT(max_diff(run(r.pte, x, {LinearModel::M, LinearModel::K}, "vulkan"), want), 1e-5) << seed;
+    }
   }
 }
 

@@ -25,7 +25,7 @@ struct Case {
   bool bias = false, initial = false, peepholes = false, seq_lens = false;
   float clip = 0;  // 0: none
   int64_t input_forget = 0, linear_before_reset = 0;
-  std::vector<Act> acts;  // empty: the defaults; one direction's list is used for both
+  std::vector<Act> acts = {};  // empty: the defaults; one direction's list is used for both
   const char* label;
 };
 

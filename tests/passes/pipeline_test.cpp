@@ -26,7 +26,9 @@ TEST(Pipeline, RunsEveryPassAndReportsEachToTheHook) {
   g.outputs.push_back(sm->output(0));
   PassContext ctx;
   std::vector<std::string> seen;
-  run_pipeline(g, ctx, {[&](const PassInfo& p, const ir::Graph&) { seen.emplace_back(p.name); }});
+  PipelineHooks hooks;
+  hooks.after_pass = [&](const PassInfo& p, const ir::Graph&) { seen.emplace_back(p.name); };
+  run_pipeline(g, ctx, hooks);
   EXPECT_EQ(seen.size(), pipeline().size());
   ASSERT_EQ(g.num_nodes(), 2u);
   EXPECT_EQ(g.nodes()[0]->op_type(), "aten.relu.default");
