@@ -50,32 +50,35 @@ bool has_device_extension(VkPhysicalDevice d, const char* name) {
   return false;
 }
 
-// Whether the device lists the 16x16x16 f16 x f16 -> f32 (f32 result) subgroup shape.
-bool coopmat_shape(VkInstance instance, VkPhysicalDevice d, bool khr) {
+// Whether any of the device's cooperative-matrix properties (through the instance function
+// `fn_name`, filling structs of `Props` with sType `type`) satisfies `want`.
+template <class Props, class Want>
+bool any_coopmat_property(VkInstance instance, VkPhysicalDevice d, const char* fn_name, VkStructureType type, Want want) {
+  using Fn = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, Props*);
+  auto fn = reinterpret_cast<Fn>(vkGetInstanceProcAddr(instance, fn_name));
   uint32_t n = 0;
-  if (khr) {
-    auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
-        vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-    if (!fn || fn(d, &n, nullptr) != VK_SUCCESS) return false;
-    std::vector<VkCooperativeMatrixPropertiesKHR> p(n, make_info<VkCooperativeMatrixPropertiesKHR>(kStructCoopmatPropertiesKHR));
-    if (fn(d, &n, p.data()) != VK_SUCCESS) return false;
-    for (const auto& e : p)
-      if (e.MSize == 16 && e.NSize == 16 && e.KSize == 16 && e.AType == 0 && e.BType == 0 && e.CType == 1 &&
-          e.ResultType == 1 && e.scope == 3 && !e.saturatingAccumulation)
-        return true;
-    return false;
-  }
-  auto fn = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-      vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
   if (!fn || fn(d, &n, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkCooperativeMatrixPropertiesNV> p(n, make_info<VkCooperativeMatrixPropertiesNV>(VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV));
+  std::vector<Props> p(n, make_info<Props>(type));
   if (fn(d, &n, p.data()) != VK_SUCCESS) return false;
-  for (const auto& e : p)
-    if (e.MSize == 16 && e.NSize == 16 && e.KSize == 16 && e.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-        e.BType == VK_COMPONENT_TYPE_FLOAT16_NV && e.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-        e.DType == VK_COMPONENT_TYPE_FLOAT32_NV && e.scope == VK_SCOPE_SUBGROUP_NV)
-      return true;
+  for (const Props& e : p)
+    if (want(e)) return true;
   return false;
+}
+
+// Whether the device lists the 16x16x16 f16 x f16 -> f32 (f32 result) subgroup shape. Component
+// types and scope have the same values in both extensions: f16 0, f32 1, subgroup 3.
+bool coopmat_shape(VkInstance instance, VkPhysicalDevice d, bool khr) {
+  auto shape = [](const auto& e) {
+    return e.MSize == 16 && e.NSize == 16 && e.KSize == 16 && e.AType == 0 && e.BType == 0 && e.CType == 1 &&
+           e.scope == 3;
+  };
+  if (khr)
+    return any_coopmat_property<VkCooperativeMatrixPropertiesKHR>(
+        instance, d, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", kStructCoopmatPropertiesKHR,
+        [&](const VkCooperativeMatrixPropertiesKHR& e) { return shape(e) && e.ResultType == 1 && !e.saturatingAccumulation; });
+  return any_coopmat_property<VkCooperativeMatrixPropertiesNV>(
+      instance, d, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV", VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV,
+      [&](const VkCooperativeMatrixPropertiesNV& e) { return shape(e) && e.DType == VK_COMPONENT_TYPE_FLOAT32_NV; });
 }
 
 int compute_family(VkPhysicalDevice d) {
