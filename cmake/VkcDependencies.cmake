@@ -4,7 +4,7 @@ find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)            # must come before ONNX
 find_package(ONNX CONFIG REQUIRED)         # targets: onnx, onnx_proto
 find_package(FlatBuffers CONFIG REQUIRED)  # flatbuffers::flatbuffers, flatbuffers::flatc
-find_package(OpenSSL REQUIRED)             # SHA-256 keys for named data
+find_package(Nettle REQUIRED)              # SHA-256 keys for named data (cmake/FindNettle.cmake)
 find_package(fmt CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED) # JSON reports (vkc inspect --json)
 find_package(CLI11 CONFIG REQUIRED)

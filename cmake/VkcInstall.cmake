@@ -14,7 +14,7 @@ set(_vkc_external_deps
   "onnx|ONNX CONFIG||-lonnx"
   "onnx_proto|ONNX CONFIG||-lonnx_proto"
   "flatbuffers::flatbuffers|FlatBuffers CONFIG|flatbuffers|"
-  "OpenSSL::Crypto|OpenSSL|libcrypto|"
+  "Nettle::Nettle|Nettle|nettle|"
   "fmt::fmt|fmt CONFIG|fmt|"
   "nlohmann_json::nlohmann_json|nlohmann_json CONFIG||"
   "yaml-cpp|yaml-cpp CONFIG|yaml-cpp|"
@@ -125,7 +125,8 @@ configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/vkcConfig.cmake.in
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/vkcConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/vkcConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/vkcConfigVersion.cmake
-  ${CMAKE_CURRENT_LIST_DIR}/VkcAddModel.cmake DESTINATION ${VKC_INSTALL_CMAKEDIR})
+  ${CMAKE_CURRENT_LIST_DIR}/VkcAddModel.cmake ${CMAKE_CURRENT_LIST_DIR}/FindNettle.cmake
+  DESTINATION ${VKC_INSTALL_CMAKEDIR})
 
 # pkg-config: relocatable (prefix from the .pc file's own directory).
 file(RELATIVE_PATH VKC_PC_PREFIX_FROM_PCFILEDIR /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
@@ -146,7 +147,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libprotobuf-dev, libonnx-dev, libflatbuffers-dev, libssl-dev, libfmt-dev, nlohmann-json3-dev, libyaml-cpp-dev, libvulkan-dev")
+    "libprotobuf-dev, libonnx-dev, libflatbuffers-dev, nettle-dev, libfmt-dev, nlohmann-json3-dev, libyaml-cpp-dev, libvulkan-dev")
 find_program(VKC_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(VKC_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # plus the vkc tool's shared libraries, computed

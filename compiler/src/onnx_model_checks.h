@@ -42,6 +42,10 @@ void check_supported_nodes(const onnx::GraphProto& graph, const std::vector<std:
 /// The first line of an ONNX library error (they append multi-line context).
 std::string first_line(const char* message);
 
+/// Builds libonnx's operator schema registry (about 5 ms, on first use). The importer calls it on
+/// a second thread while it parses the model, which needs no schemas.
+void warm_schema_registry();
+
 /// Runs the ONNX checker (external data resolved in `model_dir`) on models whose IR version
 /// this libonnx knows; it rejects newer ones outright, so those are not checked.
 void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir);

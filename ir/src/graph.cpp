@@ -1,6 +1,7 @@
 #include "vkc/ir/graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -233,16 +234,23 @@ std::vector<Node*> Graph::users(const Value* v) const {
   return ordered;
 }
 
+uint64_t Graph::new_mark() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+
 void Graph::compact() {
   drop_dead_nodes();
-  std::unordered_set<const Value*> used(inputs.begin(), inputs.end());
-  used.insert(outputs.begin(), outputs.end());
+  const uint64_t used = new_mark();
+  for (const Value* v : inputs) v->mark(used);
+  for (const Value* v : outputs) v->mark(used);
   for (const auto& n : nodes_) {
-    used.insert(n->inputs_.begin(), n->inputs_.end());
-    used.insert(n->outputs_.begin(), n->outputs_.end());
+    for (const Value* v : n->inputs_)
+      if (v) v->mark(used);
+    for (const Value* v : n->outputs_) v->mark(used);
   }
   std::erase_if(values_, [&](const auto& v) {
-    if (used.count(v.get())) return false;
+    if (v->marked(used)) return false;
     by_name_.erase(v->name());
     return true;
   });

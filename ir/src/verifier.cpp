@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include <stdexcept>
-#include <unordered_set>
 
 #include "vkc/ir/op_registry.h"
 
@@ -40,37 +39,35 @@ void check_runtime_node(const Node* n, std::vector<std::string>& problems) {
 
 std::vector<std::string> verify(const Graph& g) {
   std::vector<std::string> problems;
-  std::unordered_set<const Value*> defined;
+  const uint64_t defined = Graph::new_mark();  // graph inputs, constants, and outputs of nodes seen so far
   for (const Value* v : g.inputs) {
     if (v->is_constant()) problems.push_back(fmt::format("graph input '{}' is a constant", v->name()));
-    defined.insert(v);
+    v->mark(defined);
   }
   for (const Value* v : g.values()) {
     if (!v->is_constant()) continue;
-    defined.insert(v);
+    v->mark(defined);
     if (v->shape().is_static() && dtype_size(v->dtype()) &&
         static_cast<int64_t>(v->data().size()) != v->type().nbytes())
       problems.push_back(fmt::format("constant '{}' of type {} holds {} bytes, expected {}", v->name(),
                                      v->type().str(), v->data().size(), v->type().nbytes()));
   }
-  std::unordered_set<const Value*> produced;
   for (const Node* n : g.nodes()) {
     for (const Value* in : n->inputs()) {
-      if (in && !defined.count(in))
+      if (in && !in->marked(defined))
         problems.push_back(fmt::format("node '{}' ({}) uses '{}' before it is defined", n->name(), n->qualified_op(),
                                        in->name()));
     }
     for (const Value* out : n->outputs()) {
       if (out->producer() != n)
         problems.push_back(fmt::format("node '{}': output '{}' names another producer", n->name(), out->name()));
-      if (!produced.insert(out).second || out->is_constant() || g.is_input(out))
-        problems.push_back(fmt::format("value '{}' is defined more than once", out->name()));
-      defined.insert(out);
+      // Already defined: by an earlier node, as a graph input, or as a constant.
+      if (!out->mark(defined)) problems.push_back(fmt::format("value '{}' is defined more than once", out->name()));
     }
     if (n->domain() == kVulkanDomain) check_runtime_node(n, problems);
   }
   for (const Value* v : g.outputs)
-    if (!defined.count(v)) problems.push_back(fmt::format("graph output '{}' is never defined", v->name()));
+    if (!v->marked(defined)) problems.push_back(fmt::format("graph output '{}' is never defined", v->name()));
   return problems;
 }
 

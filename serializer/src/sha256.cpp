@@ -1,22 +1,21 @@
 #include "vkc/serializer/sha256.h"
 
-#include <openssl/evp.h>
-
-#include "vkc/serializer/errors.h"
+#include <nettle/sha2.h>
 
 namespace vkc::serializer {
 
 std::string sha256_hex(std::span<const uint8_t> bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1)
-    throw SerializeError("sha256: OpenSSL EVP_Digest failed");
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, bytes.size(), bytes.data());
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_digest(&ctx, sizeof digest, digest);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex.push_back(kHex[digest[i] >> 4]);
-    hex.push_back(kHex[digest[i] & 0xf]);
+  hex.reserve(2 * sizeof digest);
+  for (uint8_t b : digest) {
+    hex.push_back(kHex[b >> 4]);
+    hex.push_back(kHex[b & 0xf]);
   }
   return hex;
 }

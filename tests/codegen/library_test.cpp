@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <map>
@@ -175,6 +176,28 @@ TEST(Library, CorruptBundleIsOneError) {
     FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "x.vksl: not a valid vkc shader library (VKSL) bundle");
+  }
+}
+
+// Indexing a trusted bundle in place (what vkc does with the bundle linked into it) reads
+// the same modules as the verified copy, at their places in the caller's bytes.
+TEST(Library, InPlaceIndexMatchesTheVerifiedCopy) {
+  std::FILE* f = std::fopen(VKC_SHADER_BUNDLE, "rb");
+  ASSERT_TRUE(f);
+  std::vector<uint8_t> bytes;
+  for (int c; (c = std::fgetc(f)) != EOF;) bytes.push_back(static_cast<uint8_t>(c));
+  std::fclose(f);
+  const ShaderLibrary in_place = ShaderLibrary::from_static_bytes(bytes, "bundle");
+  ASSERT_EQ(in_place.variants().size(), library().variants().size());
+  for (size_t i = 0; i < in_place.variants().size(); ++i) {
+    const LibraryVariant& a = in_place.variants()[i];
+    const LibraryVariant& b = library().variants()[i];
+    SCOPED_TRACE(a.name);
+    EXPECT_EQ(a.name, b.name);
+    ASSERT_EQ(a.spirv.size(), b.spirv.size());
+    EXPECT_TRUE(std::equal(a.spirv.begin(), a.spirv.end(), b.spirv.begin()));
+    const auto* p = reinterpret_cast<const uint8_t*>(a.spirv.data());
+    EXPECT_TRUE(p >= bytes.data() && p + a.spirv.size_bytes() <= bytes.data() + bytes.size());
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ class VkProgramBuilder {
   void output(int id, ScalarType plan_type = ScalarType::Float) { outputs_.push_back({id, plan_type}); }
 
   /// Embeds `spirv` in the payload as the code of shader variant `name` (VkGraph.shaders).
-  void embed_shader(const std::string& name, const std::vector<uint32_t>& spirv) {
+  void embed_shader(const std::string& name, std::span<const uint32_t> spirv) {
     while (shader_bytes_.size() % 16) shader_bytes_.push_back(0);
     g_.shaders.push_back({shader_bytes_.size(), spirv.size() * 4, name});
     const auto* p = reinterpret_cast<const uint8_t*>(spirv.data());

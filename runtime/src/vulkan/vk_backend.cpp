@@ -40,7 +40,7 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& options) {
       dev->library = codegen::ShaderLibrary::load(options.shader_bundle);
     } else {
       const auto bytes = shaders::embedded_bundle();
-      dev->library = codegen::ShaderLibrary::from_bytes(bytes, "built-in bundle");
+      dev->library = codegen::ShaderLibrary::from_static_bytes(bytes, "built-in bundle");
     }
   } catch (const std::exception& e) {
     throw RuntimeError(fmt::format("vulkan: cannot load the shader library ({})", e.what()));

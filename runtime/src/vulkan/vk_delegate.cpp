@@ -456,10 +456,12 @@ const codegen::LibraryVariant& VulkanDelegate::embedded(const codegen::LibraryVa
   const auto code = embedded_spirv_.find(v.name);
   if (code == embedded_spirv_.end()) return v;
   if (auto it = embedded_variants_.find(v.name); it != embedded_variants_.end()) return it->second;
+  std::vector<uint32_t>& words = embedded_words_[v.name];
+  words.resize(code->second.size() / 4);
+  std::memcpy(words.data(), code->second.data(), words.size() * 4);
+  if (words.empty() || words[0] != 0x07230203u) fail(fmt::format("embedded shader {} is not SPIR-V", v.name));
   codegen::LibraryVariant e = v;
-  e.spirv.resize(code->second.size() / 4);
-  std::memcpy(e.spirv.data(), code->second.data(), code->second.size());
-  if (e.spirv[0] != 0x07230203u) fail(fmt::format("embedded shader {} is not SPIR-V", v.name));
+  e.spirv = words;
   return embedded_variants_.emplace(v.name, std::move(e)).first->second;
 }
 

@@ -66,6 +66,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   // library's code for that variant (same interface), in variants made by embedded().
   std::map<std::string, std::span<const uint8_t>, std::less<>> embedded_spirv_;
   std::map<std::string, codegen::LibraryVariant, std::less<>> embedded_variants_;
+  std::map<std::string, std::vector<uint32_t>, std::less<>> embedded_words_;  // their SPIR-V, aligned
   const codegen::LibraryVariant& embedded(const codegen::LibraryVariant& v);
   serializer::VkGraph graph_;
   // Memory of the shared memory objects; declared before the tensors bound to it, so it outlives them.

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,7 +35,7 @@ struct LibraryVariant {
   std::vector<std::string> layouts;
   std::string vk_version;
   Coopmat coopmat = Coopmat::None;
-  std::vector<uint32_t> spirv;
+  std::span<const uint32_t> spirv;  // into the bundle's bytes, which the library keeps alive
   std::vector<LibraryBinding> bindings;
   std::vector<LibraryPushConstant> push_constants;
   uint32_t push_constant_bytes = 0;
@@ -51,7 +52,12 @@ class ShaderLibrary {
  public:
   /// Throws std::runtime_error naming the file when it is missing, not a bundle, or corrupt.
   static ShaderLibrary load(const std::filesystem::path& bundle);
+  /// Copies `bytes` once; the variants' SPIR-V points into that copy.
   static ShaderLibrary from_bytes(std::span<const uint8_t> bytes, const std::string& what = "bundle");
+  /// For trusted bytes that outlive the library (the bundle linked into the binary, verified
+  /// when it was built): nothing is copied or verified again, and only the SPIR-V of the
+  /// variants used is ever read.
+  static ShaderLibrary from_static_bytes(std::span<const uint8_t> bytes, const std::string& what = "bundle");
 
   const std::vector<LibraryVariant>& variants() const { return variants_; }
   const std::string& library_hash() const { return library_hash_; }
@@ -75,6 +81,9 @@ class ShaderLibrary {
   const LibraryVariant* find(const Query& q) const;
 
  private:
+  static ShaderLibrary parse(std::span<const uint8_t> bytes, const std::string& what, bool trusted);
+
+  std::shared_ptr<const std::vector<uint8_t>> owned_;  // the bytes, unless they are static
   std::vector<LibraryVariant> variants_;
   std::string library_hash_, generator_;
 };

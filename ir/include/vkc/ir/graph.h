@@ -46,6 +46,15 @@ class Value {
   const TensorData& data() const { return *constant_; }
   void set_data(TensorData d) { constant_ = std::move(d); }
 
+  /// Scratch marks for one walk over a graph, in place of a set of visited values: `m` comes from
+  /// Graph::new_mark(). mark() is true when the value was not marked with `m` yet.
+  bool mark(uint64_t m) const {
+    if (mark_ == m) return false;
+    mark_ = m;
+    return true;
+  }
+  bool marked(uint64_t m) const { return mark_ == m; }
+
  private:
   friend class Graph;
   friend class Node;
@@ -57,6 +66,7 @@ class Value {
   /// replace_all_uses visits these instead of every node.
   std::vector<Node*> uses_;
   std::optional<TensorData> constant_;
+  mutable uint64_t mark_ = 0;
 };
 
 class Node {
@@ -162,6 +172,10 @@ class Graph {
 
   /// All values (including unreferenced ones until compact()).
   std::vector<Value*> values() const;
+
+  /// A mark no value carries yet (unique in the process), for Value::mark(). A walk that marks
+  /// values must not run in two threads over the same graph at once.
+  static uint64_t new_mark();
 
  private:
   void drop_dead_nodes();
