@@ -59,6 +59,12 @@ std::optional<DType> dtype_from_onnx(int64_t code) {
   }
 }
 
+int64_t dtype_to_onnx(DType t) {
+  for (int64_t code = 1; code <= 16; ++code)
+    if (dtype_from_onnx(code) == t) return code;
+  return 0;  // UNDEFINED
+}
+
 bool is_float(DType t) {
   return t == DType::Float16 || t == DType::BFloat16 || t == DType::Float32 || t == DType::Float64;
 }

@@ -27,7 +27,15 @@ struct Case {
   int64_t input_forget = 0, linear_before_reset = 0;
   std::vector<Act> acts = {};  // empty: the defaults; one direction's list is used for both
   const char* label;
+  std::vector<int64_t> lens = {};  // sequence_lens per batch entry (a constant; seq_lens: all S)
+  bool runtime_lens = false;       // sequence_lens as a graph input instead
+  bool runtime_params = false;     // W, R, B and P as graph inputs instead of initializers
 };
+
+// Each batch entry's sequence length.
+std::vector<int64_t> lengths(const Case& c) {
+  return c.lens.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.S) : c.lens;
+}
 
 int64_t gates(const Case& c) { return c.op == "LSTM" ? 4 : c.op == "GRU" ? 3 : 1; }
 int64_t dirs(const Case& c) { return c.direction == "bidirectional" ? 2 : 1; }
@@ -76,10 +84,13 @@ std::vector<std::vector<double>> reference(const Case& c, const Inputs& in) {
       const int64_t at = c.layout ? (b * D + d) * H + k : (d * B + b) * H + k;
       if (c.initial) h[i] = in.h0[at], cell[i] = c.op == "LSTM" ? in.c0[at] : 0.0;
     }
+    const std::vector<int64_t> len = lengths(c);
     for (int64_t step = 0; step < S; ++step) {
-      const int64_t t = d == 1 || c.direction == "reverse" ? S - 1 - step : step;
-      std::vector<double> nh(h.size()), nc(h.size());
+      std::vector<double> nh = h, nc = cell;  // entries past their length keep their state
       for (int64_t b = 0; b < B; ++b) {
+        // An entry's steps stop at its length; reverse starts at its own last step.
+        if (step >= len[b]) continue;
+        const int64_t t = d == 1 || c.direction == "reverse" ? len[b] - 1 - step : step;
         // xw[g] = x_t W_g^T + Wb_g, hr[g] = h R_g^T + Rb_g for every gate row g
         std::vector<double> xw(static_cast<size_t>(G * H)), hr(xw.size());
         for (int64_t g = 0; g < G * H; ++g) {
@@ -119,12 +130,10 @@ std::vector<std::vector<double>> reference(const Case& c, const Inputs& in) {
             nh[bk] = apply(a[0], clip(xw[k] + hr[k]));
           }
         }
+        for (int64_t k = 0; k < H; ++k)  // Y past an entry's length stays zero
+          y[c.layout ? ((b * S + t) * D + d) * H + k : ((t * D + d) * B + b) * H + k] = nh[b * H + k];
       }
       h = nh, cell = nc;
-      for (int64_t i = 0; i < B * H; ++i) {
-        const int64_t b = i / H, k = i % H;
-        y[c.layout ? ((b * S + t) * D + d) * H + k : ((t * D + d) * B + b) * H + k] = h[i];
-      }
     }
     for (int64_t i = 0; i < B * H; ++i) {
       const int64_t b = i / H, k = i % H;
@@ -143,27 +152,38 @@ void attr_strings(onnx::NodeProto* n, const std::string& name, const std::vector
   for (const auto& s : v) a->add_strings(s);
 }
 
-// The model: X (and initial states) as inputs, weights as initializers. `runtime_w` makes W an input.
-std::vector<uint8_t> model(const Case& c, const Inputs& in, bool runtime_w = false, bool uneven_lens = false) {
+// The model: X (and initial states) as inputs, weights as initializers, or inputs too
+// (runtime_params), in the order inputs_of() gives them. `lens_override` replaces the lengths.
+std::vector<uint8_t> model(const Case& c, const Inputs& in, std::vector<int64_t> lens_override = {}) {
   const int64_t S = c.S, B = c.B, I = c.I, H = c.H, D = dirs(c), G = gates(c);
   ModelBuilder b(8, 14);
   b.input("X", kF32, c.layout ? std::vector<DimSpec>{B, S, I} : std::vector<DimSpec>{S, B, I});
   const std::vector<DimSpec> state = c.layout ? std::vector<DimSpec>{B, D, H} : std::vector<DimSpec>{D, B, H};
-  if (runtime_w) b.input("W", kF32, {D, G * H, I});
-  else b.raw_floats("W", {D, G * H, I}, in.w);
-  b.raw_floats("R", {D, G * H, H}, in.r);
+  auto param = [&](const char* name, std::vector<DimSpec> dims, const std::vector<float>& v) {
+    std::vector<int64_t> shape;
+    for (const DimSpec& d : dims) shape.push_back(std::get<int64_t>(d));
+    if (c.runtime_params) b.input(name, kF32, dims);
+    else b.raw_floats(name, shape, v);
+  };
+  param("W", {D, G * H, I}, in.w);
+  param("R", {D, G * H, H}, in.r);
   std::vector<std::string> ins = {"X", "W", "R", "", "", "", "", ""};
-  if (c.bias) b.raw_floats("B", {D, 2 * G * H}, in.b), ins[3] = "B";
-  if (c.seq_lens) {
-    auto* t = b.initializer("lens", onnx::TensorProto_DataType_INT32, {B});
-    for (int64_t i = 0; i < B; ++i) t->add_int32_data(static_cast<int32_t>(uneven_lens && i == 0 ? S - 1 : S));
+  if (c.bias) param("B", {D, 2 * G * H}, in.b), ins[3] = "B";
+  if (c.seq_lens || !c.lens.empty() || c.runtime_lens || !lens_override.empty()) {
+    if (c.runtime_lens) {
+      b.input("lens", onnx::TensorProto_DataType_INT32, {B});
+    } else {
+      const std::vector<int64_t> len = lens_override.empty() ? lengths(c) : lens_override;
+      auto* t = b.initializer("lens", onnx::TensorProto_DataType_INT32, {B});
+      for (int64_t l : len) t->add_int32_data(static_cast<int32_t>(l));
+    }
     ins[4] = "lens";
   }
+  if (c.peepholes) param("P", {D, 3 * H}, in.p), ins[7] = "P";
   if (c.initial) {
     b.input("h0", kF32, state), ins[5] = "h0";
     if (c.op == "LSTM") b.input("c0", kF32, state), ins[6] = "c0";
   }
-  if (c.peepholes) b.raw_floats("P", {D, 3 * H}, in.p), ins[7] = "P";
   while (ins.back().empty()) ins.pop_back();
   std::vector<std::string> outs = {"Y", "Y_h"};
   if (c.op == "LSTM") outs.push_back("Y_c");
@@ -221,7 +241,46 @@ const std::vector<Case> kCases = {
      .acts = {{"Relu"}}, .label = "rnn relu, layout 1, sequence_lens"},
     {.op = "RNN", .S = 3, .B = 1, .I = 2, .H = 3, .direction = "bidirectional", .clip = 0.8f,
      .label = "rnn bidirectional, clip"},
+    // Weights as graph inputs (sliced at run time), and lengths that differ between batch entries.
+    {.op = "LSTM", .S = 3, .B = 2, .I = 3, .H = 4, .direction = "bidirectional", .bias = true, .initial = true,
+     .peepholes = true, .label = "lstm bidirectional, W/R/B/P as inputs", .runtime_params = true},
+    {.op = "GRU", .S = 3, .B = 2, .I = 2, .H = 3, .bias = true, .linear_before_reset = 1,
+     .label = "gru, W/R/B as inputs, linear_before_reset", .runtime_params = true},
+    {.op = "LSTM", .S = 4, .B = 3, .I = 3, .H = 4, .direction = "bidirectional", .bias = true, .initial = true,
+     .label = "lstm bidirectional, uneven constant lengths", .lens = {4, 2, 0}},
+    {.op = "GRU", .S = 4, .B = 3, .I = 2, .H = 3, .direction = "reverse", .layout = 1, .bias = true,
+     .label = "gru reverse, layout 1, uneven constant lengths", .lens = {1, 4, 3}},
+    {.op = "RNN", .S = 4, .B = 3, .I = 3, .H = 4, .direction = "bidirectional", .bias = true, .initial = true,
+     .label = "rnn bidirectional, lengths as an input", .lens = {3, 4, 1}, .runtime_lens = true},
+    {.op = "LSTM", .S = 3, .B = 2, .I = 2, .H = 3, .direction = "reverse", .initial = true,
+     .label = "lstm reverse, lengths and weights as inputs", .lens = {2, 3}, .runtime_lens = true,
+     .runtime_params = true},
 };
+
+// The run's inputs, in the model's input order.
+std::vector<Tensor> inputs_of(const Case& c, const Inputs& in) {
+  const int64_t D = dirs(c), G = gates(c);
+  std::vector<Tensor> ins = {Tensor::of(ir::DType::Float32, c.layout ? std::vector<int64_t>{c.B, c.S, c.I}
+                                                                      : std::vector<int64_t>{c.S, c.B, c.I},
+                                        in.x)};
+  if (c.runtime_params) {
+    ins.push_back(Tensor::of(ir::DType::Float32, {D, G * c.H, c.I}, in.w));
+    ins.push_back(Tensor::of(ir::DType::Float32, {D, G * c.H, c.H}, in.r));
+    if (c.bias) ins.push_back(Tensor::of(ir::DType::Float32, {D, 2 * G * c.H}, in.b));
+  }
+  if (c.runtime_lens) {
+    std::vector<int32_t> len;
+    for (int64_t l : lengths(c)) len.push_back(static_cast<int32_t>(l));
+    ins.push_back(Tensor::of(ir::DType::Int32, {c.B}, len));
+  }
+  if (c.runtime_params && c.peepholes) ins.push_back(Tensor::of(ir::DType::Float32, {D, 3 * c.H}, in.p));
+  const std::vector<int64_t> state = c.layout ? std::vector<int64_t>{c.B, D, c.H} : std::vector<int64_t>{D, c.B, c.H};
+  if (c.initial) {
+    ins.push_back(Tensor::of(ir::DType::Float32, state, in.h0));
+    if (c.op == "LSTM") ins.push_back(Tensor::of(ir::DType::Float32, state, in.c0));
+  }
+  return ins;
+}
 
 TEST(Recurrent, UnrolledFullyDelegatedAndMatchTheSpecEquations) {
   std::vector<std::string> backends = {"cpu"};
@@ -233,15 +292,7 @@ TEST(Recurrent, UnrolledFullyDelegatedAndMatchTheSpecEquations) {
     ASSERT_TRUE(r) << r.error();
     EXPECT_EQ(r.partition.rejected, 0u);
     for (const auto& n : r.partition.nodes) EXPECT_NE(n.op, c.op) << "not unrolled: " << n.reason;
-    const auto D = dirs(c);
-    const std::vector<int64_t> state = c.layout ? std::vector<int64_t>{c.B, D, c.H} : std::vector<int64_t>{D, c.B, c.H};
-    std::vector<Tensor> ins = {Tensor::of(ir::DType::Float32, c.layout ? std::vector<int64_t>{c.B, c.S, c.I}
-                                                                        : std::vector<int64_t>{c.S, c.B, c.I},
-                                          in.x)};
-    if (c.initial) {
-      ins.push_back(Tensor::of(ir::DType::Float32, state, in.h0));
-      if (c.op == "LSTM") ins.push_back(Tensor::of(ir::DType::Float32, state, in.c0));
-    }
+    const std::vector<Tensor> ins = inputs_of(c, in);
     const auto want = reference(c, in);
     for (const std::string& backend : backends) {
       RunOptions o;
@@ -258,14 +309,10 @@ TEST(Recurrent, UnrolledFullyDelegatedAndMatchTheSpecEquations) {
 }
 
 TEST(Recurrent, WhatCannotBeUnrolledIsRefusedWithTheReason) {
-  const Case& c = kCases[0];
-  const Inputs in = inputs(c);
-  const CompileResult runtime_w = compile(model(c, in, true), fs::path(), CompileOptions{});
-  ASSERT_FALSE(runtime_w);
-  EXPECT_NE(runtime_w.error().find("W and R must be constants"), std::string::npos) << runtime_w.error();
-  const CompileResult uneven = compile(model(kCases[6], inputs(kCases[6]), false, true), fs::path(), CompileOptions{});
-  ASSERT_FALSE(uneven);
-  EXPECT_NE(uneven.error().find("sequence_lens"), std::string::npos) << uneven.error();
+  const Case& c = kCases[6];
+  const CompileResult too_long = compile(model(c, inputs(c), {c.S + 1, c.S}), fs::path(), CompileOptions{});
+  ASSERT_FALSE(too_long);
+  EXPECT_NE(too_long.error().find("a sequence length lies outside 0..5"), std::string::npos) << too_long.error();
 }
 
 }  // namespace

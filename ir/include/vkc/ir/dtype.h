@@ -37,6 +37,8 @@ size_t dtype_size(DType t);
 bool is_float(DType t);
 /// The dtype of an ONNX TensorProto.DataType code (as in Cast's `to`); nullopt for codes vkc does not hold.
 std::optional<DType> dtype_from_onnx(int64_t code);
+/// The ONNX TensorProto.DataType code of a dtype (0, UNDEFINED, for Undefined).
+int64_t dtype_to_onnx(DType t);
 
 /// A set of dtypes (bitmask).
 class DTypeSet {
