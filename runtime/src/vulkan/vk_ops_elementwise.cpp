@@ -114,7 +114,17 @@ void reduce(Encoder& e) {
   }
   if (!keepdim && out.texture && out.dims.size() != r)
     e.fail("a texture output without keepdim is not supported (the registry allows buffers only)");
-  const auto& v = e.variant(out);
+  // Short reductions (and, on a CPU device, all but long ones) take the 16-invocation workgroups:
+  // a wide workgroup would idle most of its invocations and, on a CPU, pay a pass over all of them
+  // per barrier of its tree (reduce.glsl).
+  int64_t count = 1;
+  for (int d = 0; d < 4; ++d)
+    if (mask & (1 << d)) count *= in.sizes[d];
+  static const std::unordered_map<std::string_view, const char*> kNames = {
+      {"aten.mean.dim", "mean_wg16"}, {"aten.sum.dim_IntList", "sum_wg16"}, {"aten.amax.default", "amax_wg16"},
+      {"aten.amin.default", "amin_wg16"}};
+  const bool narrow = count <= 64 || (e.cpu_device() && count <= 4096);
+  const auto& v = narrow ? e.variant(out, {}, kNames.at(e.op())) : e.variant(out);
   Push p(v);
   p.iv("out_sizes", sizes).iv("in_sizes", in.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
   p.i("reduce_mask", mask);
