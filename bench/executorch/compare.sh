@@ -66,7 +66,9 @@ fi
 for e in ${extra[@]+"${extra[@]}"}; do
   f=${e%%=*} args=""
   [ "$f" != "$e" ] && args=${e#*=}
-  printf '%s\t%s\t%s\n' "$(basename "$f" .onnx)" "$f" "$args" >>"$list"
+  id=$(basename "$f" .onnx)
+  [ "$id" = model ] && id=$(basename "$(dirname "$f")")  # DIR/model.onnx (tests/models/*/NAME/) is NAME
+  printf '%s\t%s\t%s\n' "$id" "$f" "$args" >>"$list"
 done
 
 printf '%-22s %10s %10s %8s %12s\n' model "vkc ms" "ET ms" ratio "max|vkc-ET|" 
