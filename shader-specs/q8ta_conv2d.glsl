@@ -29,35 +29,29 @@ layout(push_constant) uniform Params {
 
 #include "vkc_q8ta.glslh"
 
-// The weight word of output channel oc, tap t, input channels 4 * ic4 .. + 3 of its group (cg of them).
-int weight_word(int oc, int t, int ic4, int cg) {
-  const int at = oc * p.w_stride + t * cg + ic4 * 4;
-  if ((cg & 3) == 0) return t_weight[at >> 2];
-  ivec4 w = ivec4(0);
-  for (int l = 0; l < 4 && ic4 * 4 + l < cg; ++l) w[l] = q8_byte(t_weight[(at + l) >> 2], at + l);
-  return q8_pack(w);
-}
-
+#if defined(WPACK_oc4)
 // Sums q8_dot(x word, weight word) for output channels o.z .. o.z + 3 over the (tap, 4-channel group)
-// pairs r = first, first + step, ... of the general / pointwise convolution at o.
+// pairs r = first, first + step, ... of the general / pointwise convolution at o (weights prepacked:
+// one 16-byte load gives the 4 channels' words).
 ivec4 accumulate(ivec4 o, int first, int step) {
   const int in_c4 = q8_blocks(p.in_sizes.z);
   const int zp4 = q8_pack(ivec4(p.in_zp));
   const int cg = p.in_sizes.z / p.groups, cg4 = q8_blocks(cg);
   const int group_c4 = ((o.z / (p.out_sizes.z / p.groups)) * cg) >> 2;  // the group's first input word
+  const int taps = p.kernel.x * p.kernel.y;
   ivec4 acc = ivec4(0);
-  for (int r = first; r < p.kernel.x * p.kernel.y * cg4; r += step) {
+  for (int r = first; r < taps * cg4; r += step) {
     const int t = r / cg4, ic4 = r - t * cg4, kh = t / p.kernel.x, kw = t - kh * p.kernel.x;
     const int ih = o.y * p.stride.y - p.padding.y + kh * p.dilation.y;
     const int iw = o.x * p.stride.x - p.padding.x + kw * p.dilation.x;
     const bool inside = ih >= 0 && ih < p.in_sizes.y && iw >= 0 && iw < p.in_sizes.x;
     const int x = inside ? t_in[(ih * p.in_sizes.x + iw) * in_c4 + group_c4 + ic4] : zp4;
-    for (int j = 0; j < 4; ++j)
-      if (o.z + j < p.out_sizes.z) acc[j] += q8_dot(x, weight_word(o.z + j, t, ic4, cg));
+    const ivec4 w = t_weight4[((o.z >> 2) * taps + t) * cg4 + ic4];
+    acc += ivec4(q8_dot(x, w.x), q8_dot(x, w.y), q8_dot(x, w.z), q8_dot(x, w.w));
   }
   return acc;
 }
-
+#else
 ivec4 accumulate_depthwise(ivec4 o) {
   const int in_c4 = q8_blocks(p.in_sizes.z);
   ivec4 acc = ivec4(0);
@@ -73,6 +67,8 @@ ivec4 accumulate_depthwise(ivec4 o) {
   }
   return acc;
 }
+
+#endif
 
 // Output word i from its accumulators.
 void store(int i, ivec4 o, ivec4 acc) {
@@ -103,19 +99,19 @@ void main() {
 }
 #else
 // An invocation per 4 output words along W (4 positions x 4 output channels): each weight word
-// serves the 4 positions (general, pointwise), each input word the 4 channels.
+// serves the 4 positions (general, pointwise: the _w4 variants), each input word the 4 channels.
 void main() {
   const int w4 = q8_blocks(p.out_sizes.x), c4 = q8_blocks(p.out_sizes.z);
   const int i = global_index();
   if (i >= c4 * w4 * p.out_sizes.y) return;
   const int oc0 = (i % c4) * 4, x0 = ((i / c4) % w4) * 4, oy = i / (c4 * w4);
-  if (p.depthwise != 0) {
-    for (int k = 0; k < 4 && x0 + k < p.out_sizes.x; ++k) {
-      const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
-      store(q8_word(o, p.out_sizes, 2), o, accumulate_depthwise(o));
-    }
-    return;
+#if !defined(WPACK_oc4)
+  // Depthwise (general and pointwise convolutions take the _w4 variants, whose weights are prepacked).
+  for (int k = 0; k < 4 && x0 + k < p.out_sizes.x; ++k) {
+    const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
+    store(q8_word(o, p.out_sizes, 2), o, accumulate_depthwise(o));
   }
+#else
   const int in_c4 = q8_blocks(p.in_sizes.z);
   const int zp4 = q8_pack(ivec4(p.in_zp));
   const int cg = p.in_sizes.z / p.groups, cg4 = q8_blocks(cg);
@@ -128,8 +124,8 @@ void main() {
     for (int kw = 0; kw < p.kernel.x; ++kw) {
       const int t = kh * p.kernel.x + kw;
       for (int ic4 = 0; ic4 < cg4; ++ic4) {
-        ivec4 w;
-        for (int j = 0; j < 4; ++j) w[j] = oc0 + j < p.out_sizes.z ? weight_word(oc0 + j, t, ic4, cg) : 0;
+        // The 4 channels' words of (tap, 4 input channels) in one load.
+        const ivec4 w = t_weight4[((oc0 >> 2) * p.kernel.x * p.kernel.y + t) * cg4 + ic4];
         for (int k = 0; k < n; ++k) {
           const int iw = (x0 + k) * p.stride.x - p.padding.x + kw * p.dilation.x;
           const int x = row && iw >= 0 && iw < p.in_sizes.x ? t_in[(ih * p.in_sizes.x + iw) * in_c4 + group_c4 + ic4] : zp4;
@@ -142,5 +138,6 @@ void main() {
     const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
     store(q8_word(o, p.out_sizes, 2), o, acc[k]);
   }
+#endif
 }
 #endif

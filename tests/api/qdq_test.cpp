@@ -527,7 +527,7 @@ TEST(Qdq, StaticInt8CnnRunsOnQ8taOperatorsAndMatchesFakeQuantization) {
 }
 
 // Every Vulkan kernel variant of the int8 convolution and linear (integer dot products or not; a
-// 4 x 4 output tile per invocation or, on GPUs, a workgroup per output word) computes the cpu
+// 4 x 4 output tile per invocation from prepacked weights or, on GPUs, a workgroup per output word) computes the cpu
 // kernels' numbers: a 3x3 convolution over 16 channels (36 tap x channel-group pairs, + relu) and a
 // linear with K = 512, each between QDQs with int8 activations.
 std::vector<uint8_t> q8ta_layer(bool conv) {
@@ -579,8 +579,9 @@ TEST(Qdq, Q8taKernelVariantsAgreeWithTheCpuKernels) {
       for (const char* gpu : {"0", "1"}) {  // 1: the GPU kernel choices (split sums) on any device
         setenv("VKC_VULKAN_INT_DOT", dot, 1);
         setenv("VKC_VULKAN_GPU_KERNELS", gpu, 1);
-        const std::string variant =
-            kernel + (dot[0] == '1' ? "_dot" : "") + (gpu[0] == '1' ? "_splitk" : "") + "_i32_buffer";
+        // Convolutions that do not split the sum read weights prepacked 4 channels per word (_w4).
+        const std::string variant = kernel + (dot[0] == '1' ? "_dot" : "") +
+                                    (gpu[0] == '1' ? "_splitk" : conv ? "_w4" : "") + "_i32_buffer";
         const uint64_t before = runtime::vulkan_variant_dispatches(variant);
         const auto got = run(r.pte, x, shape, "vulkan");
         EXPECT_GT(runtime::vulkan_variant_dispatches(variant), before) << variant;

@@ -335,7 +335,7 @@ GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t 
   return *constants_.emplace(key, std::move(g)).first->second;
 }
 
-VkBuffer VulkanDelegate::packed(size_t i, ir::DType dtype, std::string_view packing, Packer pack) {
+VkBuffer VulkanDelegate::packed(size_t i, ir::DType dtype, std::string_view packing, const Packer& pack) {
   if (!is_constant(i)) fail(fmt::format("argument {} must be a constant (weights are prepacked at load)", i));
   auto key = std::make_tuple(id(i), static_cast<int>(dtype), std::string(packing));
   if (auto it = packed_.find(key); it != packed_.end()) return it->second->buffer.buffer;

@@ -31,7 +31,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   GpuTensor& tensor(size_t i, const GpuTensor* like) override;
   VkBuffer raw(size_t i, ir::DType dtype, int64_t numel) override;
   GpuTensor& constant(size_t i, ir::DType dtype) override;
-  VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, Packer pack) override;
+  VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, const Packer& pack) override;
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   void require_unused(int32_t id, const char* what) override;

@@ -72,8 +72,9 @@ class Encoder : public CallArgs {
   virtual GpuTensor& constant(size_t i, ir::DType dtype) = 0;
   /// Constant argument i rearranged on the host at load by `pack` (from the constant in `dtype`
   /// to the buffer's bytes), uploaded once; cached per constant, dtype and `packing` name.
-  using Packer = std::vector<uint8_t> (*)(const kernels::HostTensor&);
-  virtual VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, Packer pack) = 0;
+  /// `packing` names the layout, with whatever parameters `pack` captures.
+  using Packer = std::function<std::vector<uint8_t>(const kernels::HostTensor&)>;
+  virtual VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, const Packer& pack) = 0;
   /// A buffer of `n` copies of `v` in `dtype` (absent weights, biases).
   virtual VkBuffer filled(int64_t n, double v, ir::DType dtype) = 0;
   /// A device tensor of this delegate's lifetime for intermediate results (e.g. a 1-D convolution

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstring>
+
 #include "vk_encoder.h"
 
 namespace vkc::runtime::vk {
@@ -75,15 +77,37 @@ ChannelConstants channel_constants(Encoder& e, int64_t n) {
   return c;
 }
 
-// The int8 weight constant (argument 3) as 32-bit words, with its dims.
-std::pair<VkBuffer, std::vector<int64_t>> weight_words(Encoder& e) {
+// The dims of the int8 weight constant (argument 3), checked to be rows of whole 32-bit words.
+std::vector<int64_t> weight_dims(Encoder& e) {
   if (!e.is_constant(3)) e.fail("the weights must be a constant");
   const auto& d = e.vk_tensor(e.id(3)).dims;
   std::vector<int64_t> dims(d.begin(), d.end());
+  if (dims.empty() || dims.back() % 4 != 0) e.fail("the weights' last dim must be a multiple of 4 (whole words)");
+  return dims;
+}
+
+// The int8 weight constant (argument 3) as 32-bit words, with its dims.
+std::pair<VkBuffer, std::vector<int64_t>> weight_words(Encoder& e) {
+  std::vector<int64_t> dims = weight_dims(e);
   int64_t n = 1;
   for (int64_t x : dims) n *= x;
-  if (dims.empty() || dims.back() % 4 != 0) e.fail("the weights' last dim must be a multiple of 4 (whole words)");
   return {e.raw(3, ir::DType::Int8, n), dims};
+}
+
+// [OC, w_stride] int8 rows of (tap, input channel) (taps x cg bytes used) as 16-byte words of 4 output
+// channels: for channel block b, tap t and input channels 4 ic4 .. + 3 (zero past cg), the 4 channels'
+// words side by side at word index (b * taps + t) * ceil(cg / 4) + ic4; rows past OC are zero.
+// WPACK oc4 (q8ta_conv2d.yaml).
+std::vector<uint8_t> pack_q8_oc4(const kernels::HostTensor& w, int64_t taps, int64_t cg) {
+  const int64_t oc = w.shape.at(0), stride = w.shape.at(1), cg4 = (cg + 3) / 4, blocks = (oc + 3) / 4;
+  std::vector<uint8_t> out(static_cast<size_t>(blocks * taps * cg4 * 16), 0);
+  const uint8_t* src = w.data.data();
+  for (int64_t r = 0; r < oc; ++r)
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t c = 0; c < cg; ++c)
+        out[static_cast<size_t>((((r / 4) * taps + t) * cg4 + c / 4) * 16 + (r % 4) * 4 + c % 4)] =
+            src[r * stride + t * cg + c];
+  return out;
 }
 
 // et_vk.q8ta_conv2d[_dw|_pw](x, input_scale, input_zero_point, weights, weight_sums, weight_scales,
@@ -111,7 +135,7 @@ void conv2d(Encoder& e) {
   }
   const bool dw = e.op() == "et_vk.q8ta_conv2d_dw.default";
   if (in.packed_dim != 2 || out.packed_dim != 2) e.fail("int8 activations of convolutions must be packed along channels");
-  const auto [w, wd] = weight_words(e);
+  const std::vector<int64_t> wd = weight_dims(e);
   int64_t w_stride = wd.back();
   if (dw) {
     if (G != C || OC != C || OC % 4 != 0 || wd.size() != 3 || wd[0] != KH || wd[1] != KW || wd[2] < OC)
@@ -125,8 +149,17 @@ void conv2d(Encoder& e) {
   // On GPUs, few output words over a long sum: a workgroup per word splits it (q8ta_conv2d.yaml).
   const int64_t pairs = KH * KW * ((C / G + 3) / 4);
   const bool split = !dw && !e.cpu_device() && out.items() < 32768 && pairs >= 32;
-  const auto& v = e.variant(out, {}, std::string(e.integer_dot_product() ? "q8ta_conv2d_dot" : "q8ta_conv2d") +
-                                         (split ? "_splitk" : ""));
+  // General and pointwise weights are prepacked 4 output channels per 16-byte word (one load per
+  // tap and 4 input channels); depthwise ones are read as the program has them.
+  const int64_t taps = KH * KW, cg = C / G;
+  int64_t numel = 1;
+  for (int64_t x : wd) numel *= x;
+  const VkBuffer w = !dw ? e.packed(3, ir::DType::Int8, fmt::format("q8ta_oc4_{}x{}", taps, cg),
+                                    [taps, cg](const kernels::HostTensor& t) { return pack_q8_oc4(t, taps, cg); })
+                         : e.raw(3, ir::DType::Int8, numel);
+  const auto& v = dw ? e.variant(out, {}, "q8ta_conv2d")
+                     : e.variant(out, {}, std::string(e.integer_dot_product() ? "q8ta_conv2d_dot" : "q8ta_conv2d") +
+                                              (split ? "_splitk" : "_w4"));
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes);
   p.iv("kernel", {int32_t(KW), int32_t(KH), 0, 0}).iv("stride", {int32_t(stride[1]), int32_t(stride[0]), 0, 0});
