@@ -52,20 +52,22 @@ ivec4 accumulate(ivec4 o, int first, int step) {
   return acc;
 }
 #else
-ivec4 accumulate_depthwise(ivec4 o) {
-  const int in_c4 = q8_blocks(p.in_sizes.z);
-  ivec4 acc = ivec4(0);
+// Depthwise at the 4 positions x0 .. x0 + n - 1 of row oy, channels oc0 .. oc0 + 3: each tap's
+// weight word is read and unpacked once for the 4 positions; taps outside the input are skipped.
+void accumulate_depthwise(int x0, int oy, int oc0, int n, inout ivec4 acc[4]) {
+  const int in_c4 = q8_blocks(p.in_sizes.z), c = oc0 >> 2;
   for (int kh = 0; kh < p.kernel.y; ++kh) {
-    const int ih = o.y * p.stride.y - p.padding.y + kh * p.dilation.y;
+    const int ih = oy * p.stride.y - p.padding.y + kh * p.dilation.y;
     if (ih < 0 || ih >= p.in_sizes.y) continue;
     for (int kw = 0; kw < p.kernel.x; ++kw) {
-      const int iw = o.x * p.stride.x - p.padding.x + kw * p.dilation.x;
-      if (iw < 0 || iw >= p.in_sizes.x) continue;
-      const ivec4 x = q8_unpack(t_in[(ih * p.in_sizes.x + iw) * in_c4 + (o.z >> 2)]) - p.in_zp;
-      acc += x * q8_unpack(t_weight[((kh * p.kernel.x + kw) * p.w_stride + o.z) >> 2]);
+      const ivec4 w = q8_unpack(t_weight[((kh * p.kernel.x + kw) * p.w_stride + oc0) >> 2]);
+      for (int k = 0; k < n; ++k) {
+        const int iw = (x0 + k) * p.stride.x - p.padding.x + kw * p.dilation.x;
+        if (iw < 0 || iw >= p.in_sizes.x) continue;
+        acc[k] += (q8_unpack(t_in[(ih * p.in_sizes.x + iw) * in_c4 + c]) - p.in_zp) * w;
+      }
     }
   }
-  return acc;
 }
 
 #endif
@@ -107,9 +109,12 @@ void main() {
   const int oc0 = (i % c4) * 4, x0 = ((i / c4) % w4) * 4, oy = i / (c4 * w4);
 #if !defined(WPACK_oc4)
   // Depthwise (general and pointwise convolutions take the _w4 variants, whose weights are prepacked).
-  for (int k = 0; k < 4 && x0 + k < p.out_sizes.x; ++k) {
+  const int n = min(4, p.out_sizes.x - x0);
+  ivec4 acc[4] = ivec4[4](ivec4(0), ivec4(0), ivec4(0), ivec4(0));
+  accumulate_depthwise(x0, oy, oc0, n, acc);
+  for (int k = 0; k < n; ++k) {
     const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
-    store(q8_word(o, p.out_sizes, 2), o, accumulate_depthwise(o));
+    store(q8_word(o, p.out_sizes, 2), o, acc[k]);
   }
 #else
   const int in_c4 = q8_blocks(p.in_sizes.z);
