@@ -25,6 +25,7 @@ layout(push_constant) uniform Params {
   int out_zp;
   float in_scale;
   float out_scale;
+  int position_major;
 } p;
 
 #include "vkc_q8ta.glslh"
@@ -106,7 +107,12 @@ void main() {
   const int w4 = q8_blocks(p.out_sizes.x), c4 = q8_blocks(p.out_sizes.z);
   const int i = global_index();
   if (i >= c4 * w4 * p.out_sizes.y) return;
-  const int oc0 = (i % c4) * 4, x0 = ((i / c4) % w4) * 4, oy = i / (c4 * w4);
+  // Neighbouring invocations take neighbouring channel blocks (one input word, consecutive weight
+  // words: coalesced on a GPU), or with position_major (CPU devices, whose SIMD lanes are
+  // invocations) neighbouring positions of one channel block (about 20% faster on lavapipe).
+  const int oc0 = p.position_major != 0 ? (i / (w4 * p.out_sizes.y)) * 4 : (i % c4) * 4;
+  const int x0 = p.position_major != 0 ? (i % w4) * 4 : ((i / c4) % w4) * 4;
+  const int oy = p.position_major != 0 ? (i / w4) % p.out_sizes.y : i / (c4 * w4);
 #if !defined(WPACK_oc4)
   // Depthwise (general and pointwise convolutions take the _w4 variants, whose weights are prepacked).
   const int n = min(4, p.out_sizes.x - x0);

@@ -167,7 +167,7 @@ void conv2d(Encoder& e) {
   p.iv("dilation", {int32_t(dilation[1]), int32_t(dilation[0]), 0, 0});
   p.i("groups", int32_t(G)).i("w_stride", int32_t(w_stride)).i("depthwise", dw ? 1 : 0).i("relu", e.relu_activation(14));
   p.i("has_bias", cc.has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
-  p.f("in_scale", scale_arg(e, 1)).f("out_scale", scale_arg(e, 6));
+  p.f("in_scale", scale_arg(e, 1)).f("out_scale", scale_arg(e, 6)).i("position_major", e.cpu_device() ? 1 : 0);
   const int64_t tiles = (out.dims[3] + 3) / 4 * out.dims[2] * ((OC + 3) / 4);  // 4 positions x 4 channels each
   e.dispatch(v, {out.resource(), in.resource(), buf(w), buf(cc.sums), buf(cc.scales), buf(cc.bias)}, p,
              split ? out.items() * v.local_size[0] : tiles);
