@@ -37,6 +37,14 @@ void main() {
   const ivec3 pos = index_to_pos(i, extents);
   const ivec4 base = texel_to_whcn(pos, p.sizes, p.out_packed_dim);
   vec4 texel = vec4(0.0);
+  // The texel's 4 lanes are the 4 bytes of one word when both pack the same dim: one load.
+  if (p.in_packed_dim == p.out_packed_dim) {
+    const ivec4 q = q8_unpack(t_in[q8_word(base, p.sizes, p.in_packed_dim)]);
+    const ivec4 lanes = base[p.out_packed_dim] + ivec4(0, 1, 2, 3);
+    texel = mix(vec4(0.0), vec4(q - p.zero_point) * p.scale, lessThan(lanes, ivec4(p.sizes[p.out_packed_dim])));
+    imageStore(t_out, pos, VEC4_T(texel));
+    return;
+  }
   for (int lane = 0; lane < 4; ++lane) {
     const ivec4 w = base + lane * dim_unit(p.out_packed_dim);
     if (in_bounds(w, p.sizes)) texel[lane] = value(w);

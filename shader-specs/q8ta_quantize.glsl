@@ -28,6 +28,18 @@ void main() {
   if (i >= q8_words(p.sizes, p.out_packed_dim)) return;
   const ivec4 at = q8_word_origin(i, p.sizes, p.out_packed_dim);
   ivec4 q = ivec4(0);
+#if !defined(STORAGE_buffer)
+  // The word's 4 lanes are the 4 lanes of one texel when both pack the same dim: one load.
+  if (p.in_packed_dim == p.out_packed_dim) {
+    const ivec4 t = whcn_to_texel(at, p.sizes, p.in_packed_dim);
+    const vec4 x = vec4(imageLoad(t_in, t.xyz));
+    const ivec4 lanes = at[p.out_packed_dim] + ivec4(0, 1, 2, 3);
+    q = clamp(ivec4(clamp(roundEven(x / p.scale), -512.0, 512.0)) + p.zero_point, p.qmin, p.qmax);
+    q = mix(ivec4(0), q, lessThan(lanes, ivec4(p.sizes[p.out_packed_dim])));
+    t_out[i] = q8_pack(q);
+    return;
+  }
+#endif
   for (int lane = 0; lane < 4; ++lane) {
     const ivec4 w = at + lane * dim_unit(p.out_packed_dim);
     if (!in_bounds(w, p.sizes)) break;

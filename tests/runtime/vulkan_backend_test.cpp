@@ -455,6 +455,30 @@ TEST_F(VulkanOps, DataMovement) {
   expect_same(b.build(), {random_f32({2, 3, 4, 5}, 15)}, 0, 0);
 }
 
+// copy.glsl's shortcuts: a texture output dispatches only its region's texels and moves whole
+// texels when the input's 4 lanes line up (channel offsets 0, 4, 12 here, batch folded into
+// depth; 2 and 6 do not line up); an identity copy from a texture to a buffer reads each texel once.
+TEST_F(VulkanOps, CopiesMoveWholeTexelsWhereTheyLineUp) {
+  VKC_REQUIRE_VULKAN();
+  VkProgramBuilder b;
+  const int a = tensor(b, {2, 4, 3, 5}, kTex, kC), c = tensor(b, {2, 8, 3, 5}, kTex, kC);
+  const int d = tensor(b, {2, 3, 3, 5}, kTex, kC), ct = tensor(b, {2, 15, 3, 5}, kTex, kC);
+  const int s4 = tensor(b, {2, 8, 3, 5}, kTex, kC), s2 = tensor(b, {2, 6, 3, 5}, kTex, kC);
+  const int ctw = tensor(b, {2, 15, 3, 5}, kTex, kW), tb = tensor(b, {2, 15, 3, 5}, kBuf, kW);
+  const int mixed = tensor(b, {2, 13, 3, 5}, kTex, kC);
+  b.call("aten.cat.default", {b.value(VkValueList{{a, c, d}}), b.value(int64_t{1}), ct});
+  b.call("aten.slice_copy.Tensor", {ct, b.value(int64_t{1}), b.value(int64_t{4}), b.value(int64_t{12}),
+                                    b.value(int64_t{1}), s4});
+  b.call("aten.slice_copy.Tensor", {ct, b.value(int64_t{1}), b.value(int64_t{2}), b.value(int64_t{8}),
+                                    b.value(int64_t{1}), s2});
+  b.call("aten.clone.default", {ct, b.value(VkNull{}), ctw});
+  b.call("aten.clone.default", {ct, b.value(VkNull{}), tb});  // texture -> buffer, identity
+  b.call("aten.cat.default", {b.value(VkValueList{{s2, d, a}}), b.value(int64_t{1}), mixed});  // offsets 6, 9
+  for (int x : {a, c, d}) b.input(x);
+  for (int o : {ct, s4, s2, ctw, tb, mixed}) b.output(o);
+  expect_same(b.build(), {random_f32({2, 4, 3, 5}, 21), random_f32({2, 8, 3, 5}, 22), random_f32({2, 3, 3, 5}, 23)}, 0, 0);
+}
+
 // Rank 5-8 buffers split along a leading dim (mobilevit's unfolded patches): slices through copy_nd.
 TEST_F(VulkanOps, SplitsRankFiveBuffersAlongLeadingDims) {
   VKC_REQUIRE_VULKAN();

@@ -1,3 +1,4 @@
+#include <array>
 #include "vk_encoder.h"
 
 #include <fmt/format.h>
@@ -82,13 +83,41 @@ void Encoder::require_unbroadcast_high_rank(const GpuTensor& out, std::initializ
 
 namespace {
 
+// The texel (x, y, z) of WHCN coordinate `w` in a texture of `sizes` packed along `packed` (as
+// vkc_common.glslh's whcn_to_texel).
+std::array<int64_t, 3> texel_of(const ivec4& w, const ivec4& sizes, int packed) {
+  ivec4 t = w;
+  t[packed] >>= 2;
+  const int64_t depth = packed == 2 ? (sizes[2] + 3) / 4 : sizes[2];
+  return {t[0], t[1], int64_t{t[3]} * depth + t[2]};
+}
+
+// Invocations of copy.glsl: a texture output's region box (its texels from out_offset's to the
+// region's last element's); an identity copy from a texture to a buffer, one per input texel; else
+// one per output element.
+int64_t copy_items(const GpuTensor& out, const GpuTensor& in, const ivec4& region, const CopyRegion& r) {
+  if (out.texture) {
+    ivec4 last;
+    for (int d = 0; d < 4; ++d) last[d] = std::min(r.out_offset[d] + region[d], out.sizes[d]) - 1;
+    const auto lo = texel_of(r.out_offset, out.sizes, out.packed_dim), hi = texel_of(last, out.sizes, out.packed_dim);
+    int64_t n = 1;
+    for (int d = 0; d < 3; ++d) n *= std::max<int64_t>(0, hi[d] - lo[d] + 1);
+    return n;
+  }
+  const bool identity = r.out_offset == ivec4{0, 0, 0, 0} && r.in_offset == ivec4{0, 0, 0, 0} &&
+                        r.in_step == ivec4{1, 1, 1, 1} && r.perm == ivec4{0, 1, 2, 3} && region == out.sizes &&
+                        in.sizes == out.sizes;
+  return in.texture && identity ? in.items() : out.items();
+}
+
 void dispatch_copy(Encoder& e, const codegen::LibraryVariant& v, GpuTensor& out, GpuTensor& in, const CopyRegion& r) {
   Push p(v);
   const bool whole = r.region == ivec4{0, 0, 0, 0};
-  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("region", whole ? out.sizes : r.region);
+  const ivec4 region = whole ? out.sizes : r.region;
+  p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes).iv("region", region);
   p.iv("out_offset", r.out_offset).iv("in_offset", r.in_offset).iv("in_step", r.in_step).iv("perm", r.perm);
   p.iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0}).f("fill", r.fill);
-  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+  e.dispatch(v, {out.resource(), in.resource()}, p, copy_items(out, in, region, r));
 }
 
 }  // namespace
