@@ -3,6 +3,7 @@
 #if defined(DOT_khr)
 #extension GL_EXT_spirv_intrinsics : require
 #endif
+#extension GL_EXT_control_flow_attributes : require
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -101,16 +102,22 @@ void main() {
   if (live && t == 0) store(i, o, s_acc[0]);
 }
 #else
-// An invocation per 4 output words along W (4 positions x 4 output channels): each weight word
-// serves the 4 positions (general, pointwise: the _w4 variants), each input word the 4 channels.
+// An invocation per 4 output words along W (4 positions x 4 output channels; x 8 channels in the
+// _w4c8 variants): each weight word serves the 4 positions (general, pointwise: the _w4 variants),
+// each input word the 4 (8) channels.
+#if defined(TILE_c8)
+#define OCB 2  // channel blocks of 4 per invocation
+#else
+#define OCB 1
+#endif
 void main() {
-  const int w4 = q8_blocks(p.out_sizes.x), c4 = q8_blocks(p.out_sizes.z);
+  const int w4 = q8_blocks(p.out_sizes.x), c4 = (q8_blocks(p.out_sizes.z) + OCB - 1) / OCB;
   const int i = global_index();
   if (i >= c4 * w4 * p.out_sizes.y) return;
   // Neighbouring invocations take neighbouring channel blocks (one input word, consecutive weight
   // words: coalesced on a GPU), or with position_major (CPU devices, whose SIMD lanes are
   // invocations) neighbouring positions of one channel block (about 20% faster on lavapipe).
-  const int oc0 = p.position_major != 0 ? (i / (w4 * p.out_sizes.y)) * 4 : (i % c4) * 4;
+  const int oc0 = (p.position_major != 0 ? i / (w4 * p.out_sizes.y) : i % c4) * 4 * OCB;
   const int x0 = p.position_major != 0 ? (i % w4) * 4 : ((i / c4) % w4) * 4;
   const int oy = p.position_major != 0 ? (i / w4) % p.out_sizes.y : i / (c4 * w4);
 #if !defined(WPACK_oc4)
@@ -128,27 +135,35 @@ void main() {
   const int cg = p.in_sizes.z / p.groups, cg4 = q8_blocks(cg);
   const int group_c4 = ((oc0 / (p.out_sizes.z / p.groups)) * cg) >> 2;
   const int n = min(4, p.out_sizes.x - x0);
-  ivec4 acc[4] = ivec4[4](ivec4(0), ivec4(0), ivec4(0), ivec4(0));
+  // acc[b * 4 + k]: channel block b (of OCB; weights past the output's last block re-read it), position k.
+  ivec4 acc[OCB * 4];
+  [[unroll]] for (int j = 0; j < OCB * 4; ++j) acc[j] = ivec4(0);
+  const int last_block = q8_blocks(p.out_sizes.z) - 1, taps = p.kernel.x * p.kernel.y;
   for (int kh = 0; kh < p.kernel.y; ++kh) {
     const int ih = oy * p.stride.y - p.padding.y + kh * p.dilation.y;
     const bool row = ih >= 0 && ih < p.in_sizes.y;
     for (int kw = 0; kw < p.kernel.x; ++kw) {
       const int t = kh * p.kernel.x + kw;
       for (int ic4 = 0; ic4 < cg4; ++ic4) {
-        // The 4 channels' words of (tap, 4 input channels) in one load.
-        const ivec4 w = t_weight4[((oc0 >> 2) * p.kernel.x * p.kernel.y + t) * cg4 + ic4];
+        // The 4 channels' words of (tap, 4 input channels) in one load per block.
+        ivec4 w[OCB];
+        [[unroll]] for (int b = 0; b < OCB; ++b)
+          w[b] = t_weight4[(min((oc0 >> 2) + b, last_block) * taps + t) * cg4 + ic4];
         for (int k = 0; k < n; ++k) {
           const int iw = (x0 + k) * p.stride.x - p.padding.x + kw * p.dilation.x;
           const int x = row && iw >= 0 && iw < p.in_sizes.x ? t_in[(ih * p.in_sizes.x + iw) * in_c4 + group_c4 + ic4] : zp4;
-          acc[k] += ivec4(q8_dot(x, w.x), q8_dot(x, w.y), q8_dot(x, w.z), q8_dot(x, w.w));
+          [[unroll]] for (int b = 0; b < OCB; ++b)
+            acc[b * 4 + k] += ivec4(q8_dot(x, w[b].x), q8_dot(x, w[b].y), q8_dot(x, w[b].z), q8_dot(x, w[b].w));
         }
       }
     }
   }
-  for (int k = 0; k < n; ++k) {
-    const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
-    store(q8_word(o, p.out_sizes, 2), o, acc[k]);
-  }
+  [[unroll]] for (int b = 0; b < OCB; ++b)
+    if (oc0 + 4 * b < p.out_sizes.z)
+      for (int k = 0; k < n; ++k) {
+        const ivec4 o = ivec4(x0 + k, oy, oc0 + 4 * b, 0);
+        store(q8_word(o, p.out_sizes, 2), o, acc[b * 4 + k]);
+      }
 #endif
 }
 #endif

@@ -527,9 +527,10 @@ TEST(Qdq, StaticInt8CnnRunsOnQ8taOperatorsAndMatchesFakeQuantization) {
 }
 
 // Every Vulkan kernel variant of the int8 convolution and linear (integer dot products or not; a
-// 4 x 4 output tile per invocation from prepacked weights or, on GPUs, a workgroup per output word) computes the cpu
-// kernels' numbers: a 3x3 convolution over 16 channels (36 tap x channel-group pairs, + relu) and a
-// linear with K = 512, each between QDQs with int8 activations.
+// 4 x 4 or 4 x 8 output tile per invocation from prepacked weights or, on GPUs, a workgroup per output
+// word) computes the cpu kernels' numbers: a 3x3 convolution from 16 to 12 channels (36 tap x
+// channel-group pairs, + relu; the 4 x 8 tiles' second one half outside) and a linear with K = 512,
+// each between QDQs with int8 activations.
 std::vector<uint8_t> q8ta_layer(bool conv) {
   QdqBuilder m;
   const auto q8 = [&](const std::string& x, float s, int64_t z) {
@@ -538,7 +539,7 @@ std::vector<uint8_t> q8ta_layer(bool conv) {
     m.b.node("DequantizeLinear", {q, sc, zp}, {d}, d);
     return d;
   };
-  const int64_t oc = conv ? 16 : 6, k = conv ? 16 * 9 : 512;
+  const int64_t oc = conv ? 12 : 6, k = conv ? 16 * 9 : 512;
   std::vector<float> sw, sb;
   for (int64_t i = 0; i < oc; ++i) sw.push_back(0.002f + 0.0003f * float(i % 7));
   for (float s : sw) sb.push_back(0.02f * s);
@@ -546,8 +547,8 @@ std::vector<uint8_t> q8ta_layer(bool conv) {
   const auto b = m.random_q(static_cast<size_t>(oc), -2000, 2000);
   if (conv) {
     m.b.input("x", kF32, {1, 16, 7, 9});
-    m.b.output("y", kF32, {1, 16, 7, 9});
-    auto* n = m.b.node("Conv", {q8("x", 0.02f, -3), m.dq_const(kI8, {16, 16, 3, 3}, w, sw, 0), m.dq_const(kI32, {16}, b, sb, 0)},
+    m.b.output("y", kF32, {1, 12, 7, 9});
+    auto* n = m.b.node("Conv", {q8("x", 0.02f, -3), m.dq_const(kI8, {12, 16, 3, 3}, w, sw, 0), m.dq_const(kI32, {12}, b, sb, 0)},
                        {"c"}, "conv");
     attr_ints(n, "pads", {1, 1, 1, 1});
     m.b.node("Relu", {"c"}, {"r"}, "relu");
@@ -571,31 +572,35 @@ TEST(Qdq, Q8taKernelVariantsAgreeWithTheCpuKernels) {
     const CompileResult r = compile(q8ta_layer(conv), fs::path(), CompileOptions{});
     ASSERT_TRUE(r) << r.error();
     EXPECT_EQ(delegate_ops(r.pte).count(conv ? "et_vk.q8ta_conv2d.default" : "et_vk.q8ta_linear_gemv.default"), 1u);
-    const std::vector<int64_t> shape = conv ? std::vector<int64_t>{1, 16, 7, 9} : std::vector<int64_t>{1, 512};
+    const std::vector<int64_t> shape = conv ? std::vector<int64_t>{1, 16, 7, 9} : std::vector<int64_t>{1, 512};  // inputs
     const auto x = random_input(conv ? 16 * 63 : 512, 31);
     const auto want = run(r.pte, x, shape);
     const std::string kernel = conv ? "q8ta_conv2d" : "q8ta_linear";
     for (const char* dot : {"1", "0"})
-      for (const char* gpu : {"0", "1"}) {  // 1: the GPU kernel choices (split sums) on any device
-        setenv("VKC_VULKAN_INT_DOT", dot, 1);
-        setenv("VKC_VULKAN_GPU_KERNELS", gpu, 1);
-        // Convolutions that do not split the sum read weights prepacked 4 channels per word (_w4).
-        const std::string variant = kernel + (dot[0] == '1' ? "_dot" : "") +
-                                    (gpu[0] == '1' ? "_splitk" : conv ? "_w4" : "") + "_i32_buffer";
-        const uint64_t before = runtime::vulkan_variant_dispatches(variant);
-        const auto got = run(r.pte, x, shape, "vulkan");
-        EXPECT_GT(runtime::vulkan_variant_dispatches(variant), before) << variant;
-        ASSERT_EQ(got.size(), want.size());
-        size_t exact = 0;
-        for (size_t i = 0; i < got.size(); ++i) {
-          EXPECT_LE(std::abs(got[i] - want[i]), (conv ? 0.05f : 0.03f) * 1.01f) << variant << " " << i;  // 1 step
-          exact += got[i] == want[i];
+      for (const char* gpu : {"0", "1"})  // 1: the GPU kernel choices (split sums) on any device
+        for (const char* c8 : {"0", "1"}) {  // unsplit convolutions: 4 or 8 output channels per invocation
+          if (gpu[0] == '1' && c8[0] == '1') continue;
+          setenv("VKC_VULKAN_INT_DOT", dot, 1);
+          setenv("VKC_VULKAN_GPU_KERNELS", gpu, 1);
+          setenv("VKC_VULKAN_Q8TA_C8", c8, 1);
+          // Convolutions that do not split the sum read weights prepacked 4 channels per word (_w4).
+          const std::string tile = gpu[0] == '1' ? "_splitk" : !conv ? "" : c8[0] == '1' ? "_w4c8" : "_w4";
+          const std::string variant = kernel + (dot[0] == '1' ? "_dot" : "") + tile + "_i32_buffer";
+          const uint64_t before = runtime::vulkan_variant_dispatches(variant);
+          const auto got = run(r.pte, x, shape, "vulkan");
+          EXPECT_GT(runtime::vulkan_variant_dispatches(variant), before) << variant;
+          ASSERT_EQ(got.size(), want.size());
+          size_t exact = 0;
+          for (size_t i = 0; i < got.size(); ++i) {
+            EXPECT_LE(std::abs(got[i] - want[i]), (conv ? 0.05f : 0.03f) * 1.01f) << variant << " " << i;  // 1 step
+            exact += got[i] == want[i];
+          }
+          EXPECT_GE(exact, got.size() * 95 / 100) << variant;
         }
-        EXPECT_GE(exact, got.size() * 95 / 100) << variant;
-      }
   }
   unsetenv("VKC_VULKAN_INT_DOT");
   unsetenv("VKC_VULKAN_GPU_KERNELS");
+  unsetenv("VKC_VULKAN_Q8TA_C8");
   unsetenv("VKC_VULKAN_VALIDATION");
   EXPECT_EQ(runtime::vulkan_validation_messages(), messages) << "validation layer messages (see stderr)";
 }

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "vk_encoder.h"
 
@@ -149,6 +151,10 @@ void conv2d(Encoder& e) {
   // On GPUs, few output words over a long sum: a workgroup per word splits it (q8ta_conv2d.yaml).
   const int64_t pairs = KH * KW * ((C / G + 3) / 4);
   const bool split = !dw && !e.cpu_device() && out.items() < 32768 && pairs >= 32;
+  // On CPU devices (or with VKC_VULKAN_Q8TA_C8=1), ungrouped: 8 output channels per invocation.
+  const char* c8_env = std::getenv("VKC_VULKAN_Q8TA_C8");
+  const bool c8 = !dw && !split && G == 1 && (c8_env ? std::string_view(c8_env) == "1" : e.cpu_device());
+  const int64_t ocb = c8 ? 2 : 1;
   // General and pointwise weights are prepacked 4 output channels per 16-byte word (one load per
   // tap and 4 input channels); depthwise ones are read as the program has them.
   const int64_t taps = KH * KW, cg = C / G;
@@ -159,7 +165,7 @@ void conv2d(Encoder& e) {
                          : e.raw(3, ir::DType::Int8, numel);
   const auto& v = dw ? e.variant(out, {}, "q8ta_conv2d")
                      : e.variant(out, {}, std::string(e.integer_dot_product() ? "q8ta_conv2d_dot" : "q8ta_conv2d") +
-                                              (split ? "_splitk" : "_w4"));
+                                              (split ? "_splitk" : c8 ? "_w4c8" : "_w4"));
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", in.sizes);
   p.iv("kernel", {int32_t(KW), int32_t(KH), 0, 0}).iv("stride", {int32_t(stride[1]), int32_t(stride[0]), 0, 0});
@@ -168,7 +174,7 @@ void conv2d(Encoder& e) {
   p.i("groups", int32_t(G)).i("w_stride", int32_t(w_stride)).i("depthwise", dw ? 1 : 0).i("relu", e.relu_activation(14));
   p.i("has_bias", cc.has_bias).i("in_zp", zero_point_arg(e, 2)).i("out_zp", zero_point_arg(e, 7));
   p.f("in_scale", scale_arg(e, 1)).f("out_scale", scale_arg(e, 6)).i("position_major", e.cpu_device() ? 1 : 0);
-  const int64_t tiles = (out.dims[3] + 3) / 4 * out.dims[2] * ((OC + 3) / 4);  // 4 positions x 4 channels each
+  const int64_t tiles = (out.dims[3] + 3) / 4 * out.dims[2] * ((OC + 4 * ocb - 1) / (4 * ocb));  // 4 positions x 4 or 8 channels
   e.dispatch(v, {out.resource(), in.resource(), buf(w), buf(cc.sums), buf(cc.scales), buf(cc.bias)}, p,
              split ? out.items() * v.local_size[0] : tiles);
 }
