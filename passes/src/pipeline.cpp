@@ -43,6 +43,10 @@ const std::vector<PassInfo>& pipeline() {
       // Static-int8 QDQ graphs: dq -> conv/linear/add/relu -> q on int8 activations, as ET-VK fuses them.
       {"lower-q8ta", "fuse static-int8 QDQ convolutions, linears, adds and relus into ET-VK's q8ta operators",
        lower_q8ta},
+      // What lower-q8ta left of an activation's Q -> DQ round trip (it did not fuse it into an int8
+      // operator), quantized again alike after max pooling, relu or data movement: exact to drop.
+      {"drop-requantized-qdq", "drop Q->DQ round trips whose values are quantized again with the same parameters",
+       drop_requantized_qdq},
       // Pre-quantized (QDQ) graphs: int8 weights of MatMul/Gemm to ET-VK's int8 linear, other
       // quantized constants to f32, activation Q->DQ pairs to the float ops computing them.
       {"lower-qdq", "lower QuantizeLinear/DequantizeLinear: int8 linear weights, f32 constants, fake-quant ops",

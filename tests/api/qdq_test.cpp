@@ -605,6 +605,67 @@ TEST(Qdq, Q8taKernelVariantsAgreeWithTheCpuKernels) {
   EXPECT_EQ(runtime::vulkan_validation_messages(), messages) << "validation layer messages (see stderr)";
 }
 
+// onnxruntime's quantize_static around a fire module's concat and MaxPool: the concat's output is
+// quantized (Q -> DQ), max-pooled, and quantized again with the same parameters before the next
+// convolution. drop-requantized-qdq removes the first round trip (computed otherwise as float fake
+// quantization: div, round, clamp, mul): the same numbers, exactly, on every backend. With a
+// different scale after the pool, or an average pool, the round trip stays.
+std::vector<uint8_t> fire_module(float pooled_scale, const char* pool) {
+  QdqBuilder m;
+  m.b.input("x", kF32, {1, 4, 8, 8});
+  m.b.output("y", kF32, {1, 4, 4, 4});
+  const auto conv = [&](const std::string& x, int64_t ci, int64_t co, int64_t k, float s, int64_t z) {
+    std::vector<float> sw(co, 0.004f), sb;
+    for (float v : sw) sb.push_back(0.02f * v);
+    const std::string y = m.fresh("conv");
+    auto* n = m.b.node("Conv", {x, m.dq_const(kI8, {co, ci, k, k}, m.random_q(co * ci * k * k, -127, 127), sw, 0),
+                                m.dq_const(kI32, {co}, m.random_q(co, -500, 500), sb, 0)},
+                       {y}, y);
+    if (k == 3) attr_ints(n, "pads", {1, 1, 1, 1});
+    const std::string r = m.fresh("relu");
+    m.b.node("Relu", {y}, {r}, r);
+    return m.qdq(r, s, z);
+  };
+  const std::string x = m.qdq("x", 0.02f, 128);
+  const std::string a = conv(x, 4, 8, 1, 0.03f, 0), b = conv(x, 4, 8, 3, 0.03f, 0);
+  attr_int(m.b.node("Concat", {a, b}, {"cat"}, "cat"), "axis", 1);
+  const std::string c = m.qdq("cat", 0.03f, 0);
+  auto* pn = m.b.node(pool, {c}, {"pool"}, "pool");
+  attr_ints(pn, "kernel_shape", {2, 2});
+  attr_ints(pn, "strides", {2, 2});
+  const std::string pooled = m.qdq("pool", pooled_scale, 0);
+  m.b.node("Identity", {conv(pooled, 16, 4, 1, 0.05f, 0)}, {"y"}, "out");
+  return m.bytes();
+}
+
+TEST(Qdq, ARoundTripQuantizedAgainAlikeAfterMaxPoolIsDropped) {
+  std::vector<const char*> backends = {"cpu"};
+  if (!runtime::vulkan_device_name().empty()) backends.push_back("vulkan");
+  for (const auto& [scale, pool, dropped] : {std::tuple{0.03f, "MaxPool", true}, std::tuple{0.031f, "MaxPool", false},
+                                              std::tuple{0.03f, "AveragePool", false}}) {
+    SCOPED_TRACE(std::string(pool) + " " + std::to_string(scale));
+    const auto bytes = fire_module(scale, pool);
+    const CompileResult r = compile(bytes, fs::path(), CompileOptions{});
+    ASSERT_TRUE(r) << r.error();
+    CompileOptions keep;
+    keep.skip_passes = {"drop-requantized-qdq"};
+    const CompileResult k = compile(bytes, fs::path(), keep);
+    ASSERT_TRUE(k) << k.error();
+    // Without the pass the concat's round trip is fake quantization; with it, only where it must stay.
+    EXPECT_EQ(delegate_ops(k.pte).count("aten.round.default"), 1u);
+    EXPECT_EQ(delegate_ops(r.pte).count("aten.round.default"), dropped ? 0u : 1u);
+    EXPECT_EQ(delegate_ops(r.pte).at("et_vk.q8ta_conv2d_pw.default"), 2u);  // the int8 convolutions stay int8
+    for (uint32_t seed : {5u, 6u}) {
+      const auto in = random_input(4 * 64, seed);
+      for (const char* b : backends) {
+        const auto want = run(k.pte, in, {1, 4, 8, 8}, b), got = run(r.pte, in, {1, 4, 8, 8}, b);
+        ASSERT_EQ(got.size(), 64u);
+        EXPECT_EQ(got, want) << b << " seed " << seed;
+      }
+    }
+  }
+}
+
 TEST(Qdq, AQuantizedGraphOutputIsReportedNotMiscompiled) {
   QdqBuilder m;
   m.b.input("x", kF32, {1, 4});

@@ -30,6 +30,9 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx);
 void expand_qlinear_ops(ir::Graph& g, PassContext& ctx);
 /// Lowers onnxruntime's dynamic quantization chains (src/lower_dynamic_quant.cpp).
 void lower_dynamic_quant(ir::Graph& g, PassContext& ctx);
+/// Removes QuantizeLinear -> DequantizeLinear round trips whose values are quantized again with the
+/// same parameters after only order-preserving operators (src/drop_requantized_qdq.cpp).
+void drop_requantized_qdq(ir::Graph& g, PassContext& ctx);
 /// Fuses static-int8 QDQ patterns into ET-VK's q8ta operators on int8 activations (src/lower_q8ta.cpp).
 void lower_q8ta(ir::Graph& g, PassContext& ctx);
 /// Lowers QDQ (QuantizeLinear/DequantizeLinear) pairs and quantized constants (src/lower_qdq.cpp).
