@@ -15,6 +15,7 @@
 
 #include "constants.h"
 #include "vkc/passes/passes.h"
+#include "vkc/passes/quantize.h"
 
 namespace vkc::passes {
 namespace {
@@ -100,7 +101,7 @@ bool requantized_alike(const ir::Graph& g, const ir::Value* start, const Params&
 
 }  // namespace
 
-void drop_requantized_qdq(ir::Graph& g, PassContext&) {
+void drop_requantized_qdq(ir::Graph& g, PassContext& ctx) {
   for (ir::Node* dq : g.nodes()) {
     if (!dq->is_onnx("DequantizeLinear") || !dq->input(0) || dq->output(0)->dtype() != ir::DType::Float32) continue;
     ir::Node* q = dq->input(0)->producer();
@@ -116,6 +117,12 @@ void drop_requantized_qdq(ir::Graph& g, PassContext&) {
       continue;
     if (!requantized_alike(g, dq->output(0), *p)) continue;
     ir::Value* x = q->input(0);
+    // --quant-report: lower-q8ta listed the activation as quantized in float; it is not computed.
+    for (QuantLayerReport& r : ctx.quant_report)
+      if (r.kind == "activation" && r.weight == x->name() && r.op == "fake quantization (lower-qdq)") {
+        r.op = "none (drop-requantized-qdq)";
+        r.reason += "; quantized again alike after it, so the round trip is dropped (exact)";
+      }
     g.replace_all_uses(dq->output(0), x);
     g.remove_node(dq);
     if (g.users(q->output(0)).empty() && !g.is_output(q->output(0))) g.remove_node(q);

@@ -16,11 +16,14 @@ step) it writes, per source:
                            embedding table as uint8 (Gather + DequantizeLinear)
 
 and from a small CNN exported with torch.onnx (dynamo): cnn_fp32 and cnn_qdq_int8 (quantize_static,
-QDQ, per-channel weights, 16 random calibration inputs). Each folder holds model.onnx and
+QDQ, per-channel weights, 16 random calibration inputs); from a SqueezeNet-style fire module (concat
+of two expand convolutions, max pooling before and after): fire_qdq_uint8 (quantize_static with its
+defaults, uint8 activations, which quantize MaxPool's output with its input's parameters). Each folder holds model.onnx and
 test_data_set_N/ (inputs and onnxruntime's outputs, the ONNX test-data layout); report.json says
 what each quantizer was called with and what it could not do.
 
-Usage: python3 tests/models/export_quantized.py OUT_DIR
+Usage: python3 tests/models/export_quantized.py OUT_DIR [--only cnn|fire]
+  --only: just that CNN export, updating only its entry of OUT_DIR/report.json
 """
 import inspect
 import json
@@ -157,13 +160,73 @@ def export_cnn(out_root, report):
     report["cnn_qdq_int8"] = {"quantize_static": "QDQ, per_channel, QInt8 activations and weights"}
 
 
+def export_fire(out_root, report):
+    import torch
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Fire(torch.nn.Module):
+        def __init__(self, c, s, e):
+            super().__init__()
+            self.squeeze = torch.nn.Conv2d(c, s, 1)
+            self.expand1x1 = torch.nn.Conv2d(s, e, 1)
+            self.expand3x3 = torch.nn.Conv2d(s, e, 3, padding=1)
+
+        def forward(self, x):
+            x = torch.relu(self.squeeze(x))
+            return torch.cat([torch.relu(self.expand1x1(x)), torch.relu(self.expand3x3(x))], 1)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 16, 3, stride=2)
+            self.fire = Fire(16, 8, 16)
+            self.head = torch.nn.Conv2d(32, 10, 1)
+
+        def forward(self, x):
+            x = torch.nn.functional.max_pool2d(torch.relu(self.stem(x)), 3, 2, ceil_mode=True)
+            x = torch.nn.functional.max_pool2d(self.fire(x), 3, 2, ceil_mode=True)
+            return torch.flatten(torch.nn.functional.adaptive_avg_pool2d(torch.relu(self.head(x)), 1), 1)
+
+    torch.manual_seed(0)
+    net = Net().eval()
+    x = torch.randn(1, 3, 48, 48)
+    tmp = os.path.join(out_root, ".fire_fp32.onnx")
+    torch.onnx.export(net, (x,), tmp, dynamo=True, input_names=["input"], output_names=["logits"])
+    onnx.save(onnx.load(tmp), tmp)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            r = np.random.default_rng(3)
+            self.items = iter([{"input": r.standard_normal((1, 3, 48, 48)).astype(np.float32)} for _ in range(16)])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    qdir = os.path.join(out_root, "fire_qdq_uint8")
+    os.makedirs(qdir, exist_ok=True)
+    qpath = os.path.join(qdir, "model.onnx")
+    quantize_static(tmp, qpath, Reader(), quant_format=QuantFormat.QDQ)
+    for f in (tmp, tmp + ".data"):
+        if os.path.exists(f):
+            os.remove(f)
+    rng = np.random.default_rng(4)
+    run_and_save(qpath, [[rng.standard_normal((1, 3, 48, 48)).astype(np.float32)] for _ in range(2)], qdir)
+    ops = sorted({n.op_type for n in onnx.load(qpath).graph.node})
+    report["fire_qdq_uint8"] = {"quantize_static": "QDQ, defaults (QUInt8 activations, QInt8 weights)", "ops": ops}
+
+
 def main():
     out_root = sys.argv[1]
+    only = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--only" else None
     os.makedirs(out_root, exist_ok=True)
     tmp = os.path.join(out_root, ".tmp")
     os.makedirs(tmp, exist_ok=True)
     report = {"onnxruntime": ort.__version__, "onnx": onnx.__version__}
-    for fam, src in SOURCES:
+    report_path = os.path.join(out_root, "report.json")
+    if only is not None and os.path.exists(report_path):  # update that export's entry only
+        with open(report_path) as f:
+            report = json.load(f)
+    for fam, src in SOURCES if only is None else []:
         src_dir = os.path.join(DECODERS, fam, src)
         src_model = os.path.join(src_dir, "model.onnx")
         sets = load_sets(src_dir)
@@ -187,13 +250,16 @@ def main():
             except Exception as e:  # the report says which quantizer call failed and why
                 report[key] = {"error": f"{type(e).__name__}: {e}"}
                 traceback.print_exc()
-    try:
-        export_cnn(out_root, report)
-    except Exception as e:
-        report["cnn"] = {"error": f"{type(e).__name__}: {e}"}
-        traceback.print_exc()
+    for name, export in (("cnn", export_cnn), ("fire", export_fire)):
+        if only not in (None, name):
+            continue
+        try:
+            export(out_root, report)
+        except Exception as e:
+            report[name] = {"error": f"{type(e).__name__}: {e}"}
+            traceback.print_exc()
     shutil.rmtree(tmp, ignore_errors=True)
-    with open(os.path.join(out_root, "report.json"), "w") as f:
+    with open(report_path, "w") as f:
         json.dump(report, f, indent=1, sort_keys=True)
 
 

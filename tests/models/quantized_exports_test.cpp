@@ -144,6 +144,41 @@ TEST(QuantizedExports, StaticInt8CnnRunsOnInt8OperatorsWithTheFp32OperatorCount)
   }
 }
 
+// onnxruntime's quantize_static (defaults: uint8 activations) of a SqueezeNet-style fire module:
+// its concat and max pools are quantized in and out with the same parameters. The Q -> DQ round
+// trips lower-q8ta leaves before the pools are dropped (drop-requantized-qdq), so no float fake
+// quantization is left, and the program computes onnxruntime's result. (ORT 1.30 writes the bias
+// scales as [1] with scalar zero points, which the importer takes.)
+TEST(QuantizedExports, FireModuleKeepsNoFakeQuantizationAroundItsPools) {
+  const CompileResult r = compile(kDir / "fire_qdq_uint8/model.onnx", CompileOptions{});
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  const auto ops = ops_of(r);
+  EXPECT_TRUE(ops.count("vk.et_vk.q8ta_conv2d.default"));
+  EXPECT_TRUE(ops.count("vk.et_vk.q8ta_conv2d_pw.default"));
+  EXPECT_TRUE(ops.count("vk.aten.max_pool2d_with_indices.default"));
+  EXPECT_FALSE(ops.count("vk.aten.round.default"));
+  size_t dropped = 0;
+  const auto report = nlohmann::json::parse(r.quant_report);
+  for (const auto& l : report.at("layers")) dropped += l.at("op") == "none (drop-requantized-qdq)";
+  EXPECT_EQ(dropped, 1u) << r.quant_report;  // the concat (the stem's relu is fused into its convolution)
+  CompileOptions keep;
+  keep.skip_passes = {"drop-requantized-qdq"};
+  const CompileResult k = compile(kDir / "fire_qdq_uint8/model.onnx", keep);
+  ASSERT_TRUE(k.ok) << diags(k.diagnostics);
+  EXPECT_TRUE(ops_of(k).count("vk.aten.round.default"));
+  for (int set = 0; set < 2; ++set) {
+    const fs::path d = kDir / "fire_qdq_uint8" / ("test_data_set_" + std::to_string(set));
+    const auto inputs = read_set(d, "input"), want = read_set(d, "output");
+    for (const std::string& b : backends()) {
+      const auto got = run_pte(r.pte, inputs, b), kept = run_pte(k.pte, inputs, b);
+      ASSERT_EQ(got.size(), 1u);
+      EXPECT_GE(sqnr_db(got[0], want[0]), 35.0) << "set " << set << " on " << b;
+      const auto gb = got[0].data.bytes(), kb = kept[0].data.bytes();
+      EXPECT_TRUE(std::equal(gb.begin(), gb.end(), kb.begin(), kb.end())) << "set " << set << " on " << b;  // exact
+    }
+  }
+}
+
 TEST(QuantizedExports, ImportedFourBitStepGraphGeneratesOnEveryBackend) {
   CompileOptions o;
   o.max_seq_len = 32;
