@@ -22,7 +22,16 @@ layout(push_constant) uniform Params {
   ivec4 other_sizes;
   ivec4 packed_dims;
   float alpha;
+  int clamped;  // the runtime fused a following relu / clamp into this dispatch: clamp(r, lo, hi)
+  float lo;
+  float hi;
 } p;
+
+#if defined(DTYPE_i32)
+#define EPILOGUE(r) (r)
+#else
+#define EPILOGUE(r) (p.clamped != 0 ? clamp(r, VEC4_T(p.lo), VEC4_T(p.hi)) : (r))
+#endif
 
 #define ALPHA (p.alpha)
 
@@ -35,7 +44,7 @@ void main() {
   const ivec4 w = index_to_whcn(i, p.out_sizes);
   const VEC4_T X = VEC4_T(SCALAR_T(t_in[whcn_to_index(min(w, p.in_sizes - 1), p.in_sizes)]));
   const VEC4_T Y = VEC4_T(SCALAR_T(t_other[whcn_to_index(min(w, p.other_sizes - 1), p.other_sizes)]));
-  const VEC4_T r = OPERATOR;
+  const VEC4_T r = EPILOGUE(OPERATOR);
   t_out[i] = T(r.x);
 #else
   const ivec3 extents = texture_extents(p.out_sizes, p.packed_dims.x);
@@ -51,7 +60,7 @@ void main() {
     Y = VEC4_T(0);
     BROADCAST_PAIR(VEC4_T, texel_to_whcn(pos, p.out_sizes, p.packed_dims.x), X, Y)
   }
-  const VEC4_T r = OPERATOR;
+  const VEC4_T r = EPILOGUE(OPERATOR);
   imageStore(t_out, pos, r);
 #endif
 }

@@ -479,6 +479,55 @@ TEST_F(VulkanOps, CopiesMoveWholeTexelsWhereTheyLineUp) {
   expect_same(b.build(), {random_f32({2, 4, 3, 5}, 21), random_f32({2, 8, 3, 5}, 22), random_f32({2, 3, 3, 5}, 23)}, 0, 0);
 }
 
+// Load-time epilogue fusion: a relu / clamp right after a float binary op, and mul(x, sigmoid(x)),
+// run as one dispatch where the first output has no other reader (the program is unchanged); a
+// value that is also read elsewhere or is an output keeps its own dispatch. An input planned into
+// the fused output's memory (same shape: read and written element by element) does not stop it.
+TEST_F(VulkanOps, ElementwiseEpiloguesAreFusedAtLoad) {
+  VKC_REQUIRE_VULKAN();
+  VkProgramBuilder b;
+  const std::vector<uint32_t> d{1, 6, 5, 7};
+  const int x = tensor(b, d, kTex, kC), y = tensor(b, d, kTex, kC);
+  const auto t = [&] { return tensor(b, d, kTex, kC); };
+  const auto in_memory = [&](int32_t mem) {
+    serializer::VkTensor v;
+    v.dims = d;
+    v.storage = kTex;
+    v.layout = kC;
+    v.mem_obj_id = mem;
+    return b.value(v);
+  };
+  const int s = t(), r = t(), df = t(), c = t(), m = t(), c2 = t(), sg = t(), silu = t(), sg2 = t(), silu2 = t();
+  const int e = t(), re = t(), n = in_memory(0), a2 = t(), r2 = in_memory(0);
+  const int alpha = b.value(int64_t{1}), none = b.value(VkNull{});
+  b.call("aten.add.Tensor", {x, y, alpha, s});
+  b.call("aten.relu.default", {s, r});
+  b.call("aten.sub.Tensor", {x, y, alpha, df});
+  b.call("aten.clamp.default", {df, b.value(-0.3), b.value(0.4), c});
+  b.call("aten.mul.Tensor", {x, y, m});
+  b.call("aten.clamp.default", {m, none, b.value(0.2), c2});
+  b.call("aten.sigmoid.default", {x, sg});
+  b.call("aten.mul.Tensor", {x, sg, silu});
+  b.call("aten.sigmoid.default", {y, sg2});
+  b.call("aten.mul.Tensor", {sg2, y, silu2});
+  b.call("aten.add.Tensor", {x, y, alpha, e});  // e is an output too: not fused
+  b.call("aten.relu.default", {e, re});
+  b.call("aten.neg.default", {x, n});  // n and r2 share memory object 0 (same shape): fused in place
+  b.call("aten.add.Tensor", {n, y, alpha, a2});
+  b.call("aten.relu.default", {a2, r2});
+  b.input(x);
+  b.input(y);
+  for (int o : {r, c, c2, silu, silu2, e, re, r2}) b.output(o);
+  const auto count = [](const char* v) { return runtime::vulkan_variant_dispatches(v); };
+  const uint64_t relu = count("relu_f32_texture3d"), clamp = count("clamp_f32_texture3d");
+  const uint64_t sigmoid = count("sigmoid_f32_texture3d"), fused = count("silu_f32_texture3d");
+  expect_same(b.build(), {random_f32({1, 6, 5, 7}, 31, -2, 2), random_f32({1, 6, 5, 7}, 32, -2, 2)});
+  EXPECT_EQ(count("relu_f32_texture3d") - relu, 1u);  // e's
+  EXPECT_EQ(count("clamp_f32_texture3d") - clamp, 0u);
+  EXPECT_EQ(count("sigmoid_f32_texture3d") - sigmoid, 0u);
+  EXPECT_EQ(count("silu_f32_texture3d") - fused, 2u);
+}
+
 // Rank 5-8 buffers split along a leading dim (mobilevit's unfolded patches): slices through copy_nd.
 TEST_F(VulkanOps, SplitsRankFiveBuffersAlongLeadingDims) {
   VKC_REQUIRE_VULKAN();

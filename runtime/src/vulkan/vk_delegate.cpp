@@ -81,14 +81,28 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     encode_staging_copy(*this, t, *in_stage_.back());
   }
   const auto& ops = vulkan_ops();
-  for (const auto& c : graph_.chain) {
+  // Argument slots naming each value (value lists included), for sole_next's fusions.
+  for (const auto& c : graph_.chain)
+    for (int32_t a : c.args) {
+      ++uses_[a];
+      if (a >= 0 && static_cast<size_t>(a) < graph_.values.size())
+        if (const auto* list = std::get_if<serializer::VkValueList>(&graph_.values[a]))
+          for (int32_t item : list->items) ++uses_[item];
+    }
+  for (uint32_t o : graph_.output_ids) graph_outputs_.insert(static_cast<int32_t>(o));
+  for (size_t k = 0; k < graph_.chain.size(); ++k) {
+    const auto& c = graph_.chain[k];
     call_ = &c;
+    next_call_ = k + 1 < graph_.chain.size() ? &graph_.chain[k + 1] : nullptr;
+    absorbed_ = false;
     auto it = ops.find(c.name);
     if (it == ops.end()) fail("operator has no Vulkan kernel in this backend");
     prepacking_ = c.name == "et_vk.prepack.default";
     it->second(*this);
     prepacking_ = false;
+    if (absorbed_) ++k;  // the next call ran inside this one's dispatch
   }
+  next_call_ = nullptr;
   for (size_t j = 0; j < graph_.output_ids.size(); ++j) {
     staging_call.name = fmt::format("output {}", j);
     call_ = &staging_call;

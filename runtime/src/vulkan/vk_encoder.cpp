@@ -1,7 +1,10 @@
-#include <array>
 #include "vk_encoder.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
 
 #include "vkc/runtime/backend.h"
 
@@ -79,6 +82,33 @@ void Encoder::require_unbroadcast_high_rank(const GpuTensor& out, std::initializ
       fail(fmt::format("broadcasting [{}] to [{}] over folded leading dims (rank above 4) is not supported",
                        fmt::join(t->dims, ","), fmt::join(out.dims, ",")));
   }
+}
+
+const serializer::VkOperatorCall* Encoder::sole_next(std::string_view op_name) const {
+  static const bool off = [] {
+    const char* env = std::getenv("VKC_VULKAN_FUSE");
+    return env && std::string_view(env) == "0";
+  }();
+  if (off || !next_call_ || next_call_->name != op_name || call_->args.empty()) return nullptr;
+  const int32_t v = call_->args.back();
+  const auto it = uses_.find(v);
+  // Named twice in the chain: as this call's output and as one argument of the next call.
+  if (it == uses_.end() || it->second != 2 || graph_outputs_.count(v)) return nullptr;
+  if (std::count(next_call_->args.begin(), next_call_->args.end(), v) != 1 || next_call_->args.back() == v)
+    return nullptr;
+  // The fused dispatch writes the next output while reading this call's inputs: an input in the
+  // same memory object must be the same tensor shape and representation (each invocation reads
+  // the element it then writes), as when the planner reuses a dead input's memory.
+  const auto* out = std::get_if<serializer::VkTensor>(&graph_->values.at(static_cast<size_t>(next_call_->args.back())));
+  if (!out) return nullptr;
+  if (out->mem_obj_id >= 0)
+    for (size_t i = 0; i + 1 < call_->args.size(); ++i) {
+      const auto* t = std::get_if<serializer::VkTensor>(&graph_->values.at(static_cast<size_t>(call_->args[i])));
+      if (t && t->mem_obj_id == out->mem_obj_id &&
+          (t->dims != out->dims || t->dtype != out->dtype || t->storage != out->storage || t->layout != out->layout))
+        return nullptr;
+    }
+  return next_call_;
 }
 
 namespace {

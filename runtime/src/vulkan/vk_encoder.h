@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "../call_args.h"
@@ -118,6 +119,26 @@ class Encoder : public CallArgs {
   /// Rank 5-8 tensors fold their leading dims into WHCN's N, so an elementwise kernel can broadcast
   /// an operand over those dims only wholly (all of them 1) or not at all: fails otherwise.
   void require_unbroadcast_high_rank(const GpuTensor& out, std::initializer_list<const GpuTensor*> ins) const;
+
+  // ---- load-time epilogue fusion (the program is unchanged; fewer dispatches run it)
+  /// The call right after this one in the chain when it is `op_name` and the only reader of this
+  /// call's output, which is no delegate output; an input of this call that shares the next
+  /// output's memory object must have its shape and representation (so one elementwise dispatch
+  /// may read this call's inputs and write the next call's output); null otherwise, and always
+  /// under VKC_VULKAN_FUSE=0.
+  const serializer::VkOperatorCall* sole_next(std::string_view op_name) const;
+  /// Takes `next` (from sole_next) into this call's dispatch: the chain skips it.
+  void absorb_next() { absorbed_ = true; }
+  /// The output value id of the next call (after sole_next returned it).
+  int32_t next_output() const { return next_call_->args.back(); }
+  const serializer::VkGraph* graph() const { return graph_; }
+
+ protected:
+  const serializer::VkOperatorCall* next_call_ = nullptr;
+  bool absorbed_ = false;
+  std::unordered_map<int32_t, int> uses_;  // value id -> argument slots naming it across the chain
+  std::unordered_set<int32_t> graph_outputs_;
+ public:
 
 };
 

@@ -4,25 +4,51 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <optional>
+#include <utility>
+#include <variant>
 
 #include "vk_encoder.h"
 
 namespace vkc::runtime::vk {
 namespace {
 
+// A relu or clamp right after a float binary op, reading only its output: its bounds, for the
+// binary dispatch to apply (the program keeps both operators; one dispatch runs them).
+std::optional<std::pair<float, float>> fused_clamp(Encoder& e, const GpuTensor& out) {
+  if (out.dtype == ir::DType::Int32) return std::nullopt;
+  if (e.sole_next("aten.relu.default")) return std::pair{0.0f, FLT_MAX};
+  const serializer::VkOperatorCall* c = e.sole_next("aten.clamp.default");
+  if (!c || c->args.size() != 4) return std::nullopt;
+  const auto bound = [&](int32_t id, float none) -> std::optional<float> {
+    const auto& v = e.graph()->values.at(static_cast<size_t>(id));
+    if (std::holds_alternative<serializer::VkNull>(v)) return none;
+    if (const auto* d = std::get_if<double>(&v)) return static_cast<float>(*d);
+    if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<float>(*i);
+    return std::nullopt;
+  };
+  const auto lo = bound(c->args[1], -FLT_MAX), hi = bound(c->args[2], FLT_MAX);
+  if (!lo || !hi) return std::nullopt;
+  return std::pair{*lo, *hi};
+}
+
 void binary(Encoder& e) {
-  GpuTensor& out = e.out();
-  GpuTensor& a = e.tensor(0, &out);
-  GpuTensor& b = e.tensor(1, &out);
+  GpuTensor& a = e.tensor(0, &e.out());
+  GpuTensor& b = e.tensor(1, &e.out());
+  const auto clamped = fused_clamp(e, e.out());
+  if (clamped) e.absorb_next();
+  GpuTensor& out = clamped ? e.tensor_id(e.next_output()) : e.out();
   e.require_rep(a, out, "self", false);
   e.require_rep(b, out, "other", false);
   e.require_unbroadcast_high_rank(out, {&a, &b});
+  if (clamped && out.sizes != e.out().sizes) e.fail("the fused relu / clamp changes the shape");
   const auto& v = e.variant(out);
   const bool has_alpha = e.op() == "aten.add.Tensor" || e.op() == "aten.sub.Tensor";
   Push p(v);
   p.iv("out_sizes", out.sizes).iv("in_sizes", a.sizes).iv("other_sizes", b.sizes);
   p.iv("packed_dims", {out.packed_dim, a.packed_dim, b.packed_dim, 0});
   p.f("alpha", has_alpha ? static_cast<float>(e.scalar_arg(2)) : 1.0f);
+  p.i("clamped", clamped ? 1 : 0).f("lo", clamped ? clamped->first : 0.0f).f("hi", clamped ? clamped->second : 0.0f);
   e.dispatch(v, {out.resource(), a.resource(), b.resource()}, p, out.items());
 }
 
@@ -58,6 +84,25 @@ void to_copy(Encoder& e) {
   Push p(v);
   p.iv("range", item_range(out));
   e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
+// sigmoid(x) whose only reader is mul(x, sigmoid(x)) (either order, same shape): one SiLU dispatch.
+void sigmoid(Encoder& e) {
+  const serializer::VkOperatorCall* m = e.sole_next("aten.mul.Tensor");
+  const int32_t x = e.id(0), s = e.call().args.back();
+  if (m && m->args.size() == 3 && ((m->args[0] == x && m->args[1] == s) || (m->args[0] == s && m->args[1] == x))) {
+    GpuTensor& in = e.tensor(0);
+    GpuTensor& out = e.tensor_id(m->args[2]);
+    if (in.sizes == out.sizes && in.texture == out.texture && in.packed_dim == out.packed_dim && in.dtype == out.dtype) {
+      e.absorb_next();
+      const auto& v = e.variant(out, {}, "silu");
+      Push p(v);
+      p.iv("range", item_range(out)).f("a", 0).f("b", 0);
+      e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+      return;
+    }
+  }
+  unary_with(e, 0, 0);
 }
 
 void unary(Encoder& e) { unary_with(e, 0, 0); }
@@ -231,6 +276,7 @@ void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t) {
                          "aten.sin.default", "aten.cos.default", "aten.round.default",
                          "aten.bitwise_not.default"})
     t[op] = unary;
+  t["aten.sigmoid.default"] = sigmoid;
   t["aten.clamp.default"] = clamp;
   t["aten.leaky_relu.default"] = leaky_relu;
   t["aten.pow.Tensor_Scalar"] = pow_scalar;
