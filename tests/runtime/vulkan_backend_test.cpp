@@ -479,8 +479,8 @@ TEST_F(VulkanOps, CopiesMoveWholeTexelsWhereTheyLineUp) {
   expect_same(b.build(), {random_f32({2, 4, 3, 5}, 21), random_f32({2, 8, 3, 5}, 22), random_f32({2, 3, 3, 5}, 23)}, 0, 0);
 }
 
-// Load-time epilogue fusion: a relu / clamp right after a float binary op, and mul(x, sigmoid(x)),
-// run as one dispatch where the first output has no other reader (the program is unchanged); a
+// Load-time epilogue fusion: a relu / clamp right after a float binary op, mul(x, sigmoid(x)), and a
+// clone of a view run as one dispatch where the first output has no other reader (the program is unchanged); a
 // value that is also read elsewhere or is an output keeps its own dispatch. An input planned into
 // the fused output's memory (same shape: read and written element by element) does not stop it.
 TEST_F(VulkanOps, ElementwiseEpiloguesAreFusedAtLoad) {
@@ -515,17 +515,24 @@ TEST_F(VulkanOps, ElementwiseEpiloguesAreFusedAtLoad) {
   b.call("aten.neg.default", {x, n});  // n and r2 share memory object 0 (same shape): fused in place
   b.call("aten.add.Tensor", {n, y, alpha, a2});
   b.call("aten.relu.default", {a2, r2});
+  // A view whose only reader is a clone to another layout: one view dispatch.
+  const int vw = tensor(b, {6, 35}, kTex, kC), cl = tensor(b, {6, 35}, kTex, kW);
+  b.call("aten.view_copy.default", {x, b.value(VkIntList{{6, 35}}), vw});
+  b.call("aten.clone.default", {vw, none, cl});
   b.input(x);
   b.input(y);
-  for (int o : {r, c, c2, silu, silu2, e, re, r2}) b.output(o);
+  for (int o : {r, c, c2, silu, silu2, e, re, r2, cl}) b.output(o);
   const auto count = [](const char* v) { return runtime::vulkan_variant_dispatches(v); };
   const uint64_t relu = count("relu_f32_texture3d"), clamp = count("clamp_f32_texture3d");
   const uint64_t sigmoid = count("sigmoid_f32_texture3d"), fused = count("silu_f32_texture3d");
+  const uint64_t copies = count("copy_f32_texture3d_texture3d"), views = count("view_f32_texture3d");
   expect_same(b.build(), {random_f32({1, 6, 5, 7}, 31, -2, 2), random_f32({1, 6, 5, 7}, 32, -2, 2)});
   EXPECT_EQ(count("relu_f32_texture3d") - relu, 1u);  // e's
   EXPECT_EQ(count("clamp_f32_texture3d") - clamp, 0u);
   EXPECT_EQ(count("sigmoid_f32_texture3d") - sigmoid, 0u);
   EXPECT_EQ(count("silu_f32_texture3d") - fused, 2u);
+  EXPECT_EQ(count("view_f32_texture3d") - views, 1u);
+  EXPECT_EQ(count("copy_f32_texture3d_texture3d") - copies, 0u);
 }
 
 // Rank 5-8 buffers split along a leading dim (mobilevit's unfolded patches): slices through copy_nd.

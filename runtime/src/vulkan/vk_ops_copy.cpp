@@ -210,6 +210,15 @@ void view_copy(Encoder& e) {
   GpuTensor& in = e.tensor(0, &out);
   e.require_rep(in, out, "the input", false);
   if (high_rank(out, in)) return copy_linear(e, out, in);
+  // A clone (a layout transition, as before a linear) that alone reads the view: one view dispatch
+  // into the clone's output (fused at load).
+  if (const serializer::VkOperatorCall* c = e.sole_next("aten.clone.default")) {
+    GpuTensor& to = e.tensor_id(c->args.back());
+    if (to.texture == in.texture && to.dtype == in.dtype && to.dims == out.dims && !to.int8x4 && !high_rank(to, in)) {
+      e.absorb_next();
+      return encode_view(e, to, in);
+    }
+  }
   encode_view(e, out, in);
 }
 
