@@ -17,6 +17,12 @@
 #            OUT/skipped_shaders.txt; a program that needs it then fails to load with ET's error.
 # --out      default: ${XDG_CACHE_HOME:-$HOME/.cache}/vkc-bench/executorch
 #
+# Also builds OUT/et_runner_prof: VulkanBackend.cpp again with ET_EVENT_TRACER_ENABLED (the
+# backend then times each shader dispatch with a query pool), and the runner with a tracer that
+# prints the mean time per dispatch (stderr, `vkc run`'s VKC_VULKAN_PROFILE format). Only that
+# file is rebuilt so: its event-tracer code needs nothing else, and ComputeGraph.cpp's two
+# helpers it calls are defined in the runner.
+#
 # Needs cmake, ninja, g++, python3 with PyYAML (ET's shader codegen), glslc (Debian's
 # glslc package), git with --mirrors. Takes about 15 min on 2 cores (ccache helps again).
 # Prints the runner's path last: OUT/et_runner.
@@ -123,4 +129,19 @@ g++ -std=c++17 -O2 -fexceptions -DC10_USING_CUSTOM_GENERATED_MACROS -DET_MIN_LOG
   -Wl,--whole-archive "$b/backends/vulkan/libvulkan_backend.a" -Wl,--no-whole-archive \
   "$b/extension/data_loader/libextension_data_loader.a" "$b/libexecutorch_core.a" -ldl -lpthread
 mv "$out/et_runner.part" "$out/et_runner"
+
+# ---- the profiling runner
+cmd=$(cd "$b" && ninja -t commands vulkan_backend | awk '/runtime\/VulkanBackend\.cpp/ && !f { print; f = 1 }')
+[ -n "$cmd" ] || { echo "build.sh: no compile command for VulkanBackend.cpp" >&2; exit 1; }
+obj=$(printf '%s\n' "$cmd" | grep -o -- '-o [^ ]*' | cut -c4-)
+mkdir -p "$out/prof"
+prof_cmd=$(printf '%s\n' "$cmd" | sed "s| -o $obj| -o $out/prof/VulkanBackend.cpp.o|; s| -MD -MT [^ ]* -MF [^ ]*||; s|-DC10_USING_CUSTOM_GENERATED_MACROS|& -DET_EVENT_TRACER_ENABLED|")
+(cd "$b" && eval "$prof_cmd")
+cp "$b/backends/vulkan/libvulkan_backend.a" "$out/prof/libvulkan_backend_prof.a"
+(cd "$out/prof" && ar r libvulkan_backend_prof.a VulkanBackend.cpp.o)
+g++ -std=c++17 -O2 -fexceptions -DC10_USING_CUSTOM_GENERATED_MACROS -DET_MIN_LOG_LEVEL=Info -DET_RUNNER_PROFILE \
+  -DFLATBUFFERS_MAX_ALIGNMENT=1024 -I"$out/src" -I"$tree/runtime/core/portable_type/c10" -I"$b/include" \
+  "$here/et_runner.cpp" -o "$out/et_runner_prof" \
+  -Wl,--whole-archive "$out/prof/libvulkan_backend_prof.a" -Wl,--no-whole-archive \
+  "$b/extension/data_loader/libextension_data_loader.a" "$b/libexecutorch_core.a" -ldl -lpthread
 echo "$out/et_runner"

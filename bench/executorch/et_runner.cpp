@@ -31,6 +31,11 @@
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/program.h>
 #include <executorch/runtime/platform/runtime.h>
+#if defined(ET_RUNNER_PROFILE)
+#include <map>
+
+#include <executorch/runtime/core/event_tracer.h>
+#endif
 
 using executorch::aten::ScalarType;
 using executorch::aten::Tensor;
@@ -260,6 +265,77 @@ static void print_output(size_t idx, const EValue& ev) {
   printf("\n");
 }
 
+#if defined(ET_RUNNER_PROFILE)
+// Built with -DET_RUNNER_PROFILE and a VulkanBackend.cpp compiled with ET_EVENT_TRACER_ENABLED
+// (build.sh --profile): the Vulkan backend then times every shader dispatch with a query pool and
+// logs it here; at exit, the mean per dispatch over the timed runs (the first run left out), in
+// `vkc run`'s VKC_VULKAN_PROFILE format, on stderr.
+// VulkanBackend.cpp compiled with ET_EVENT_TRACER_ENABLED calls these, which ComputeGraph.cpp defines
+// only when it is compiled so too (it is not: build.sh --profile rebuilds VulkanBackend.cpp alone).
+std::string& set_and_get_current_operator_json(const std::string& json) {
+  static std::string current;
+  if (!json.empty()) current = json;
+  return current;
+}
+size_t get_current_operator_count(const bool increment) {
+  static size_t count = 0;
+  if (increment) ++count;
+  return count;
+}
+
+namespace etr = executorch::runtime;
+class DispatchTimes final : public etr::EventTracer {
+ public:
+  void create_event_block(const char*) override {}
+  etr::EventTracerEntry start_profiling(const char*, etr::ChainID, etr::DebugHandle) override { return {}; }
+  etr::EventTracerEntry start_profiling_delegate(const char*, etr::DelegateDebugIntId) override { return {}; }
+  void end_profiling_delegate(etr::EventTracerEntry, const void*, size_t) override {}
+  void log_profiling_delegate(const char* name, etr::DelegateDebugIntId, et_timestamp_t start, et_timestamp_t end,
+                              const void*, size_t) override {
+    if (!counting) return;
+    auto& e = times[name];
+    e.first += double(end - start) / 1e3;
+    e.second += 1;
+    if (order.size() < times.size()) order.push_back(name);
+  }
+  void end_profiling(etr::EventTracerEntry) override {}
+  void track_allocation(etr::AllocatorID, size_t) override {}
+  etr::AllocatorID track_allocator(const char*) override { return 0; }
+  etr::Result<bool> log_evalue(const etr::EValue&, etr::LoggedEValueType) override { return false; }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const Tensor&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId,
+                                                     const etr::ArrayRef<Tensor>) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const int&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const bool&) override {
+    return false;
+  }
+  etr::Result<bool> log_intermediate_output_delegate(const char*, etr::DelegateDebugIntId, const double&) override {
+    return false;
+  }
+  void set_delegation_intermediate_output_filter(etr::EventTracerFilterBase*) override {}
+
+  void report(int runs) const {
+    double total = 0;
+    for (const auto& k : order) total += times.at(k).first;
+    fprintf(stderr, "et profile: %zu dispatch(es), %.3f ms GPU time per run (mean of %d run(s))\n", order.size(),
+            total / runs / 1e3, runs);
+    for (const auto& k : order) {
+      const auto& e = times.at(k);
+      fprintf(stderr, "%11.1f us %5.1f%%  %s\n", e.first / runs, 100.0 * e.first / total, k.c_str());
+    }
+  }
+  bool counting = false;
+  std::map<std::string, std::pair<double, int>> times;  // name (with dispatch id) -> (us, count)
+  std::vector<std::string> order;
+};
+#endif
+
 static double now_ms() {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -329,8 +405,15 @@ int main(int argc, char** argv) {
   MallocMemoryAllocator method_alloc, temp_alloc;
   MemoryManager mm(&method_alloc, &planned_mem, &temp_alloc);
   std::optional<Result<Method>> method_holder;
+#if defined(ET_RUNNER_PROFILE)
+  DispatchTimes tracer;
+#endif
   try {
+#if defined(ET_RUNNER_PROFILE)
+    method_holder.emplace(program->load_method(method_name, &mm, &tracer));
+#else
     method_holder.emplace(program->load_method(method_name, &mm));
+#endif
   } catch (const std::exception& ex) {
     fprintf(stderr, "EXCEPTION in load_method: %s\n", ex.what());
     printf("LOAD: FAILED (C++ exception)\n");
@@ -486,6 +569,9 @@ int main(int argc, char** argv) {
   if (!set_inputs()) return 1;
   std::vector<double> ms;
   for (int r = 0; r < repeat; r++) {
+#if defined(ET_RUNNER_PROFILE)
+    tracer.counting = r > 0 || repeat == 1;
+#endif
     double a = now_ms();
     Error e = Error::Internal;
     try {
@@ -502,6 +588,9 @@ int main(int argc, char** argv) {
     ms.push_back(b - a);
     if (r + 1 < repeat && !set_inputs()) return 1;
   }
+#if defined(ET_RUNNER_PROFILE)
+  tracer.report(repeat > 1 ? repeat - 1 : 1);
+#endif
   for (size_t i = 0; i < method->outputs_size(); i++) print_output(i, method->get_output(i));
   if (!dump0.empty() && method->get_output(0).isTensor()) {
     const Tensor& t = method->get_output(0).toTensor();
