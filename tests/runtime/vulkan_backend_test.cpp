@@ -80,6 +80,11 @@ TEST_F(VulkanOps, BinaryOperatorsBroadcastAcrossPackings) {
   binary_case("aten.div.Tensor", {4, 7}, {4, 1}, {4, 7}, kTex, kW, kH, kW, false);
   binary_case("aten.minimum.default", {2, 3, 4}, {2, 3, 4}, {2, 3, 4}, kBuf, kW, kW, kW, false);
   binary_case("aten.pow.Tensor_Tensor", {2, 9}, {2, 9}, {2, 9}, kTex, kW, kW, kW, false);
+  // Whole texels of an operand broadcast over other dims (batch too), and one element repeated
+  // across the lanes when the packed dim is the broadcast one.
+  binary_case("aten.mul.Tensor", {2, 6, 3, 5}, {1, 6, 1, 1}, {2, 6, 3, 5}, kTex, kC, kC, kC, false);
+  binary_case("aten.sub.Tensor", {4, 7}, {4, 1}, {4, 7}, kTex, kW, kW, kW, true);
+  binary_case("aten.add.Tensor", {1, 1, 3, 5}, {1, 6, 3, 5}, {1, 6, 3, 5}, kTex, kC, kC, kC, true);
 }
 
 TEST_F(VulkanOps, SoftmaxAlongPackedAndOtherDims) {
@@ -121,13 +126,21 @@ TEST_F(VulkanOps, SoftmaxOverLongRowsUsesAWorkgroupPerRow) {
   }
 }
 
+// With VKC_VULKAN_GPU_KERNELS=1 (the GPU choices on any device) these short reductions take the
+// _serial variants: whole texels where the packed dim is kept, lane by lane where it is reduced.
 TEST_F(VulkanOps, Reductions) {
   VKC_REQUIRE_VULKAN();
   struct Case { const char* op; StorageType st; MemoryLayout ml; std::vector<int64_t> dims; bool keep; std::vector<uint32_t> out; };
+  for (const char* gpu : {"0", "1"})
   for (const Case& c : {Case{"aten.mean.dim", kTex, kC, {-1, -2}, true, {1, 6, 1, 1}},
                         Case{"aten.sum.dim_IntList", kBuf, kW, {-1}, false, {1, 6, 4}},
                         Case{"aten.amax.default", kTex, kW, {1}, true, {1, 1, 4, 5}},
+                        Case{"aten.amax.default", kTex, kC, {1}, true, {1, 1, 4, 5}},
                         Case{"aten.amin.default", kTex, kC, {3}, true, {1, 6, 4, 1}}}) {
+    setenv("VKC_VULKAN_GPU_KERNELS", gpu, 1);
+    const std::string serial = std::string(c.op).substr(5, 4) + "_serial_f32_" +
+                               (c.st == kTex ? "texture3d" : "buffer");  // "mean", "sum.", "amax", "amin"
+    const uint64_t before = runtime::vulkan_variant_dispatches(serial == "sum._serial_f32_buffer" ? "sum_serial_f32_buffer" : serial);
     VkProgramBuilder b;
     const int x = tensor(b, {1, 6, 4, 5}, c.st, c.ml), out = tensor(b, c.out, c.st, c.ml);
     std::vector<int32_t> args{x, b.value(VkIntList{c.dims}), b.value(c.keep)};
@@ -136,9 +149,12 @@ TEST_F(VulkanOps, Reductions) {
     b.call(c.op, args);
     b.input(x);
     b.output(out);
-    SCOPED_TRACE(c.op);
+    SCOPED_TRACE(std::string(c.op) + " gpu kernels " + gpu);
     expect_same(b.build(), {random_f32({1, 6, 4, 5}, 4)});
+    const std::string name = serial == "sum._serial_f32_buffer" ? "sum_serial_f32_buffer" : serial;
+    EXPECT_EQ(runtime::vulkan_variant_dispatches(name) - before, gpu[0] == '1' ? 1u : 0u) << name;
   }
+  unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
 // Reductions over more elements than one invocation may loop over (llvmpipe stops a shader
