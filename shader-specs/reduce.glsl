@@ -32,52 +32,6 @@ SCALAR_T accumulate(SCALAR_T acc, SCALAR_T x) { return ACCUMULATE; }
 SCALAR_T finalize(SCALAR_T acc, int count) { return FINAL; }
 
 // Four lanes (one per output element of a texel; one used for buffers).
-#if SERIAL
-VEC4_T accumulate4(VEC4_T acc, VEC4_T x) { return ACCUMULATE; }
-VEC4_T finalize4(VEC4_T acc, int count) { return FINAL; }
-
-// One invocation per output element (buffer) or texel (texture3d), looping over the reduced
-// elements: short reductions on GPUs, without shared memory or barriers. A texture whose packed dim
-// is not reduced (and packs the output alike) reads whole texels: the output texel's 4 lanes are
-// the input texel's.
-void main() {
-  const int i = global_index();
-  ivec4 extent = ivec4(1);
-  for (int d = 0; d < 4; ++d)
-    if ((p.reduce_mask & (1 << d)) != 0) extent[d] = p.in_sizes[d];
-  const int count = numel(extent);
-#if defined(STORAGE_buffer)
-  if (i >= numel(p.out_sizes)) return;
-  const ivec4 base = index_to_whcn(i, p.out_sizes);
-  SCALAR_T acc = INIT;
-  for (int r = 0; r < count; ++r) acc = accumulate(acc, load_in(base + index_to_whcn(r, extent)));
-  t_out[i] = T(finalize(acc, count));
-#else
-  const ivec3 extents = texture_extents(p.out_sizes, p.packed_dims.x);
-  if (i >= extents.x * extents.y * extents.z) return;
-  const ivec3 pos = index_to_pos(i, extents);
-  const ivec4 base = texel_to_whcn(pos, p.out_sizes, p.packed_dims.x);
-  const ivec4 unit = dim_unit(p.packed_dims.x);
-  VEC4_T r4 = VEC4_T(0);
-  if (p.packed_dims.x == p.packed_dims.y && (p.reduce_mask & (1 << p.packed_dims.y)) == 0) {
-    VEC4_T acc = VEC4_T(INIT);
-    for (int r = 0; r < count; ++r)
-      acc = accumulate4(acc, VEC4_T(imageLoad(t_in, whcn_to_texel(base + index_to_whcn(r, extent), p.in_sizes,
-                                                                  p.packed_dims.y).xyz)));
-    r4 = finalize4(acc, count);
-    for (int lane = 1; lane < 4; ++lane)
-      if (!in_bounds(base + lane * unit, p.out_sizes)) r4[lane] = SCALAR_T(0);
-  } else {
-    for (int lane = 0; lane < 4 && in_bounds(base + lane * unit, p.out_sizes); ++lane) {
-      SCALAR_T acc = INIT;
-      for (int r = 0; r < count; ++r) acc = accumulate(acc, load_in(base + lane * unit + index_to_whcn(r, extent)));
-      r4[lane] = finalize(acc, count);
-    }
-  }
-  imageStore(t_out, pos, r4);
-#endif
-}
-#else
 shared SCALAR_T partial[4][LOCAL_SIZE_X];
 
 void main() {
@@ -125,4 +79,3 @@ void main() {
   imageStore(t_out, pos, r);
 #endif
 }
-#endif

@@ -168,22 +168,13 @@ void reduce(Encoder& e) {
   static const std::unordered_map<std::string_view, const char*> kNames = {
       {"aten.mean.dim", "mean_wg16"}, {"aten.sum.dim_IntList", "sum_wg16"}, {"aten.amax.default", "amax_wg16"},
       {"aten.amin.default", "amin_wg16"}};
-  // On GPUs, short ones loop in one invocation per output (_serial: no shared memory or barriers;
-  // whole texels where the packed dim is kept).
-  static const std::unordered_map<std::string_view, const char*> kSerial = {
-      {"aten.mean.dim", "mean_serial"}, {"aten.sum.dim_IntList", "sum_serial"}, {"aten.amax.default", "amax_serial"},
-      {"aten.amin.default", "amin_serial"}};
-  const bool serial = !e.cpu_device() && count <= 256;
   const bool narrow = count <= 64 || (e.cpu_device() && count <= 4096);
-  const auto& v = serial   ? e.variant(out, {}, kSerial.at(e.op()))
-                  : narrow ? e.variant(out, {}, kNames.at(e.op()))
-                           : e.variant(out);
+  const auto& v = narrow ? e.variant(out, {}, kNames.at(e.op())) : e.variant(out);
   Push p(v);
   p.iv("out_sizes", sizes).iv("in_sizes", in.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
   p.i("reduce_mask", mask);
-  // One workgroup per output element / texel (reduce.glsl), or one invocation (_serial).
-  e.dispatch(v, {out.resource(), in.resource()}, p,
-             out.items(sizes) * (serial ? 1 : std::max<int64_t>(1, v.local_size[0])));
+  // One workgroup per output element / texel (reduce.glsl).
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items(sizes) * std::max<int64_t>(1, v.local_size[0]));
 }
 
 // Operands of an op whose inputs share a dtype other than the output's: a constant one is
