@@ -605,6 +605,45 @@ TEST(Qdq, Q8taKernelVariantsAgreeWithTheCpuKernels) {
   EXPECT_EQ(runtime::vulkan_validation_messages(), messages) << "validation layer messages (see stderr)";
 }
 
+// Depthwise int8 convolutions, 3 wide at strides 1 and 2 (the kernels' shared-row path) and 5 wide
+// (the general one), on odd widths (the last 4-position tile partial), agree with the cpu kernels.
+TEST(Qdq, DepthwiseInt8ConvolutionsAgreeWithTheCpuKernels) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  QdqBuilder m;
+  m.b.input("x", kF32, {1, 8, 9, 11});
+  m.b.output("y", kF32, {1, 8, 3, 3});
+  const auto dw = [&](const std::string& x, int64_t k, int64_t stride, float s, int64_t z) {
+    std::vector<float> sw(8, 0.01f), sb;
+    for (float v : sw) sb.push_back(0.03f * v);
+    const std::string y = m.fresh("dw");
+    auto* n = m.b.node("Conv", {x, m.dq_const(kI8, {8, 1, k, k}, m.random_q(8 * k * k, -127, 127), sw, 0),
+                                m.dq_const(kI32, {8}, m.random_q(8, -300, 300), sb, 0)},
+                       {y}, y);
+    attr_int(n, "group", 8);
+    attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+    attr_ints(n, "strides", {stride, stride});
+    return m.qdq(y, s, z);
+  };
+  const std::string a = dw(m.qdq("x", 0.03f, 120), 3, 1, 0.05f, 128);  // [1, 8, 9, 11]
+  const std::string b = dw(a, 3, 2, 0.05f, 125);                        // [1, 8, 5, 6]
+  m.b.node("Identity", {dw(b, 5, 2, 0.05f, 130)}, {"y"}, "out");        // [1, 8, 3, 3]
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(delegate_ops(r.pte).at("et_vk.q8ta_conv2d_dw.default"), 3u);
+  for (uint32_t seed : {7u, 8u}) {
+    const auto x = random_input(8 * 9 * 11, seed);
+    const auto want = run(r.pte, x, {1, 8, 9, 11});
+    for (const char* gpu : {"0", "1"}) {
+      setenv("VKC_VULKAN_GPU_KERNELS", gpu, 1);
+      const auto got = run(r.pte, x, {1, 8, 9, 11}, "vulkan");
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_LE(std::abs(got[i] - want[i]), 0.05f * 1.01f) << "gpu kernels " << gpu << " seed " << seed << " " << i;
+    }
+  }
+  unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 // onnxruntime's quantize_static around a fire module's concat and MaxPool: the concat's output is
 // quantized (Q -> DQ), max-pooled, and quantized again with the same parameters before the next
 // convolution. drop-requantized-qdq removes the first round trip (computed otherwise as float fake
