@@ -100,33 +100,15 @@ void accumulate_depthwise(int x0, int oy, int oc0, int n, inout ivec4 acc[4]) {
 
 #endif
 
-// The requantization constants of output channels oc0 .. oc0 + 3 (a tile's 4 positions share them;
-// lanes past the last channel repeat it and are stored as 0).
-struct Epilogue {
-  vec4 scale, bias;
-  ivec4 sums;  // 0 for depthwise (its sums skip the taps outside the input)
-};
-Epilogue epilogue(int oc0) {
-  Epilogue e;
-  for (int j = 0; j < 4; ++j) {
-    const int oc = min(oc0 + j, p.out_sizes.z - 1);
-    e.scale[j] = t_scales[oc];
-    e.bias[j] = p.has_bias != 0 ? t_bias[oc] : 0.0;
-    e.sums[j] = p.depthwise != 0 ? 0 : t_sums[oc];
+// Output word i from its accumulators.
+void store(int i, ivec4 o, ivec4 acc) {
+  ivec4 q = ivec4(0);
+  for (int j = 0; j < 4 && o.z + j < p.out_sizes.z; ++j) {
+    const int oc = o.z + j;
+    q[j] = q8ta_channel_output(p.depthwise != 0 ? acc[j] : acc[j] - p.in_zp * t_sums[oc], oc);
   }
-  return e;
+  t_out[i] = q8_pack(q);
 }
-
-// Output word i (channels o.z .. o.z + 3) from its accumulators: q8ta_channel_output's arithmetic
-// (vkc_q8ta.glslh), 4 lanes at once.
-void store_with(int i, ivec4 o, ivec4 acc, Epilogue e) {
-  vec4 real = vec4(acc - p.in_zp * e.sums) * p.in_scale * e.scale + e.bias;
-  if (p.relu != 0) real = max(real, vec4(0.0));
-  const ivec4 q = ivec4(clamp(roundEven(real / p.out_scale) + float(p.out_zp), -128.0, 127.0));
-  t_out[i] = q8_pack(mix(ivec4(0), q, lessThan(o.z + ivec4(0, 1, 2, 3), ivec4(p.out_sizes.z))));
-}
-
-void store(int i, ivec4 o, ivec4 acc) { store_with(i, o, acc, epilogue(o.z)); }
 
 #if defined(SPLIT_k)
 // A workgroup per output word: its invocations take every LOCAL_SIZE_X-th (tap, channel group) and
@@ -169,10 +151,9 @@ void main() {
   const int n = min(4, p.out_sizes.x - x0);
   ivec4 acc[4] = ivec4[4](ivec4(0), ivec4(0), ivec4(0), ivec4(0));
   accumulate_depthwise(x0, oy, oc0, n, acc);
-  const Epilogue e = epilogue(oc0);
   for (int k = 0; k < n; ++k) {
     const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
-    store_with(q8_word(o, p.out_sizes, 2), o, acc[k], e);
+    store(q8_word(o, p.out_sizes, 2), o, acc[k]);
   }
 #else
   const int in_c4 = q8_blocks(p.in_sizes.z);
@@ -204,13 +185,11 @@ void main() {
     }
   }
   [[unroll]] for (int b = 0; b < OCB; ++b)
-    if (oc0 + 4 * b < p.out_sizes.z) {
-      const Epilogue e = epilogue(oc0 + 4 * b);
+    if (oc0 + 4 * b < p.out_sizes.z)
       for (int k = 0; k < n; ++k) {
         const ivec4 o = ivec4(x0 + k, oy, oc0 + 4 * b, 0);
-        store_with(q8_word(o, p.out_sizes, 2), o, acc[b * 4 + k], e);
+        store(q8_word(o, p.out_sizes, 2), o, acc[b * 4 + k]);
       }
-    }
 #endif
 }
 #endif
