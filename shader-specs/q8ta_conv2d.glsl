@@ -89,10 +89,10 @@ void accumulate_depthwise(int x0, int oy, int oc0, int n, inout ivec4 acc[4]) {
     if (ih < 0 || ih >= p.in_sizes.y) continue;
     for (int kw = 0; kw < p.kernel.x; ++kw) {
       const ivec4 w = q8_unpack(t_weight[((kh * p.kernel.x + kw) * p.w_stride + oc0) >> 2]);
-      for (int k = 0; k < n; ++k) {
+      [[unroll]] for (int k = 0; k < 4; ++k) {  // constant indices keep acc in registers
         const int iw = (x0 + k) * p.stride.x - p.padding.x + kw * p.dilation.x;
-        if (iw < 0 || iw >= p.in_sizes.x) continue;
-        acc[k] += (q8_unpack(t_in[(ih * p.in_sizes.x + iw) * in_c4 + c]) - p.in_zp) * w;
+        if (k < n && iw >= 0 && iw < p.in_sizes.x)
+          acc[k] += (q8_unpack(t_in[(ih * p.in_sizes.x + iw) * in_c4 + c]) - p.in_zp) * w;
       }
     }
   }
@@ -151,7 +151,8 @@ void main() {
   const int n = min(4, p.out_sizes.x - x0);
   ivec4 acc[4] = ivec4[4](ivec4(0), ivec4(0), ivec4(0), ivec4(0));
   accumulate_depthwise(x0, oy, oc0, n, acc);
-  for (int k = 0; k < n; ++k) {
+  [[unroll]] for (int k = 0; k < 4; ++k) {
+    if (k >= n) break;
     const ivec4 o = ivec4(x0 + k, oy, oc0, 0);
     store(q8_word(o, p.out_sizes, 2), o, acc[k]);
   }
@@ -175,7 +176,9 @@ void main() {
         ivec4 w[OCB];
         [[unroll]] for (int b = 0; b < OCB; ++b)
           w[b] = t_weight4[(min((oc0 >> 2) + b, last_block) * taps + t) * cg4 + ic4];
-        for (int k = 0; k < n; ++k) {
+        // Unrolled: constant indices keep acc in registers (a GPU spills an array indexed at run time).
+        [[unroll]] for (int k = 0; k < 4; ++k) {
+          if (k >= n) break;
           const int iw = (x0 + k) * p.stride.x - p.padding.x + kw * p.dilation.x;
           const int x = row && iw >= 0 && iw < p.in_sizes.x ? t_in[(ih * p.in_sizes.x + iw) * in_c4 + group_c4 + ic4] : zp4;
           [[unroll]] for (int b = 0; b < OCB; ++b)
@@ -186,7 +189,8 @@ void main() {
   }
   [[unroll]] for (int b = 0; b < OCB; ++b)
     if (oc0 + 4 * b < p.out_sizes.z)
-      for (int k = 0; k < n; ++k) {
+      [[unroll]] for (int k = 0; k < 4; ++k) {
+        if (k >= n) break;
         const ivec4 o = ivec4(x0 + k, oy, oc0 + 4 * b, 0);
         store(q8_word(o, p.out_sizes, 2), o, acc[b * 4 + k]);
       }
