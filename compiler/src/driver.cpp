@@ -20,17 +20,22 @@
 namespace vkc::compiler {
 namespace {
 
+// The rejected nodes, the causes first: a node refused for a shape or dtype left unknown by one
+// upstream (an If chosen at run time, say) comes after the nodes refused for their own reasons.
 std::string rejected_list(const partitioner::Partition& p) {
+  const auto follows = [](const std::string& reason) {
+    for (const char* mark : {"static shape", "not static", "is unknown", "dtype undef", "no static rank"})
+      if (reason.find(mark) != std::string::npos) return true;
+    return false;
+  };
   std::string s;
   size_t shown = 0;
-  for (const auto& d : p.decisions) {
-    if (d.delegate >= 0) continue;
-    if (shown++ == 5) {
-      s += fmt::format("; and {} more", p.num_rejected() - 5);
-      break;
+  for (const bool consequences : {false, true})
+    for (const auto& d : p.decisions) {
+      if (d.delegate >= 0 || follows(d.reason) != consequences) continue;
+      if (shown++ == 5) return s + fmt::format("; and {} more", p.num_rejected() - 5);
+      s += fmt::format("{}node '{}' ({}): {}", s.empty() ? "" : "; ", d.node, d.op, d.reason);
     }
-    s += fmt::format("{}node '{}' ({}): {}", s.empty() ? "" : "; ", d.node, d.op, d.reason);
-  }
   return s;
 }
 

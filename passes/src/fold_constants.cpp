@@ -3,8 +3,11 @@
 // ConstantOfShape, ...) disappear once input shapes are static. Shape and Size
 // only need their input's static shape.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "folding/folders.h"
@@ -177,9 +180,27 @@ void fold_constants(ir::Graph& g, PassContext& ctx) {
   // What stays: shape and integer arithmetic (integer or boolean outputs) left to run time, with why.
   for (const ir::Node* n : g.nodes()) {
     if (n->is(ir::kVkcDomain, "IfSelect")) {
+      // The one-element graph inputs (flags, rates) the condition is computed from: binding one
+      // fixes the branch.
+      std::vector<const ir::Value*> todo{n->input(0)};
+      std::set<const ir::Value*> seen{n->input(0)};
+      std::vector<std::string> inputs;
+      while (!todo.empty() && seen.size() < 4096) {
+        const ir::Value* v = todo.back();
+        todo.pop_back();
+        if (g.is_input(v) && v->shape().is_static() && v->shape().numel() <= 1) inputs.push_back(v->name());
+        if (const ir::Node* p = v->producer())
+          for (const ir::Value* in : p->inputs())
+            if (in && !in->is_constant() && seen.insert(in).second) todo.push_back(in);
+      }
+      std::sort(inputs.begin(), inputs.end());
       ctx.not_folded[n->name()] =
-          "an If whose branches differ in type or shape needs a condition known at compile time (an input "
-          "it reads can be bound with --input-value NAME=V)";
+          inputs.empty()
+              ? "an If whose branches differ in type or shape needs a condition known at compile time (an input "
+                "it reads can be bound with --input-value NAME=V)"
+              : fmt::format("an If whose branches differ in type or shape needs a condition known at compile time; "
+                            "it comes from input {}: bind it with --input-value {}=V",
+                            fmt::join(inputs, ", "), inputs.front());
       continue;
     }
     if (n->domain() != ir::kOnnxDomain || !folding::find_folder(n->op_type()) || n->outputs().empty()) continue;

@@ -147,6 +147,8 @@ TEST(IfSelect, ARunTimeConditionOverBranchesOfDifferentShapesIsRefusedWithTheRea
   const CompileResult r = compile(if_model(4, true), fs::path(), CompileOptions{});
   ASSERT_FALSE(r.ok);
   EXPECT_THAT(r.error(), HasSubstr("If whose branches differ in type or shape needs a condition known at compile time"));
+  // The one-element input the condition comes from is named, with the option that binds it.
+  EXPECT_THAT(r.error(), HasSubstr("it comes from input c: bind it with --input-value c=V"));
 }
 
 TEST(IfSelect, InputValueBindsTheConditionsInputSoTheIfResolves) {
