@@ -549,6 +549,26 @@ TEST_F(VulkanOps, ElementwiseEpiloguesAreFusedAtLoad) {
   EXPECT_EQ(count("copy_f32_texture3d_texture3d") - copies, 0u);
 }
 
+// A cat of two textures in the output's packing is one dispatch (cat2.glsl): along the packed
+// channels at an aligned (4) and an unaligned (6) split, batch folded into depth, and along W.
+TEST_F(VulkanOps, CatOfTwoTexturesIsOneDispatch) {
+  VKC_REQUIRE_VULKAN();
+  VkProgramBuilder b;
+  const int a = tensor(b, {2, 4, 3, 5}, kTex, kC), c = tensor(b, {2, 6, 3, 5}, kTex, kC), d = tensor(b, {2, 3, 3, 5}, kTex, kC);
+  const int ac = tensor(b, {2, 10, 3, 5}, kTex, kC), cd = tensor(b, {2, 9, 3, 5}, kTex, kC);
+  const int w1 = tensor(b, {2, 4, 3, 7}, kTex, kC), aw = tensor(b, {2, 4, 3, 12}, kTex, kC);
+  b.call("aten.cat.default", {b.value(VkValueList{{a, c}}), b.value(int64_t{1}), ac});
+  b.call("aten.cat.default", {b.value(VkValueList{{c, d}}), b.value(int64_t{1}), cd});
+  b.call("aten.cat.default", {b.value(VkValueList{{a, w1}}), b.value(int64_t{3}), aw});
+  for (int x : {a, c, d, w1}) b.input(x);
+  for (int o : {ac, cd, aw}) b.output(o);
+  const uint64_t before = runtime::vulkan_variant_dispatches("cat2_f32");
+  expect_same(b.build(), {random_f32({2, 4, 3, 5}, 41), random_f32({2, 6, 3, 5}, 42), random_f32({2, 3, 3, 5}, 43),
+                          random_f32({2, 4, 3, 7}, 44)},
+              0, 0);
+  EXPECT_EQ(runtime::vulkan_variant_dispatches("cat2_f32") - before, 3u);
+}
+
 // Rank 5-8 buffers split along a leading dim (mobilevit's unfolded patches): slices through copy_nd.
 TEST_F(VulkanOps, SplitsRankFiveBuffersAlongLeadingDims) {
   VKC_REQUIRE_VULKAN();

@@ -154,6 +154,22 @@ void cat(Encoder& e) {
   GpuTensor& out = e.out();
   const std::vector<int32_t> ids = e.value_list(0);
   const int wd = whcn_dim(e.int_arg(1), out.dims.size());
+  // Two textures of the output's dtype and packing: one dispatch (cat2.glsl).
+  if (ids.size() == 2 && out.texture && out.dims.size() <= 4 && wd >= 0 && wd < 4) {
+    GpuTensor& a = e.tensor_id(ids[0]);
+    GpuTensor& b = e.tensor_id(ids[1]);
+    const auto same = [&](const GpuTensor& t) {
+      return t.texture && t.packed_dim == out.packed_dim && t.dtype == out.dtype && t.dims.size() == out.dims.size();
+    };
+    if (same(a) && same(b) && a.sizes[wd] + b.sizes[wd] == out.sizes[wd]) {
+      const auto& v = e.variant(out, {}, "cat2");
+      Push p(v);
+      p.iv("out_sizes", out.sizes).iv("in_sizes", a.sizes).iv("other_sizes", b.sizes);
+      p.i("dim", wd).i("packed", out.packed_dim);
+      e.dispatch(v, {out.resource(), a.resource(), b.resource()}, p, out.items());
+      return;
+    }
+  }
   int32_t offset = 0;
   for (int32_t id : ids) {
     GpuTensor& in = e.tensor_id(id);
