@@ -4,9 +4,7 @@
 #include <fmt/format.h>
 
 #include <cfloat>
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <utility>
 
 #include "vk_encoder.h"
@@ -103,23 +101,15 @@ void convolution(Encoder& e) {
   const bool split = tiled && !e.cpu_device() && tiles < 16384 && taps >= 16;
   const bool pointwise = tiled && !split && groups == 1 && wdims[2] == 1 && wdims[3] == 1 && stride[0] == 1 &&
                          stride[1] == 1 && pad[0] == 0 && pad[1] == 0;
-  // A stem (at most 4 input channels) over few tiles on a GPU: one output texel per invocation
-  // (conv2d.glsl), 4x the invocations of the tiled kernel, whose 4-position tiles then leave most
-  // of the GPU idle.
-  static const char* small_env = std::getenv("VKC_VULKAN_SMALL_CONV");
-  const bool stem = tiled && !split && !pointwise && !e.cpu_device() && wdims[1] <= 4 && groups == 1 &&
-                    tiles < 4096 && !(small_env && std::string_view(small_env) == "0");
   const bool has_bias = !e.is_null(2);
   const VkBuffer bias = has_bias ? e.raw(2, out.dtype, c_out) : e.filled(1, 0, out.dtype);
   const VkBuffer weight = depthwise ? e.packed(1, out.dtype, "conv2d_dw", pack_conv_dw)
-                          : stem    ? e.raw(1, out.dtype)
                           : tiled   ? e.packed(1, out.dtype, "conv2d_tiled", pack_conv_tiled)
                           : tiled_t ? e.packed(1, out.dtype, "conv_transpose2d_tiled", pack_conv_transpose_tiled)
                                     : e.raw(1, out.dtype);
   const auto& v = e.variant(out, {}, depthwise ? "conv2d_dw"
                                      : split   ? "conv2d_splitk"
                                      : pointwise ? "conv2d_pw"
-                                     : stem      ? "conv2d"
                                      : tiled   ? "conv2d_tiled"
                                      : tiled_t ? "conv_transpose2d_tiled"
                                      : transposed ? "conv_transpose2d" : "conv2d");
@@ -131,8 +121,8 @@ void convolution(Encoder& e) {
   // The tiled kernels compute 4 output texels along W per invocation; split-K a workgroup per texel.
   const int64_t items = split       ? out.items() * v.local_size[0]
                         : pointwise ? (out.sizes[0] + 3) / 4 * out.sizes[1] * ((out.sizes[2] + 7) / 8) * out.sizes[3]
-                        : depthwise || (tiled && !stem) ? tiles
-                                                        : out.items();
+                        : depthwise || tiled ? tiles
+                                             : out.items();
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
   if (one_d) encode_view(e, out3, out);
 }
