@@ -58,8 +58,22 @@ void main() {
 #endif
 
   SCALAR_T acc[4] = SCALAR_T[4](INIT, INIT, INIT, INIT);
+#if defined(STORAGE_buffer)
+  const bool whole = false;
+#else
+  // The packed dim kept (and packed alike in and out): the output texel's lanes are one input
+  // texel's, read once for all of them.
+  const bool whole = p.packed_dims.x == p.packed_dims.y && (p.reduce_mask & (1 << p.packed_dims.y)) == 0;
+#endif
   for (int r = tid; r < count; r += LOCAL_SIZE_X) {
     const ivec4 offset = index_to_whcn(r, extent);
+#if !defined(STORAGE_buffer)
+    if (whole) {
+      const VEC4_T t = VEC4_T(imageLoad(t_in, whcn_to_texel(base + offset, p.in_sizes, p.packed_dims.y).xyz));
+      for (int lane = 0; lane < lanes; ++lane) acc[lane] = accumulate(acc[lane], t[lane]);
+      continue;
+    }
+#endif
     for (int lane = 0; lane < lanes; ++lane) acc[lane] = accumulate(acc[lane], load_in(base + lane * unit + offset));
   }
   for (int lane = 0; lane < 4; ++lane) partial[lane][tid] = acc[lane];
