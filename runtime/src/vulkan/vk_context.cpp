@@ -180,6 +180,13 @@ std::shared_ptr<Context> Context::create(bool validation) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
   edot.shaderIntegerDotProduct = v13 ? dot.shaderIntegerDotProduct : VK_FALSE;
   c->int_dot_ = edot.shaderIntegerDotProduct == VK_TRUE;
+  if (c->int_dot_) {
+    auto dp = make_info<VkPhysicalDeviceShaderIntegerDotProductProperties>(
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES);
+    auto p2 = make_info<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &dp);
+    vkGetPhysicalDeviceProperties2(c->physical_, &p2);
+    c->int_dot_accelerated_ = dp.integerDotProduct4x8BitPackedSignedAccelerated == VK_TRUE;
+  }
   auto em4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
                                                              &edot);
   em4.maintenance4 = m4.maintenance4;

@@ -80,6 +80,9 @@ class Context {
   bool fp16() const { return fp16_; }
   /// shaderIntegerDotProduct is enabled (Vulkan 1.3 devices that have it).
   bool int_dot() const { return int_dot_; }
+  /// The device reports the signed 4x8-bit packed dot product as accelerated
+  /// (integerDotProduct4x8BitPackedSignedAccelerated: the H200 does, lavapipe does not).
+  bool int_dot_accelerated() const { return int_dot_accelerated_; }
   /// Cooperative matrices enabled with the 16x16x16 f16 x f16 -> f32 subgroup shape the
   /// coopmat shader variants use: KHR when the device has it, else NV, else none.
   enum class Coopmat { None, NV, KHR };
@@ -126,6 +129,7 @@ class Context {
   std::string name_;
   bool fp16_ = false;
   bool int_dot_ = false;
+  bool int_dot_accelerated_ = false;
   Coopmat coopmat_ = Coopmat::None;
 };
 

@@ -411,9 +411,15 @@ GpuTensor& VulkanDelegate::scratch(std::vector<int64_t> dims, const GpuTensor& l
   return *scratch_.back();
 }
 
+// The _dot variants where the device runs the packed dot product fast (on lavapipe, which has
+// the instruction but emulates it, the unpacking variants are faster: squeezenet1_1 int8's
+// convolutions 80-94 -> 76-78 ms, its classifier 21.2 -> 13.0 ms). VKC_VULKAN_INT_DOT=1 takes
+// them wherever the device has the instruction, =0 never.
 bool VulkanDelegate::integer_dot_product() const {
-  if (const char* env = std::getenv("VKC_VULKAN_INT_DOT"); env && std::string_view(env) == "0") return false;
-  return dev_->ctx->int_dot();
+  const char* env = std::getenv("VKC_VULKAN_INT_DOT");
+  if ((env && std::string_view(env) == "0") || !dev_->ctx->int_dot()) return false;
+  if (env && std::string_view(env) == "1") return true;
+  return dev_->ctx->int_dot_accelerated();
 }
 
 bool VulkanDelegate::cooperative_matrix() const {
