@@ -52,8 +52,16 @@ void dequantize(Encoder& e) {
   const auto& v = e.variant(out, {}, "q8ta_dequantize");
   Push p(v);
   p.iv("sizes", out.sizes).f("scale", scale_arg(e, 1)).i("zero_point", zero_point_arg(e, 2));
-  p.i("out_packed_dim", out.packed_dim).i("in_packed_dim", in.packed_dim);
-  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+  // On CPU devices, a texture packing the int8 dim: 4 texels along x per invocation.
+  const bool x4 = e.cpu_device() && out.texture && out.packed_dim == in.packed_dim;
+  p.i("out_packed_dim", out.packed_dim).i("in_packed_dim", in.packed_dim).i("texels_per_item", x4 ? 4 : 1);
+  int64_t items = out.items();
+  if (x4) {
+    ivec4 s = out.sizes;
+    s[out.packed_dim] = (s[out.packed_dim] + 3) / 4;
+    items = int64_t{(s[0] + 3) / 4} * s[1] * s[2] * s[3];
+  }
+  e.dispatch(v, {out.resource(), in.resource()}, p, items);
 }
 
 // The per-channel weight sums (i32), scales and bias (f32) of a q8ta convolution or linear (>= n values).
