@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // Tiled 2-D convolution on channels-packed textures (conv2d_tiled.yaml): 4 output texels along
 // W per invocation (transposed: one), weights prepacked as vec4s over 4 output channels.
 #include "vkc_common.glslh"
@@ -137,21 +138,15 @@ void main() {
     for (int ky = 0; ky < kh; ++ky, widx += 3) {
       const int iy = iy0 + ky * dh;
       if (iy < 0 || iy >= p.in_sizes.y) continue;
-      const vec4 a0 = load_in(ix0, iy, z), a1 = load_in(ix0 + 1, iy, z), a2 = load_in(ix0 + 2, iy, z);
-      const vec4 a3 = load_in(ix0 + 3, iy, z), a4 = load_in(ix0 + 4, iy, z), a5 = load_in(ix0 + 5, iy, z);
-      const vec4 w0 = vec4(t_weight[widx]), w1 = vec4(t_weight[widx + 1]), w2 = vec4(t_weight[widx + 2]);
-      acc0 += w0 * a0;
-      acc1 += w0 * a1;
-      acc2 += w0 * a2;
-      acc3 += w0 * a3;
-      acc0 += w1 * a1;
-      acc1 += w1 * a2;
-      acc2 += w1 * a3;
-      acc3 += w1 * a4;
-      acc0 += w2 * a2;
-      acc1 += w2 * a3;
-      acc2 += w2 * a4;
-      acc3 += w2 * a5;
+      vec4 a[6];
+      [[unroll]] for (int j = 0; j < 6; ++j) a[j] = load_in(ix0 + j, iy, z);
+      [[unroll]] for (int kx = 0; kx < 3; ++kx) {
+        const vec4 w = vec4(t_weight[widx + kx]);
+        acc0 += w * a[kx];
+        acc1 += w * a[kx + 1];
+        acc2 += w * a[kx + 2];
+        acc3 += w * a[kx + 3];
+      }
     }
   } else
   for (int ky = 0; ky < kh; ++ky) {

@@ -18,9 +18,9 @@ step) it writes, per source:
 and from a small CNN exported with torch.onnx (dynamo): cnn_fp32 and cnn_qdq_int8 (quantize_static,
 QDQ, per-channel weights, 16 random calibration inputs); from a SqueezeNet-style fire module (concat
 of two expand convolutions, max pooling before and after): fire_qdq_uint8 (quantize_static with its
-defaults, uint8 activations, which quantize MaxPool's output with its input's parameters). Each folder holds model.onnx and
-test_data_set_N/ (inputs and onnxruntime's outputs, the ONNX test-data layout); report.json says
-what each quantizer was called with and what it could not do.
+defaults, uint8 activations, which quantize MaxPool's output with its input's parameters). Each
+folder holds model.onnx and test_data_set_N/ (inputs and onnxruntime's outputs, the ONNX
+test-data layout); report.json says what each quantizer was called with and what it could not do.
 
 Usage: python3 tests/models/export_quantized.py OUT_DIR [--only cnn|fire]
   --only: just that CNN export, updating only its entry of OUT_DIR/report.json
@@ -95,9 +95,24 @@ def dynamic(src_model, tmp):
     return onnx.load(out), {"defaults": True}
 
 
+def calibration_reader(shape, seed, count=16):
+    """quantize_static's calibration data: `count` seeded standard-normal inputs named "input"."""
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            r = np.random.default_rng(seed)
+            self.items = iter([{"input": r.standard_normal(shape).astype(np.float32)} for _ in range(count)])
+
+        def get_next(self):
+            return next(self.items, None)
+
+    return Reader()
+
+
 def export_cnn(out_root, report):
     import torch
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     class Block(torch.nn.Module):
         def __init__(self, c):
@@ -143,26 +158,18 @@ def export_cnn(out_root, report):
     sets = [[rng.standard_normal((1, 3, 32, 32)).astype(np.float32)] for _ in range(2)]
     run_and_save(fp32, sets, fp32_dir)
 
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            r = np.random.default_rng(2)
-            self.items = iter([{"input": r.standard_normal((1, 3, 32, 32)).astype(np.float32)} for _ in range(16)])
-
-        def get_next(self):
-            return next(self.items, None)
-
     qdir = os.path.join(out_root, "cnn_qdq_int8")
     os.makedirs(qdir, exist_ok=True)
     qpath = os.path.join(qdir, "model.onnx")
-    quantize_static(fp32, qpath, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
+    quantize_static(fp32, qpath, calibration_reader((1, 3, 32, 32), 2), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QInt8, weight_type=QuantType.QInt8)
     run_and_save(qpath, sets, qdir)
     report["cnn_qdq_int8"] = {"quantize_static": "QDQ, per_channel, QInt8 activations and weights"}
 
 
 def export_fire(out_root, report):
     import torch
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
     class Fire(torch.nn.Module):
         def __init__(self, c, s, e):
@@ -194,18 +201,10 @@ def export_fire(out_root, report):
     torch.onnx.export(net, (x,), tmp, dynamo=True, input_names=["input"], output_names=["logits"])
     onnx.save(onnx.load(tmp), tmp)
 
-    class Reader(CalibrationDataReader):
-        def __init__(self):
-            r = np.random.default_rng(3)
-            self.items = iter([{"input": r.standard_normal((1, 3, 48, 48)).astype(np.float32)} for _ in range(16)])
-
-        def get_next(self):
-            return next(self.items, None)
-
     qdir = os.path.join(out_root, "fire_qdq_uint8")
     os.makedirs(qdir, exist_ok=True)
     qpath = os.path.join(qdir, "model.onnx")
-    quantize_static(tmp, qpath, Reader(), quant_format=QuantFormat.QDQ)
+    quantize_static(tmp, qpath, calibration_reader((1, 3, 48, 48), 3), quant_format=QuantFormat.QDQ)
     for f in (tmp, tmp + ".data"):
         if os.path.exists(f):
             os.remove(f)
