@@ -6,6 +6,7 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -139,10 +140,17 @@ class VkGraphBuilder {
   // Converts and hashes every constant, spread over the cores (hundreds of MB for an LLM), then
   // names them in graph order, so the output does not depend on the threads.
   void name_constants() {
+    // Largest first, so that a big classifier does not start last on one core.
+    std::vector<size_t> order(pending_.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return pending_[a].value->data().size() > pending_[b].value->data().size();
+    });
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> errors(pending_.size());
     auto work = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < pending_.size();) {
+      for (size_t k; (k = next.fetch_add(1)) < order.size();) {
+        const size_t i = order[k];
         Pending& p = pending_[i];
         try {
           p.bytes = gpu_bytes(p.value, p.dtype);

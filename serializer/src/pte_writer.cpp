@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <climits>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <exception>
 #include <map>
+#include <span>
 #include <thread>
 #include <utility>
 
@@ -163,16 +166,24 @@ class TempFile {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0) io_error("write", path_);
   }
 
-  /// Writes `size` bytes at `offset`; safe from several threads at once (disjoint ranges).
-  void write_at(const uint8_t* data, uint64_t size, uint64_t offset) const {
-    while (size > 0) {
-      const ssize_t n = ::pwrite(fd_, data, std::min<uint64_t>(size, 1u << 30), static_cast<off_t>(offset));
+  /// Writes the buffers `iov` back to back from `offset`; safe from several threads at once
+  /// (disjoint ranges). Consumes `iov`.
+  void write_at(std::span<iovec> iov, uint64_t offset) const {
+    while (!iov.empty()) {
+      const int count = static_cast<int>(std::min<size_t>(iov.size(), IOV_MAX));
+      const ssize_t n = ::pwritev(fd_, iov.data(), count, static_cast<off_t>(offset));
       if (n < 0 && errno == EINTR) continue;
       if (n == 0) errno = EIO;
       if (n <= 0) io_error("write", path_);
-      data += n;
       offset += uint64_t(n);
-      size -= uint64_t(n);
+      for (size_t left = size_t(n); left > 0;) {  // drop what was written
+        const size_t step = std::min(left, iov.front().iov_len);
+        iov.front().iov_base = static_cast<uint8_t*>(iov.front().iov_base) + step;
+        iov.front().iov_len -= step;
+        left -= step;
+        if (iov.front().iov_len == 0) iov = iov.subspan(1);
+      }
+      while (!iov.empty() && iov.front().iov_len == 0) iov = iov.subspan(1);
     }
   }
 
@@ -197,7 +208,9 @@ class TempFile {
 void write_pte(const Program& program, const std::filesystem::path& out) {
   const PteBytes bytes = assemble(program);  // fails before any file exists
   TempFile file(out);
-  // Where each piece goes. Zero pieces (padding) are left as holes of the sized file.
+  // Where each piece goes. Padding comes from a block of zeros; a longer run of zeros (none is
+  // longer than a segment's alignment today) is left as a hole of the sized file.
+  static constexpr uint8_t kZeros[4096] = {};
   struct Span {
     const uint8_t* data;
     uint64_t size, offset;
@@ -205,25 +218,37 @@ void write_pte(const Program& program, const std::filesystem::path& out) {
   std::vector<Span> spans = {{bytes.head.data(), bytes.head.size(), 0}};
   uint64_t total = bytes.head.size();
   for (const Piece& piece : bytes.segment_pieces) {
-    if (piece.data && piece.size) spans.push_back({piece.data, piece.size, total});
+    if (piece.size && (piece.data || piece.size <= sizeof kZeros))
+      spans.push_back({piece.data ? piece.data : kZeros, piece.size, total});
     total += piece.size;
   }
   file.resize(total);
-  // Hundreds of MB (an LLM's weights) go through the page cache faster from two writers: the
-  // second takes the bytes past the middle.
+  // The span bytes within [from, to), contiguous runs gathered into one pwritev each.
+  auto write_range = [&](uint64_t from, uint64_t to) {
+    std::vector<iovec> run;
+    uint64_t run_offset = from, run_end = from;
+    for (const Span& s : spans) {
+      const uint64_t b = std::max(from, s.offset), e = std::min(to, s.offset + s.size);
+      if (b >= e) continue;
+      if (b != run_end) {  // a hole: write what was gathered
+        file.write_at(run, run_offset);
+        run.clear();
+        run_offset = b;
+      }
+      run.push_back({const_cast<uint8_t*>(s.data + (b - s.offset)), size_t(e - b)});
+      run_end = e;
+    }
+    file.write_at(run, run_offset);
+  };
+  // Megabytes of weights go through the page cache faster from two writers: the second takes
+  // the bytes past the middle.
   const uint64_t kParallelBytes = uint64_t{64} << 20;
   if (total < kParallelBytes || std::thread::hardware_concurrency() < 2) {
-    for (const Span& s : spans) file.write_at(s.data, s.size, s.offset);
+    write_range(0, total);
     file.commit();
     return;
   }
   const uint64_t middle = total / 2;
-  auto write_range = [&](uint64_t from, uint64_t to) {  // the span bytes within [from, to)
-    for (const Span& s : spans) {
-      const uint64_t b = std::max(from, s.offset), e = std::min(to, s.offset + s.size);
-      if (b < e) file.write_at(s.data + (b - s.offset), e - b, b);
-    }
-  };
   std::exception_ptr second_error;
   std::thread second([&] {
     try {
