@@ -1,13 +1,16 @@
 // coopmat_check: runs the cooperative-matrix matmul variants of the shader library (NV as
 // compiled, KHR as rewritten by codegen) on a Vulkan 1.3 device, checks them against a CPU
 // reference on a small problem and on samples of a large one, and prints TFLOP/s.
-//   coopmat_check BUNDLE.vksl [--size N] [--iters I] [--require]
+//   coopmat_check BUNDLE.vksl [--size N] [--iters I] [--require] [--spv FILE]...
+// --spv adds a workgroup-scope module built from bench/gpu/coopmat2_tensor.comp (run where the
+// device has VK_NV_cooperative_matrix2 with workgroup scope and flexible dimensions).
 // Exits 0 with "skipped" when no device has VK_NV/KHR_cooperative_matrix (e.g. lavapipe),
 // unless --require is given. Built only with -DVKC_GPU_CHECKS=ON.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <list>
 #include <random>
 #include <string>
 
@@ -22,7 +25,7 @@ struct Device {
   VkDevice dev = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
   uint32_t family = 0;
-  bool nv = false, khr = false, full_subgroups = false;
+  bool nv = false, khr = false, full_subgroups = false, workgroup_scope = false;
   float timestamp_period = 1;
   VkCommandPool pool = VK_NULL_HANDLE;
   std::string name;
@@ -83,7 +86,11 @@ bool open_device(Device& d, std::string& why) {
   void** tail = &f13.pNext;
   if (d.nv) *tail = &nv_f, tail = &nv_f.pNext;
   if (d.khr) *tail = &khr_f, tail = &khr_f.pNext;
+  VkcCoopmat2FeaturesNV cm2_f{kStructCoopmat2FeaturesNV};
+  const bool cm2 = d.khr && has_extension(d.pd, kCoopmat2ExtensionName);
+  if (cm2) *tail = &cm2_f, tail = &cm2_f.pNext;
   vkGetPhysicalDeviceFeatures2(d.pd, &f2);
+  d.workgroup_scope = cm2 && cm2_f.workgroup_scope && cm2_f.flexible_dimensions;
   if (!f13.maintenance4 || !f12.shaderFloat16 || !f11.storageBuffer16BitAccess || !f12.vulkanMemoryModel)
     return why = "device lacks maintenance4 / shaderFloat16 / storageBuffer16BitAccess / vulkanMemoryModel", false;
   d.nv = d.nv && nv_f.cooperativeMatrix;
@@ -108,6 +115,10 @@ bool open_device(Device& d, std::string& why) {
   tail = &e13.pNext;
   if (d.nv) exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME), *tail = &env, tail = &env.pNext;
   if (d.khr) exts.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME), *tail = &ekhr, tail = &ekhr.pNext;
+  VkcCoopmat2FeaturesNV ecm2{kStructCoopmat2FeaturesNV};
+  ecm2.workgroup_scope = ecm2.flexible_dimensions = VK_TRUE;
+  ecm2.tensor_addressing = cm2_f.tensor_addressing;
+  if (d.workgroup_scope) exts.push_back(kCoopmat2ExtensionName), *tail = &ecm2, tail = &ecm2.pNext;
   const float priority = 1;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = d.family, qci.queueCount = 1, qci.pQueuePriorities = &priority;
@@ -121,6 +132,29 @@ bool open_device(Device& d, std::string& why) {
   pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   VK_CHECK(vkCreateCommandPool(d.dev, &pci, nullptr, &d.pool));
   return true;
+}
+
+// Prints VK_NV_cooperative_matrix2's limits and its fp16 x fp16 -> fp32 workgroup shapes.
+void print_coopmat2(const Device& d) {
+  VkcCoopmat2PropertiesNV p2{kStructCoopmat2PropertiesNV};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &p2;
+  vkGetPhysicalDeviceProperties2(d.pd, &props);
+  std::printf("cooperative_matrix2: max workgroup %u, max dimension %u, reserved shared memory %u B\n",
+              p2.workgroup_scope_max_workgroup_size, p2.flexible_dimensions_max_dimension,
+              p2.workgroup_scope_reserved_shared_memory);
+  auto fn = reinterpret_cast<PfnCoopmatFlexiblePropertiesNV>(
+      vkGetInstanceProcAddr(d.instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
+  if (!fn) return;
+  uint32_t n = 0;
+  fn(d.pd, &n, nullptr);
+  std::vector<VkcCoopmatFlexiblePropertiesNV> e(n);
+  for (auto& x : e) x = {kStructCoopmatFlexiblePropertiesNV};
+  fn(d.pd, &n, e.data());
+  for (const auto& x : e)
+    if (x.a_type == 0 && x.b_type == 0 && x.c_type == 1)
+      std::printf("  granularity %ux%ux%u scope %u invocations %u\n", x.m_granularity, x.n_granularity, x.k_granularity,
+                  x.scope, x.workgroup_invocations);
 }
 
 // Whether the device lists a 16x16x16 fp16 x fp16 -> fp32 subgroup shape for the extension.
@@ -342,12 +376,15 @@ bool run_problem(const Device& d, const vkc::codegen::LibraryVariant& v, uint32_
   return max_err <= 1.0;  // error relative to the tolerance
 }
 
-bool run_all(const Device& d, const vkc::codegen::ShaderLibrary& lib, uint32_t size, uint32_t iters) {
+bool run_all(const Device& d, const std::vector<vkc::codegen::LibraryVariant>& variants, uint32_t size, uint32_t iters) {
   bool ok = true;
   std::printf("%-26s %-10s %-12s %s\n", "variant", "small", "size^3", "TFLOP/s");
-  for (const auto& v : lib.variants()) {
+  for (const auto& v : variants) {
     if (v.coopmat == vkc::codegen::Coopmat::None) continue;
-    const bool enabled = v.coopmat == vkc::codegen::Coopmat::NV ? d.nv : d.khr;
+    bool workgroup = false;  // --spv modules (VK_NV_cooperative_matrix2)
+    for (const std::string& p : v.params) workgroup = workgroup || p == "SCOPE=workgroup";
+    const bool enabled = workgroup ? v.coopmat == vkc::codegen::Coopmat::KHR && d.workgroup_scope
+                                   : (v.coopmat == vkc::codegen::Coopmat::NV ? d.nv : d.khr);
     if (!enabled || !supports_16x16x16(d, v.coopmat)) {
       std::printf("%-26s skipped: the device lacks this extension or its 16x16x16 fp16/fp32 shape\n", v.name.c_str());
       continue;
@@ -376,13 +413,18 @@ bool run_all(const Device& d, const vkc::codegen::ShaderLibrary& lib, uint32_t s
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: coopmat_check BUNDLE.vksl [--size N] [--iters I] [--require]\n");
+    std::fprintf(stderr, "usage: coopmat_check BUNDLE.vksl [--size N] [--iters I] [--require] [--spv FILE]...\n");
     return 2;
   }
   uint32_t size = 4096, iters = 10;
   bool require = false;
+  std::vector<std::string> spv_files;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--spv" && i + 1 < argc) {
+      spv_files.push_back(argv[++i]);
+      continue;
+    }
     if (a == "--size" && i + 1 < argc) size = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--iters" && i + 1 < argc) iters = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--require") require = true;
@@ -397,7 +439,33 @@ int main(int argc, char** argv) {
     }
     std::printf("device: %s (VK_NV_cooperative_matrix %s, VK_KHR_cooperative_matrix %s)\n", d.name.c_str(),
                 d.nv ? "yes" : "no", d.khr ? "yes" : "no");
-    return run_all(d, lib, size, iters) ? 0 : 1;
+    if (d.workgroup_scope) print_coopmat2(d);
+    std::vector<vkc::codegen::LibraryVariant> variants(lib.variants().begin(), lib.variants().end());
+    std::list<std::vector<uint32_t>> extra_words;
+    // Extra workgroup-scope KHR modules (bench/gpu/coopmat2_tensor.comp), named
+    // t_<TM>x<TN>_k<BK>_i<invocations>_kn<0|1>.spv; they clamp at the edges like the library's.
+    for (const std::string& f : spv_files) {
+      vkc::codegen::LibraryVariant v;
+      const std::string base = f.substr(f.find_last_of('/') + 1);
+      unsigned tm = 0, tn = 0, bk = 0, inv = 0, kn = 0;
+      if (std::sscanf(base.c_str(), "t_%ux%u_k%u_i%u_kn%u", &tm, &tn, &bk, &inv, &kn) != 5)
+        throw std::runtime_error("--spv: cannot read the tile from " + base);
+      v.name = base.substr(0, base.size() - 4);
+      v.params = {"TILE_M=" + std::to_string(tm), "TILE_N=" + std::to_string(tn), "K_STEP=" + std::to_string(bk),
+                  kn ? "B_LAYOUT=kn" : "B_LAYOUT=nk", "SCOPE=workgroup"};
+      v.dtype = "f32";
+      v.coopmat = vkc::codegen::Coopmat::KHR;
+      v.push_constant_bytes = 16;
+      FILE* fp = std::fopen(f.c_str(), "rb");
+      if (!fp) throw std::runtime_error("--spv: cannot open " + f);
+      auto& words = extra_words.emplace_back();
+      uint32_t word;
+      while (std::fread(&word, 4, 1, fp) == 1) words.push_back(word);
+      std::fclose(fp);
+      v.spirv = words;
+      variants.push_back(std::move(v));
+    }
+    return run_all(d, variants, size, iters) ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "coopmat_check: error: %s\n", e.what());
     return 1;

@@ -31,3 +31,32 @@ using PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR = VkResult(VKAPI_PTR
 constexpr VkStructureType kStructCoopmatFeaturesKHR = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
 constexpr VkStructureType kStructCoopmatPropertiesKHR = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
 #endif
+
+// VK_NV_cooperative_matrix2 (headers 1.4.303 and later): workgroup-scope matrices of flexible
+// dimensions. Declared here under vkc's own names, for any header version.
+constexpr const char* kCoopmat2ExtensionName = "VK_NV_cooperative_matrix2";
+constexpr VkStructureType kStructCoopmat2FeaturesNV = static_cast<VkStructureType>(1000593000);
+constexpr VkStructureType kStructCoopmatFlexiblePropertiesNV = static_cast<VkStructureType>(1000593001);
+constexpr VkStructureType kStructCoopmat2PropertiesNV = static_cast<VkStructureType>(1000593002);
+struct VkcCoopmat2FeaturesNV {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 workgroup_scope, flexible_dimensions, reductions, conversions, per_element_operations, tensor_addressing,
+      block_loads;
+};
+struct VkcCoopmat2PropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t workgroup_scope_max_workgroup_size, flexible_dimensions_max_dimension,
+      workgroup_scope_reserved_shared_memory;
+};
+struct VkcCoopmatFlexiblePropertiesNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t m_granularity, n_granularity, k_granularity;
+  uint32_t a_type, b_type, c_type, result_type;  // VkComponentTypeKHR
+  VkBool32 saturating_accumulation;
+  uint32_t scope;  // VkScopeKHR: Workgroup 2, Subgroup 3
+  uint32_t workgroup_invocations;
+};
+using PfnCoopmatFlexiblePropertiesNV = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*, VkcCoopmatFlexiblePropertiesNV*);
