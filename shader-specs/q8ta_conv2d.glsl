@@ -187,6 +187,23 @@ void main() {
       }
     }
   }
+#if defined(TILE_c8)
+  // CPU devices: each channel block's sums, scales and bias read once for its 4 positions, and the
+  // 4 channels requantized as one vector (lavapipe: squeezenet1_1's 16 -> 64 pointwise 2.2 -> 1.0 ms,
+  // bit-identical). GPUs keep the scalar form below, whose outputs matched ET-VK's exactly on the H200.
+  [[unroll]] for (int b = 0; b < OCB; ++b) {
+    const int oc = oc0 + 4 * b;
+    if (oc >= p.out_sizes.z) break;
+    const ivec4 ch = min(ivec4(oc) + ivec4(0, 1, 2, 3), ivec4(p.out_sizes.z - 1));
+    const ivec4 sums = ivec4(t_sums[ch.x], t_sums[ch.y], t_sums[ch.z], t_sums[ch.w]);
+    const vec4 scales = vec4(t_scales[ch.x], t_scales[ch.y], t_scales[ch.z], t_scales[ch.w]);
+    const vec4 bias = p.has_bias != 0 ? vec4(t_bias[ch.x], t_bias[ch.y], t_bias[ch.z], t_bias[ch.w]) : vec4(0.0);
+    [[unroll]] for (int k = 0; k < 4; ++k) {
+      if (k >= n) break;
+      t_out[q8_word(ivec4(x0 + k, oy, oc, 0), p.out_sizes, 2)] = q8ta_word_output(acc[b * 4 + k], sums, scales, bias);
+    }
+  }
+#else
   [[unroll]] for (int b = 0; b < OCB; ++b)
     if (oc0 + 4 * b < p.out_sizes.z)
       [[unroll]] for (int k = 0; k < 4; ++k) {
@@ -194,6 +211,7 @@ void main() {
         const ivec4 o = ivec4(x0 + k, oy, oc0 + 4 * b, 0);
         store(q8_word(o, p.out_sizes, 2), o, acc[b * 4 + k]);
       }
+#endif
 #endif
 }
 #endif
