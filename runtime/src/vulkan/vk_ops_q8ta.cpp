@@ -27,6 +27,13 @@ Resource buf(VkBuffer b) { return {b, VK_NULL_HANDLE}; }
 float scale_arg(const Encoder& e, size_t i) { return static_cast<float>(e.q8_scale(i)); }
 int32_t zero_point_arg(const Encoder& e, size_t i) { return static_cast<int32_t>(e.q8_zero_point(i)); }
 
+// Invocations for a texture tensor's texels taken 4 along x at a time (CPU devices).
+int64_t texel_quads(const GpuTensor& t) {
+  ivec4 s = t.sizes;
+  s[t.packed_dim] = (s[t.packed_dim] + 3) / 4;
+  return int64_t{(s[0] + 3) / 4} * s[1] * s[2] * s[3];
+}
+
 // quantized_decomposed.quantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype)
 void quantize(Encoder& e) {
   GpuTensor& out = e.out();
@@ -40,7 +47,10 @@ void quantize(Encoder& e) {
   p.iv("sizes", out.sizes).f("scale", scale_arg(e, 1)).i("zero_point", zero_point_arg(e, 2));
   p.i("qmin", static_cast<int32_t>(qmin)).i("qmax", static_cast<int32_t>(qmax));
   p.i("in_packed_dim", in.packed_dim).i("out_packed_dim", out.packed_dim);
-  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+  // On CPU devices, a texture packing the int8 dim: 4 texels along x per invocation.
+  const bool x4 = e.cpu_device() && in.texture && out.packed_dim == in.packed_dim;
+  p.i("texels_per_item", x4 ? 4 : 1);
+  e.dispatch(v, {out.resource(), in.resource()}, p, x4 ? texel_quads(in) : out.items());
 }
 
 // quantized_decomposed.dequantize_per_tensor(input, scale, zero_point, quant_min, quant_max, dtype, *, out_dtype?)
@@ -55,13 +65,7 @@ void dequantize(Encoder& e) {
   // On CPU devices, a texture packing the int8 dim: 4 texels along x per invocation.
   const bool x4 = e.cpu_device() && out.texture && out.packed_dim == in.packed_dim;
   p.i("out_packed_dim", out.packed_dim).i("in_packed_dim", in.packed_dim).i("texels_per_item", x4 ? 4 : 1);
-  int64_t items = out.items();
-  if (x4) {
-    ivec4 s = out.sizes;
-    s[out.packed_dim] = (s[out.packed_dim] + 3) / 4;
-    items = int64_t{(s[0] + 3) / 4} * s[1] * s[2] * s[3];
-  }
-  e.dispatch(v, {out.resource(), in.resource()}, p, items);
+  e.dispatch(v, {out.resource(), in.resource()}, p, x4 ? texel_quads(out) : out.items());
 }
 
 // The per-channel weight sums (i32), scales and bias (f32) of a q8ta convolution or linear (>= n values).
