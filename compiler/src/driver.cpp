@@ -163,6 +163,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   }
   stats.pass_seconds = ctx.pass_seconds;
   stats.quantized_layers = std::move(ctx.quant_report);
+  stats.notes = std::move(ctx.notes);
 
   end_phase();
   begin_phase();

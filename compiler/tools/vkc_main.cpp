@@ -149,6 +149,7 @@ int run_compile(const CompileArgs& a) {
   const std::string recipe = a.quantize.empty() ? "none" : a.quantize;
   const bool any_quant = !a.quantize.empty() || !stats.quantized_layers.empty();
   if (!a.quant_report.empty()) write_text_file(a.quant_report, compiler::quant_report_json(recipe, stats.quantized_layers));
+  for (const std::string& note : stats.notes) fmt::print(stderr, "vkc: note: {}\n", note);
 
   if (a.verbose) {
     std::string phases;
@@ -166,6 +167,7 @@ int run_compile(const CompileArgs& a) {
                                 {"delegates", stats.delegates},
                                 {"constants", stats.named_data},
                                 {"seconds", seconds}};
+    if (!stats.notes.empty()) j["notes"] = stats.notes;
     if (any_quant)
       j["quantized"] = nlohmann::ordered_json::parse(compiler::quant_report_json(recipe, stats.quantized_layers))["summary"];
     fmt::print("{}\n", j.dump(2));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "folding/folders.h"
+#include "folding/ill_formed_branches.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -158,11 +159,17 @@ bool fold_once(ir::Graph& g, std::map<std::string, std::string>& capped) {
 void fold_constants(ir::Graph& g, PassContext& ctx) {
   // Folding makes shape arguments constant, which gives outputs downstream static
   // shapes, which lets Shape nodes fold in turn: repeat until nothing changes.
-  std::map<std::string, std::string> capped;
-  for (int round = 0; round < 64; ++round) {
-    const bool folded = fold_once(g, capped);
-    const bool shaped = propagate_shapes(g);
-    if (!folded && !shaped) break;
+  // An If branch that cannot run with the compiled input shapes (an operator's contract broken,
+  // as Silero VAD's 8 kHz branch fed 16 kHz frames) fails for every input, in onnxruntime too:
+  // the other branch is taken, and folding goes on from there.
+  std::map<std::string, std::string> capped, contradictions;
+  for (int resolved = 0; resolved < 64; ++resolved) {
+    for (int round = 0; round < 64; ++round) {
+      const bool folded = fold_once(g, capped);
+      const bool shaped = propagate_shapes(g, &contradictions);
+      if (!folded && !shaped) break;
+    }
+    if (!folding::take_well_formed_branches(g, contradictions, ctx.notes)) break;
   }
   // An If whose condition stays unknown, over branches that turned out alike: a Where per element
   // (predication), exact since both branches are computed. A resolved If leaves its untaken

@@ -2,7 +2,11 @@
 // own inference stopped (it cannot see through Cast on shape tensors, say): once
 // folding turns a shape input into a constant, outputs downstream get static
 // shapes here. Only unknown or symbolic outputs are filled; known ones are kept.
+// Static input shapes that break an operator's contract in the ONNX spec (an LSTM fed a rank-4
+// X, a MatMul whose inner dims differ, a Reshape to another element count) are recorded as
+// contradictions: such a node cannot run for any input values.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
@@ -17,13 +21,30 @@ namespace vkc::passes {
 namespace {
 
 using Sizes = std::vector<int64_t>;
+
+/// Static input shapes the operator is not defined for (thrown by the shape functions below).
+struct ShapeContradiction : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string dims(const Sizes& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+
+// The broadcast of two shapes, or a contradiction.
+Sizes broadcast_or_contradiction(const Sizes& a, const Sizes& b) {
+  for (size_t i = 1; i <= std::min(a.size(), b.size()); ++i) {
+    const int64_t x = a[a.size() - i], y = b[b.size() - i];
+    if (x != y && x != 1 && y != 1) throw ShapeContradiction(fmt::format("shapes {} and {} do not broadcast", dims(a), dims(b)));
+  }
+  return kernels::broadcast_shapes(a, b);
+}
+
 using ShapeFn = std::function<std::optional<Sizes>(const ir::Node&, const std::vector<Sizes>&)>;
 
 std::optional<Sizes> same_as_first(const ir::Node&, const std::vector<Sizes>& in) { return in.at(0); }
 
 std::optional<Sizes> broadcast_all(const ir::Node&, const std::vector<Sizes>& in) {
   Sizes out = in.at(0);
-  for (size_t i = 1; i < in.size(); ++i) out = kernels::broadcast_shapes(out, in[i]);
+  for (size_t i = 1; i < in.size(); ++i) out = broadcast_or_contradiction(out, in[i]);
   return out;
 }
 
@@ -39,7 +60,13 @@ std::optional<Sizes> reshape(const ir::Node& n, const std::vector<Sizes>& in) {
     if (shape[i] == -1 && infer < 0) infer = static_cast<int64_t>(i);
     else if (shape[i] < 0 || __builtin_mul_overflow(known, shape[i], &known)) return std::nullopt;
   }
-  if (infer >= 0) shape[infer] = known ? numel / known : 0;
+  if (infer >= 0) {
+    if (known != 0 && numel % known != 0)
+      throw ShapeContradiction(fmt::format("{} elements cannot be reshaped to {}", numel, dims(*target)));
+    shape[infer] = known ? numel / known : 0;
+  } else if (known != numel) {
+    throw ShapeContradiction(fmt::format("{} elements cannot be reshaped to {}", numel, dims(*target)));
+  }
   return shape;
 }
 
@@ -58,7 +85,9 @@ std::optional<Sizes> matmul(const ir::Node&, const std::vector<Sizes>& in) {
   const bool a1 = a.size() == 1, b1 = b.size() == 1;
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
-  Sizes batch = kernels::broadcast_shapes(Sizes(a.begin(), a.end() - 2), Sizes(b.begin(), b.end() - 2));
+  if (a.back() != b[b.size() - 2])
+    throw ShapeContradiction(fmt::format("inner dims differ: {} x {}", dims(in.at(0)), dims(in.at(1))));
+  Sizes batch = broadcast_or_contradiction(Sizes(a.begin(), a.end() - 2), Sizes(b.begin(), b.end() - 2));
   if (!a1) batch.push_back(a[a.size() - 2]);
   if (!b1) batch.push_back(b.back());
   return batch;
@@ -70,7 +99,9 @@ std::optional<Sizes> concat(const ir::Node& n, const std::vector<Sizes>& in) {
   const int64_t axis = kernels::normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(out.size()));
   out[axis] = 0;
   for (const Sizes& s : in) {
-    if (s.size() != out.size()) return std::nullopt;
+    bool same = s.size() == out.size();
+    for (size_t d = 0; same && d < s.size(); ++d) same = static_cast<int64_t>(d) == axis || s[d] == in[0][d];
+    if (!same) throw ShapeContradiction(fmt::format("{} and {} do not concatenate on axis {}", dims(in[0]), dims(s), axis));
     out[axis] += s[axis];
   }
   return out;
@@ -153,6 +184,11 @@ std::optional<Sizes> window(const ir::Node& n, const std::vector<Sizes>& in) {
   if (strides.size() != spatial || dil.size() != spatial || pads.size() != 2 * spatial) return std::nullopt;
   for (size_t i = 0; i < spatial; ++i)
     if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[spatial + i] < 0) return std::nullopt;
+  if (conv) {
+    const int64_t group = n.attr_int("group", 1);
+    if (in[1].size() != x.size() || group < 1 || x[1] != in[1][1] * group)
+      throw ShapeContradiction(fmt::format("input {} does not fit weight {} in {} group(s)", dims(x), dims(in[1]), group));
+  }
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
   const bool ceil_mode = n.attr_int("ceil_mode", 0) != 0;
   Sizes out = {x[0], conv ? in.at(1).at(0) : x[1]};
@@ -164,7 +200,8 @@ std::optional<Sizes> window(const ir::Node& n, const std::vector<Sizes>& in) {
       const int64_t span = x[2 + i] + pads[i] + pads[spatial + i] - ext;
       out.push_back((ceil_mode ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1);
     }
-    if (out.back() < 1) return std::nullopt;
+    if (out.back() < 1)
+      throw ShapeContradiction(fmt::format("the window does not fit in input {} (after padding)", dims(x)));
   }
   return out;
 }
@@ -176,8 +213,13 @@ std::optional<Sizes> global_pool(const ir::Node&, const std::vector<Sizes>& in) 
 }
 
 std::optional<Sizes> gemm(const ir::Node& n, const std::vector<Sizes>& in) {
-  const int64_t m = n.attr_int("transA", 0) ? in[0].at(1) : in[0].at(0);
-  const int64_t k = n.attr_int("transB", 0) ? in[1].at(0) : in[1].at(1);
+  if (in[0].size() != 2 || in[1].size() != 2)
+    throw ShapeContradiction(fmt::format("Gemm needs 2-D A and B, not {} and {}", dims(in[0]), dims(in[1])));
+  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  if (in[0][ta ? 0 : 1] != in[1][tb ? 1 : 0])
+    throw ShapeContradiction(fmt::format("inner dims differ: {} x {}", dims(in[0]), dims(in[1])));
+  const int64_t m = ta ? in[0].at(1) : in[0].at(0);
+  const int64_t k = tb ? in[1].at(0) : in[1].at(1);
   return Sizes{m, k};
 }
 
@@ -219,7 +261,7 @@ std::optional<Sizes> slice(const ir::Node& n, const std::vector<Sizes>& in) {
 std::optional<Sizes> expand(const ir::Node& n, const std::vector<Sizes>& in) {
   auto target = constant_ints(n.input(1));
   if (!target) return std::nullopt;
-  return kernels::broadcast_shapes(in[0], *target);
+  return broadcast_or_contradiction(in[0], *target);
 }
 
 // Pad(x, pads [, value [, axes]]) (opset 11+) or pads attribute (before): begin and end pads per
@@ -263,7 +305,10 @@ std::optional<Sizes> tile(const ir::Node& n, const std::vector<Sizes>& in) {
 // LSTM / GRU / RNN (X, W, R, ...): Y [S, D, B, H] and the last states [D, B, H] (layout 1:
 // [B, S, D, H] and [B, D, H]); H from hidden_size or R's last dim.
 std::optional<std::vector<Sizes>> recurrent(const ir::Node& n, const std::vector<Sizes>& in) {
-  if (in.size() < 3 || in[0].size() != 3 || in[2].size() != 3) return std::nullopt;
+  if (in.size() < 3) return std::nullopt;
+  if (in[0].size() != 3 || in[1].size() != 3 || in[2].size() != 3)
+    throw ShapeContradiction(fmt::format("X {}, W {} and R {} must be 3-D", dims(in[0]), dims(in[1]), dims(in[2])));
+  if (in[0][2] != in[1][2]) throw ShapeContradiction(fmt::format("X {} does not fit W {}", dims(in[0]), dims(in[1])));
   const bool batch_first = n.attr_int("layout", 0) != 0;
   const int64_t s = in[0][batch_first ? 1 : 0], b = in[0][batch_first ? 0 : 1], d = in[2][0];
   const int64_t h = n.attr_int("hidden_size", in[2][2]);
@@ -325,7 +370,7 @@ const std::map<std::string, MultiShapeFn, std::less<>>& multi_shape_fns() {
 
 }  // namespace
 
-bool propagate_shapes(ir::Graph& g) {
+bool propagate_shapes(ir::Graph& g, std::map<std::string, std::string>* contradictions) {
   bool changed = false;
   for (ir::Node* n : g.nodes()) {
     if (n->domain() != ir::kOnnxDomain) continue;
@@ -346,8 +391,17 @@ bool propagate_shapes(ir::Graph& g) {
       if (ready) in.push_back(v->shape().sizes());
     }
     if (!ready || in.empty()) continue;
+    auto contradicted = [&](const ShapeContradiction& e) {
+      if (contradictions) contradictions->emplace(n->name(), e.what());
+    };
     if (multi != multi_shape_fns().end()) {
-      const auto shapes = multi->second(*n, in);
+      std::optional<std::vector<Sizes>> shapes;
+      try {
+        shapes = multi->second(*n, in);
+      } catch (const ShapeContradiction& e) {
+        contradicted(e);
+        continue;
+      }
       for (size_t i = 0; shapes && i < n->outputs().size() && i < shapes->size(); ++i) {
         ir::Value* out = n->output(i);
         if (!out || (out->type().known() && out->shape().is_static())) continue;
@@ -359,6 +413,9 @@ bool propagate_shapes(ir::Graph& g) {
     std::optional<Sizes> shape;
     try {
       shape = it->second(*n, in);
+    } catch (const ShapeContradiction& e) {
+      contradicted(e);
+      continue;
     } catch (const std::exception&) {
       continue;  // malformed for this op: lowering reports it
     }

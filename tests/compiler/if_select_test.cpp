@@ -1,6 +1,7 @@
 // If whose branches give outputs of different shapes: exact only once the condition is known, so
 // the output waits for folding (vkc::IfSelect) and takes the taken branch's value; a condition
-// known only at run time is refused with the reason. Expected values computed here.
+// known only at run time is refused with the reason, unless one branch cannot run with the
+// compiled shapes (then the other is taken, with a note). Expected values computed here.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -195,6 +196,87 @@ TEST(IfSelect, ABranchOfTheSameStaticShapeThatAFoldedConditionDropsNeedNotLower)
   const RunResult out = run(std::span<const uint8_t>(r.pte), {Tensor::of(ir::DType::Float32, {4, 4}, x)}, RunOptions{});
   ASSERT_TRUE(out.ok);
   for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(out.outputs.at(0).get_f(static_cast<int64_t>(i)), 2 * x[i]);
+}
+
+
+// A branch whose MatMul has inner dims that differ ([4, 4] x w32 [3, 2]): it fails for every input.
+void ill_formed_branch(onnx::GraphProto* g, const char* out) {
+  branch_node(g, "MatMul", {"x", "w32"}, out);
+  ModelBuilder::set_type(g->add_output(), out, kF32, {std::string("p"), std::string("q")});
+}
+
+TEST(IfSelect, ABranchThatCannotRunWithTheseShapesIsLeftOutWithANote) {
+  // A run-time condition over then: Reshape(x, [2, 8]) * 2 and else: a MatMul that cannot run on
+  // [4, 4]: the else branch would fail for any input (in onnxruntime too), so then is always taken.
+  ModelBuilder m(8, 17);
+  const std::string cond = input_and_condition(m, 4, true);
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  m.raw_floats("w32", {3, 2}, {1, 2, 3, 4, 5, 6});
+  auto* n = if_with_reshape_then(m, cond, {2, 8}, {2, 8});
+  ill_formed_branch(add_branch(n, "else_branch"), "e_out");
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r.ok) << r.error();
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::Note);
+  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("If output 'y': the else branch cannot run with these input shapes"));
+  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("(MatMul): inner dims differ: [4,4] x [3,2]"));
+  const auto x = ramp();
+  for (const std::string backend : {"cpu", "vulkan"}) {
+    if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+    RunOptions ro;
+    ro.backend = backend;
+    const RunResult out = run(std::span<const uint8_t>(r.pte),
+                              {Tensor::of(ir::DType::Float32, {4, 4}, x), Tensor::of(ir::DType::Bool, {}, std::vector<uint8_t>{1})}, ro);
+    ASSERT_TRUE(out.ok) << backend;
+    ASSERT_EQ(out.outputs.at(0).shape, (std::vector<int64_t>{2, 8})) << backend;
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(out.outputs[0].get_f(static_cast<int64_t>(i)), 2 * x[i]) << backend;
+  }
+}
+
+TEST(IfSelect, AnIllFormedBranchInsideABranchIsLeftOutFirst) {
+  // then: the ill-formed MatMul; else: If(c) { then: the ill-formed MatMul, else: x + 1 }. The inner
+  // If resolves to x + 1, which leaves the outer else branch well formed: y = x + 1.
+  ModelBuilder m(8, 17);
+  const std::string cond = input_and_condition(m, 4, true);
+  m.raw_floats("one_f", {}, {1.0f});
+  m.raw_floats("w32", {3, 2}, {1, 2, 3, 4, 5, 6});
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  auto* outer = m.node("If", {cond}, {"y"}, "outer");
+  ill_formed_branch(add_branch(outer, "then_branch"), "t_out");
+  auto* else_g = add_branch(outer, "else_branch");
+  auto* inner = else_g->add_node();
+  inner->set_op_type("If");
+  inner->set_name("inner");
+  inner->add_input(cond);
+  inner->add_output("inner_out");
+  ill_formed_branch(add_branch(inner, "then_branch"), "it_out");
+  auto* inner_else = add_branch(inner, "else_branch");
+  branch_node(inner_else, "Add", {"x", "one_f"}, "ie_out");
+  ModelBuilder::set_type(inner_else->add_output(), "ie_out", kF32, {4, 4});
+  ModelBuilder::set_type(else_g->add_output(), "inner_out", kF32, {std::string("r"), std::string("s")});
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r.ok) << r.error();
+  EXPECT_EQ(r.diagnostics.size(), 2u);  // the inner If, then the outer
+  const auto x = ramp();
+  const RunResult out = run(std::span<const uint8_t>(r.pte),
+                            {Tensor::of(ir::DType::Float32, {4, 4}, x), Tensor::of(ir::DType::Bool, {}, std::vector<uint8_t>{0})},
+                            RunOptions{});
+  ASSERT_TRUE(out.ok);
+  ASSERT_EQ(out.outputs.at(0).shape, (std::vector<int64_t>{4, 4}));
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(out.outputs[0].get_f(static_cast<int64_t>(i)), x[i] + 1);
+}
+
+TEST(IfSelect, BothBranchesIllFormedIsStillRefused) {
+  ModelBuilder m(8, 17);
+  const std::string cond = input_and_condition(m, 4, true);
+  m.raw_floats("w32", {3, 2}, {1, 2, 3, 4, 5, 6});
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  auto* n = m.node("If", {cond}, {"y"}, "if");
+  ill_formed_branch(add_branch(n, "then_branch"), "t_out");
+  ill_formed_branch(add_branch(n, "else_branch"), "e_out");
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error(), HasSubstr("If whose branches differ in type or shape needs a condition known at compile time"));
 }
 
 }  // namespace

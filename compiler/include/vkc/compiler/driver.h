@@ -87,6 +87,8 @@ struct CompileStats {
   std::vector<std::pair<std::string, double>> pass_seconds;
   /// Every layer quantize-weights considered (empty without --quantize).
   std::vector<passes::QuantLayerReport> quantized_layers;
+  /// What the passes decided that the user should hear of (PassContext::notes).
+  std::vector<std::string> notes;
   /// The compiled graph, kept alive because `partition` points into it.
   std::shared_ptr<const ir::Graph> graph;
   partitioner::Partition partition;

@@ -26,6 +26,9 @@ struct PassContext {
   /// without a static shape, a graph input, the folding size cap), by node name; lowering adds it to
   /// the reason of a node it cannot lower.
   std::map<std::string, std::string> not_folded;
+  /// What the passes decided that a user should hear of (the CLI prints them on stderr), e.g. an If
+  /// branch that cannot run with the compiled input shapes and was left out.
+  std::vector<std::string> notes;
   /// --max-seq-len: the KV-cache length use-kv-cache builds the program for (0: off), and the number
   /// of attention layers it moved onto the cache.
   int64_t max_seq_len = 0;

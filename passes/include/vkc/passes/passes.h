@@ -1,6 +1,8 @@
 // Every pass, one per file under src/. The pipeline (src/pipeline.cpp) orders them.
 #pragma once
 
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,8 +18,10 @@ bool dropout_passes_through(const ir::Node* n);
 void fold_constants(ir::Graph& g, PassContext& ctx);
 /// Fills static shapes of ONNX nodes' outputs that import left unknown or symbolic, where
 /// the inputs (and constant shape arguments) are now static. Returns whether anything changed.
-/// fold-constants runs it between folding rounds.
-bool propagate_shapes(ir::Graph& g);
+/// fold-constants runs it between folding rounds. Nodes whose static input shapes the operator is
+/// not defined for (the ONNX spec's contract broken: ranks, inner dims, element counts, channels)
+/// are added to `contradictions` (node name -> why) when it is given.
+bool propagate_shapes(ir::Graph& g, std::map<std::string, std::string>* contradictions = nullptr);
 /// Rewrites operators the ONNX spec defines by others as those (src/decompose_ops.cpp).
 void decompose_ops(ir::Graph& g, PassContext& ctx);
 /// Rewrites Einsum of one or two operands as Transpose/Reshape/ReduceSum/MatMul (src/decompose_einsum.cpp).
