@@ -174,6 +174,33 @@ void main() {
   const int tail = cin_g - (ic4n - 1) * 4;
   const bvec4 tail_keep = bvec4(tail > 0, tail > 1, tail > 2, tail > 3);
   int widx = oc4 * ic4n * kh * kw * 4;
+  // 3x3 windows: the 9 taps unrolled (the H200: cnn_fp32's stem, 3 input channels, 10.7 -> 9.5 us;
+  // loads made unconditionally at clamped positions were no faster, 9.9). Same taps, same order
+  // of sums: bit-identical on lavapipe.
+  if (kh == 3 && kw == 3) {
+    for (int ic4 = 0; ic4 < ic4n; ++ic4, widx += 36) {
+      const int z = z0 + ic4;
+      const bvec4 keep = ic4 == ic4n - 1 ? tail_keep : bvec4(true);
+      [[unroll]] for (int ky = 0; ky < 3; ++ky) {
+        const int iy = iy0 + ky * dh;
+        if (iy < 0 || iy >= p.in_sizes.y) continue;
+        [[unroll]] for (int kx = 0; kx < 3; ++kx) {
+          const int wi = widx + (ky * 3 + kx) * 4;
+          const vec4 w0 = vec4(t_weight[wi]), w1 = vec4(t_weight[wi + 1]);
+          const vec4 w2 = vec4(t_weight[wi + 2]), w3 = vec4(t_weight[wi + 3]);
+          const int ix = ix0 + kx * dw;
+          const vec4 i0 = mix(vec4(0.0), load_in(ix, iy, z), keep);
+          const vec4 i1 = mix(vec4(0.0), load_in(ix + sw, iy, z), keep);
+          const vec4 i2 = mix(vec4(0.0), load_in(ix + 2 * sw, iy, z), keep);
+          const vec4 i3 = mix(vec4(0.0), load_in(ix + 3 * sw, iy, z), keep);
+          acc0 += w0 * i0.x + w1 * i0.y + w2 * i0.z + w3 * i0.w;
+          acc1 += w0 * i1.x + w1 * i1.y + w2 * i1.z + w3 * i1.w;
+          acc2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
+          acc3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
+        }
+      }
+    }
+  } else
   for (int ic4 = 0; ic4 < ic4n; ++ic4) {
     const int z = z0 + ic4;
     const bvec4 keep = ic4 == ic4n - 1 ? tail_keep : bvec4(true);
