@@ -1,4 +1,5 @@
 // ReduceMean / ReduceSum / ReduceMax / ReduceMin, ArgMax / ArgMin.
+#include <algorithm>
 #include <map>
 
 #include "../constants.h"
@@ -29,6 +30,27 @@ Result lower_reduce(ir::Graph& g, ir::Node* n) {
   if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
   const bool keepdim = n->attr_int("keepdims", 1) != 0;
   const std::string& op = kOps.at(n->op_type());
+  // Two of the last three dims in one dispatch (the registry then keeps the third one packed, as
+  // ET-VK's reduce2d needs: the spatial mean of a channels-packed feature map), keepdim; without
+  // keepdim a view drops them.
+  std::vector<int64_t> sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  if (sorted.size() == 2 && rank >= 3 && sorted[0] >= rank - 3) {
+    if (keepdim) {
+      to_runtime(n, op, {n->input(0)}, {{"dim", sorted}, {"keepdim", true}});
+      return std::nullopt;
+    }
+    if (has_static_shape(n->input(0)) && has_static_shape(n->output(0))) {
+      auto shape = n->input(0)->shape().sizes();
+      for (int64_t a : sorted) shape[a] = 1;
+      ir::Node* r = g.add_node(ir::kVulkanDomain, op, {n->input(0)}, {{n->input(0)->dtype(), ir::Shape::of(shape)}},
+                               g.unique_name(n->name() + "_keepdim"), n);
+      r->attrs() = {{"dim", sorted}, {"keepdim", true}};
+      to_runtime(n, "aten.view_copy.default", {r->output(0)}, {{"size", n->output(0)->shape().sizes()}});
+      return std::nullopt;
+    }
+  }
   if ((axes.size() > 1 || !keepdim) && has_static_shape(n->input(0)) && has_static_shape(n->output(0))) {
     // The runtime reduces one dim (any texture, keepdim) or two of a few layouts: several axes
     // become a chain of one-axis reductions (exact for max/min/sum; mean of equal-sized means),
