@@ -2,7 +2,12 @@
 // walking the delegate in order, each tensor takes the lowest-numbered memory
 // object that no live tensor holds. Inputs are live from the start, outputs to the
 // end; prepacked constants keep their own memory. The runtime sizes each object
-// for the largest tensor bound to it.
+// for the largest tensor bound to it. A view whose output only a clone (a layout
+// transition, as before a linear) reads keeps its input's memory through that clone
+// where the clone's output differs from it in shape, dtype or representation: the
+// runtime runs the two as one dispatch (load-time epilogue fusion, vk_ops_copy.cpp),
+// which reads the view's input while it writes the clone's output, and may do so in one
+// memory object only element for element. (Its other fusions are element for element.)
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -16,9 +21,10 @@ void plan_memory(Delegate& d) {
   const std::unordered_set<const ir::Value*> outputs(d.outputs.begin(), d.outputs.end());
   constexpr size_t kNever = SIZE_MAX;
   std::unordered_map<const ir::Value*, size_t> last_use;
+  std::unordered_map<const ir::Value*, std::set<size_t>> readers;
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     for (const ir::Value* v : d.nodes[i]->inputs())
-      if (v) last_use[v] = i;
+      if (v) last_use[v] = i, readers[v].insert(i);
   }
   std::set<int32_t> free_ids;
   int32_t next_id = 0;
@@ -36,12 +42,37 @@ void plan_memory(Delegate& d) {
     auto lu = last_use.find(v);
     release_after[lu == last_use.end() ? defined_at : lu->second].push_back(id);
   };
+  // Whether node i is a view read by the clone at i + 1 alone, whose output is not element for
+  // element like the view's input (the case the fused dispatch cannot share memory in).
+  auto same_form = [&](const ir::Value* a, const ir::Value* b) {
+    const auto pa = d.placement.find(a), pb = d.placement.find(b);
+    return pa != d.placement.end() && pb != d.placement.end() && a->type() == b->type() &&
+           pa->second.rep.storage == pb->second.rep.storage && pa->second.rep.layout == pb->second.rep.layout;
+  };
+  auto keep_inputs_through_next = [&](size_t i) {
+    if (i + 1 >= d.nodes.size() || d.nodes[i]->op_type() != "aten.view_copy.default" ||
+        d.nodes[i + 1]->op_type() != "aten.clone.default" || d.nodes[i + 1]->outputs().empty())
+      return false;
+    for (const ir::Value* out : d.nodes[i]->outputs()) {
+      if (!out || outputs.count(out)) return false;
+      const auto it = readers.find(out);
+      if (it == readers.end() || it->second != std::set<size_t>{i + 1}) return false;
+    }
+    const ir::Value* next_out = d.nodes[i + 1]->outputs().front();
+    for (const ir::Value* in : d.nodes[i]->inputs())
+      if (in && !in->is_constant() && !same_form(in, next_out)) return true;
+    return false;
+  };
+  std::vector<int32_t> deferred;  // released after the next node, whatever that node does
   for (const ir::Value* v : d.inputs) assign(v, kNever);
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     const ir::Node* n = d.nodes[i];
     if (n->op_type() != ir::kPrepackOp)  // prepacked constants keep their own memory
       for (const ir::Value* out : n->outputs()) assign(out, i);
-    for (int32_t id : release_after[i]) free_ids.insert(id);
+    for (int32_t id : deferred) free_ids.insert(id);
+    deferred.clear();
+    if (keep_inputs_through_next(i)) deferred.swap(release_after[i]);
+    else for (int32_t id : release_after[i]) free_ids.insert(id);
   }
   d.num_memory_objects = next_id;
 }

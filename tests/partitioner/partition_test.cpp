@@ -66,6 +66,24 @@ TEST(Partition, MemoryPlanSharesObjectsBetweenTensorsWhoseLifetimesDoNotOverlap)
   EXPECT_EQ(d.placement.at(chain[0]).mem_obj_id, d.placement.at(chain[2]).mem_obj_id);
 }
 
+TEST(Partition, AViewsInputOutlivesTheCloneThatAloneReadsTheView) {
+  // relu -> view -> clone: the runtime runs the view and the clone after it as one dispatch,
+  // which reads the relu's output while writing the clone's, of another shape: they get
+  // different memory objects. Element-for-element chains still take turns (test above).
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 4, 4, 4}));
+  ir::Value* r = relu(g, x)->output(0);
+  ir::Node* view = testing::runtime(g, "aten.view_copy.default", {r}, {f32({1, 64})});
+  view->attrs() = {{"size", std::vector<int64_t>{1, 64}}};
+  ir::Value* o = testing::runtime(g, "aten.clone.default", {view->output(0)}, {f32({1, 64})})->output(0);
+  ir::Value* out = relu(g, o)->output(0);
+  g.outputs.push_back(out);
+  Partition p = partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 1u);
+  const Delegate& d = p.delegates[0];
+  EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(o).mem_obj_id);
+}
+
 TEST(Partition, SkipMemoryPlanningLeavesEveryTensorInItsOwnMemory) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({1, 4, 4, 4}));
