@@ -128,7 +128,8 @@ const std::vector<Lowering>& all_lowerings() {
        "float"},
       {"ReduceMean", lower_reduce,
        "aten.mean.dim",
-       "several axes: a chain of one-axis reductions (partitioner checks dims and keepdim)"},
+       "two of the last three axes: one reduction (texture, the third dim packed); other sets of several axes: a chain "
+       "of one-axis reductions (partitioner checks dims and keepdim)"},
       {"ReduceSum", lower_reduce,
        "aten.sum.dim_IntList",
        "as ReduceMean"},
