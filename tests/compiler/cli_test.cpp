@@ -93,6 +93,43 @@ TEST(Cli, InspectShowsCalledDelegateFamiliesAndOptions) {
   EXPECT_EQ(j["file_size"], fs::file_size(out));
 }
 
+TEST(Cli, NotesGoToStderrAndIntoTheJson) {
+  // An If on input c whose else branch cannot run on x [4, 4] (a MatMul with [3, 2]): compiled
+  // with the then branch, said once on stderr as a note and in --json's "notes".
+  TempDir dir;
+  ModelBuilder m(8, 17);
+  m.input("x", kF32, {4, 4});
+  m.input("c", onnx::TensorProto_DataType_BOOL, {});
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  m.raw_floats("two", {}, {2.0f});
+  m.raw_floats("w32", {3, 2}, {1, 2, 3, 4, 5, 6});
+  auto* n = m.node("If", {"c"}, {"y"}, "if");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+    auto* body = a->mutable_g();
+    body->set_name(name);
+    auto* op = body->add_node();
+    const bool then = std::string(name) == "then_branch";
+    op->set_op_type(then ? "Mul" : "MatMul");
+    op->add_input("x");
+    op->add_input(then ? "two" : "w32");
+    op->add_output(then ? "t" : "e");
+    ModelBuilder::set_type(body->add_output(), then ? "t" : "e", kF32, {std::string("p"), std::string("q")});
+  }
+  const fs::path model = m.save(dir / "if.onnx");
+  const CliResult r = run_vkc("compile " + model.string() + " -o " + (dir / "a.pte").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err_lines(), 1u) << r.err;
+  EXPECT_EQ(r.err.rfind("vkc: note: If output 'y': the else branch cannot run with these input shapes", 0), 0u) << r.err;
+  const CliResult j = run_vkc("compile " + model.string() + " --json -o " + (dir / "b.pte").string());
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto json = nlohmann::json::parse(j.out);
+  ASSERT_EQ(json.at("notes").size(), 1u);
+  EXPECT_NE(json["notes"][0].get<std::string>().find("(MatMul): inner dims differ"), std::string::npos);
+}
+
 TEST(Cli, SymbolicInputWithoutInputShapeSaysHowToFixIt) {
   TempDir dir;
   CliResult r = run_vkc("compile " + kExample + " -o " + (dir / "m.pte").string());
