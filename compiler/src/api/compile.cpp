@@ -77,7 +77,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   try {
     const compiler::CompileStats stats = compiler::compile(source, sink, config);
     r.summary = summary_of(stats);
-    for (const std::string& note : stats.notes) r.diagnostics.push_back({Severity::Note, note});
+    for (const std::string& note : stats.notes) r.diagnostics.push_back({Severity::Note, note, {}, {}});
     if (!config.quantize.empty() || !stats.quantized_layers.empty())
       r.quant_report = compiler::quant_report_json(config.quantize.empty() ? "none" : config.quantize, stats.quantized_layers);
     r.ok = true;
