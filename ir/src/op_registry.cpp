@@ -64,7 +64,10 @@ RepSet reduce_reps(const Node& n) {
   const RepSet width_buffer = RepSet::of(Storage::Buffer, Layout::WidthPacked);
   if (dims.size() == 1 && dims[0] == rank - 1) return keepdim ? RepSet::any_texture3d() | width_buffer : width_buffer;
   if (dims.size() == 1 && keepdim) return RepSet::any_texture3d();
-  if (dims.size() == 2 && keepdim && rank >= 3) {
+  // Two dims as ET-VK's reduce2d takes them: the third of W, H, C packed, and not C for a batch
+  // above 1 (4-D textures stack batches along C).
+  const bool batched = rank == 4 && (!x->shape().is_static() || x->shape().sizes()[0] != 1);
+  if (dims.size() == 2 && keepdim && rank >= 3 && !(batched && (dims[0] == 1 || dims[1] == 1))) {
     // WHC index of a dim: W = rank-1, H = rank-2, C = rank-3.
     bool reduced[3] = {false, false, false};
     for (int64_t d : dims)

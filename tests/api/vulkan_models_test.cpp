@@ -247,55 +247,61 @@ TEST(VulkanModels, LongRowNormsMatchCpuOnEveryStorage) {
 
 
 // Reductions over two of the last three dims of a rank-4 tensor in one dispatch (the registry
-// keeps the third dim packed, as ET-VK's reduce2d): every pair, with and without keepdims, against
-// the definition computed here, on the cpu and vulkan backends.
+// keeps the third dim packed, as ET-VK's reduce2d; for a batch of 2 a reduction over C is a chain
+// instead): every pair, with and without keepdims, against the definition computed here, on the
+// cpu and vulkan backends.
 TEST(VulkanModels, TwoDimReductionsMatchTheDefinition) {
-  const std::vector<int64_t> shape = {1, 5, 6, 7};
-  const std::vector<float> x = normal(210, 11);
-  for (const char* op : {"ReduceMean", "ReduceMax", "ReduceSum"}) {
-    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{2, 3}, {1, 3}, {-3, -2}}) {
-      for (const int keep : {1, 0}) {
-        bool reduced[4] = {false, false, false, false};
-        for (int64_t a : axes) reduced[a < 0 ? a + 4 : a] = true;
-        std::vector<int64_t> out_shape;
-        for (int d = 0; d < 4; ++d)
-          if (!reduced[d]) out_shape.push_back(shape[d]);
-          else if (keep) out_shape.push_back(1);
-        ModelBuilder b(8, 18);  // axes as an input (ReduceSum from 13, the others from 18)
-        b.input("x", kF32, {1, 5, 6, 7});
-        b.output("y", kF32, std::vector<DimSpec>(out_shape.begin(), out_shape.end()));
-        auto* axes_t = b.initializer("axes", onnx::TensorProto_DataType_INT64, {2});
-        for (int64_t a : axes) axes_t->add_int64_data(a);
-        attr_int(b.node(op, {"x", "axes"}, {"y"}, "reduce"), "keepdims", keep);
-        const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
-        ASSERT_TRUE(r) << r.error();
-        // The definition: over every input element, into the output element it reduces to.
-        std::vector<double> want(210, 0.0);
-        std::vector<int> count(210, 0);
-        const bool max = std::string(op) == "ReduceMax";
-        for (int64_t c = 0; c < 5; ++c)
-          for (int64_t h = 0; h < 6; ++h)
-            for (int64_t w = 0; w < 7; ++w) {
-              const int64_t oc = reduced[1] ? 0 : c, oh = reduced[2] ? 0 : h, ow = reduced[3] ? 0 : w;
-              const int64_t o = (oc * 6 + oh) * 7 + ow;  // dense over the kept dims' positions
-              const double v = x[static_cast<size_t>((c * 6 + h) * 7 + w)];
-              want[o] = count[o]++ == 0 ? v : max ? std::max(want[o], v) : want[o] + v;
-            }
-        std::vector<double> expect;
-        for (size_t o = 0; o < want.size(); ++o)
-          if (count[o]) expect.push_back(std::string(op) == "ReduceMean" ? want[o] / count[o] : want[o]);
-        const std::vector<Tensor> in = {Tensor::of(ir::DType::Float32, shape, x)};
-        for (const std::string backend : {"cpu", "vulkan"}) {
-          if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
-          RunOptions ro;
-          ro.backend = backend;
-          const RunResult got = vkc::run(r.pte, in, ro);
-          ASSERT_TRUE(got) << describe(got.diagnostics);
-          ASSERT_EQ(got.outputs.at(0).shape, out_shape) << op << " " << backend;
-          ASSERT_EQ(static_cast<size_t>(got.outputs[0].numel()), expect.size());
-          for (size_t i = 0; i < expect.size(); ++i)
-            EXPECT_NEAR(got.outputs[0].get_f(static_cast<int64_t>(i)), expect[i], 1e-4)
-                << op << " axes " << axes[0] << "," << axes[1] << " keepdims " << keep << " " << backend << " at " << i;
+  for (const int64_t batch : {1, 2}) {
+    const std::vector<int64_t> shape = {batch, 5, 6, 7};
+    const int64_t numel = batch * 210;
+    const std::vector<float> x = normal(static_cast<size_t>(numel), 11);
+    for (const char* op : {"ReduceMean", "ReduceMax", "ReduceSum"}) {
+      for (const std::vector<int64_t>& axes : {std::vector<int64_t>{2, 3}, {1, 3}, {-3, -2}}) {
+        for (const int keep : {1, 0}) {
+          bool reduced[4] = {false, false, false, false};
+          for (int64_t a : axes) reduced[a < 0 ? a + 4 : a] = true;
+          std::vector<int64_t> out_shape;
+          for (int d = 0; d < 4; ++d)
+            if (!reduced[d]) out_shape.push_back(shape[d]);
+            else if (keep) out_shape.push_back(1);
+          ModelBuilder b(8, 18);  // axes as an input (ReduceSum from 13, the others from 18)
+          b.input("x", kF32, std::vector<DimSpec>(shape.begin(), shape.end()));
+          b.output("y", kF32, std::vector<DimSpec>(out_shape.begin(), out_shape.end()));
+          auto* axes_t = b.initializer("axes", onnx::TensorProto_DataType_INT64, {2});
+          for (int64_t a : axes) axes_t->add_int64_data(a);
+          attr_int(b.node(op, {"x", "axes"}, {"y"}, "reduce"), "keepdims", keep);
+          const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
+          ASSERT_TRUE(r) << r.error();
+          // The definition: over every input element, into the output element it reduces to.
+          std::vector<double> want(static_cast<size_t>(numel), 0.0);
+          std::vector<int> count(static_cast<size_t>(numel), 0);
+          const bool max = std::string(op) == "ReduceMax";
+          for (int64_t n = 0; n < batch; ++n)
+            for (int64_t c = 0; c < 5; ++c)
+              for (int64_t h = 0; h < 6; ++h)
+                for (int64_t w = 0; w < 7; ++w) {
+                  const int64_t oc = reduced[1] ? 0 : c, oh = reduced[2] ? 0 : h, ow = reduced[3] ? 0 : w;
+                  const auto o = static_cast<size_t>(((n * 5 + oc) * 6 + oh) * 7 + ow);  // kept positions, in order
+                  const double v = x[static_cast<size_t>(((n * 5 + c) * 6 + h) * 7 + w)];
+                  want[o] = count[o]++ == 0 ? v : max ? std::max(want[o], v) : want[o] + v;
+                }
+          std::vector<double> expect;
+          for (size_t o = 0; o < want.size(); ++o)
+            if (count[o]) expect.push_back(std::string(op) == "ReduceMean" ? want[o] / count[o] : want[o]);
+          const std::vector<Tensor> in = {Tensor::of(ir::DType::Float32, shape, x)};
+          for (const std::string backend : {"cpu", "vulkan"}) {
+            if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+            RunOptions ro;
+            ro.backend = backend;
+            const RunResult got = vkc::run(r.pte, in, ro);
+            ASSERT_TRUE(got) << describe(got.diagnostics);
+            ASSERT_EQ(got.outputs.at(0).shape, out_shape) << op << " " << backend;
+            ASSERT_EQ(static_cast<size_t>(got.outputs[0].numel()), expect.size());
+            for (size_t i = 0; i < expect.size(); ++i)
+              EXPECT_NEAR(got.outputs[0].get_f(static_cast<int64_t>(i)), expect[i], 1e-4)
+                  << op << " axes " << axes[0] << "," << axes[1] << " keepdims " << keep << " batch " << batch << " "
+                  << backend << " at " << i;
+          }
         }
       }
     }

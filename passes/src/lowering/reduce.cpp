@@ -36,7 +36,12 @@ Result lower_reduce(ir::Graph& g, ir::Node* n) {
   std::vector<int64_t> sorted = axes;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  if (sorted.size() == 2 && rank >= 3 && sorted[0] >= rank - 3) {
+  // (ET-VK's reduce2d also refuses, for a batch above 1, to reduce the dim batches are stacked
+  // along in a texture: C of a 4-D tensor.)
+  const auto& in_dims = n->input(0)->shape();
+  const bool stacked_batches = rank == 4 && sorted.size() == 2 && sorted[0] == 1 &&
+                               !(in_dims.is_static() && in_dims.sizes()[0] == 1);
+  if (sorted.size() == 2 && rank >= 3 && sorted[0] >= rank - 3 && !stacked_batches) {
     if (keepdim) {
       to_runtime(n, op, {n->input(0)}, {{"dim", sorted}, {"keepdim", true}});
       return std::nullopt;
