@@ -16,6 +16,23 @@ vec4 load_in(int x, int y, int z) {
 }
 
 // Output texels (x0 .. x0 + 3, y, z), clamped; those past the width are not stored.
+// One tap of a general convolution at 4 output positions along W (the input texels at ix,
+// ix + sw, ..., row iy, slice z; lanes not kept selected away): the 4 input lanes' weight vec4s
+// from wi on, multiplied into the 4 accumulators.
+void add_tap(int wi, int ix, int iy, int z, int sw, bvec4 keep, inout vec4 acc0, inout vec4 acc1, inout vec4 acc2,
+             inout vec4 acc3) {
+  const vec4 w0 = vec4(t_weight[wi]), w1 = vec4(t_weight[wi + 1]);
+  const vec4 w2 = vec4(t_weight[wi + 2]), w3 = vec4(t_weight[wi + 3]);
+  const vec4 i0 = mix(vec4(0.0), load_in(ix, iy, z), keep);
+  const vec4 i1 = mix(vec4(0.0), load_in(ix + sw, iy, z), keep);
+  const vec4 i2 = mix(vec4(0.0), load_in(ix + 2 * sw, iy, z), keep);
+  const vec4 i3 = mix(vec4(0.0), load_in(ix + 3 * sw, iy, z), keep);
+  acc0 += w0 * i0.x + w1 * i0.y + w2 * i0.z + w3 * i0.w;
+  acc1 += w0 * i1.x + w1 * i1.y + w2 * i1.z + w3 * i1.w;
+  acc2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
+  acc3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
+}
+
 void store_row4(int x0, int y, int z, vec4 r0, vec4 r1, vec4 r2, vec4 r3) {
   const vec4 lo = vec4(p.out_min), hi = vec4(p.out_max);
   imageStore(t_out, ivec3(x0, y, z), VEC4_T(clamp(r0, lo, hi)));
@@ -184,20 +201,8 @@ void main() {
       [[unroll]] for (int ky = 0; ky < 3; ++ky) {
         const int iy = iy0 + ky * dh;
         if (iy < 0 || iy >= p.in_sizes.y) continue;
-        [[unroll]] for (int kx = 0; kx < 3; ++kx) {
-          const int wi = widx + (ky * 3 + kx) * 4;
-          const vec4 w0 = vec4(t_weight[wi]), w1 = vec4(t_weight[wi + 1]);
-          const vec4 w2 = vec4(t_weight[wi + 2]), w3 = vec4(t_weight[wi + 3]);
-          const int ix = ix0 + kx * dw;
-          const vec4 i0 = mix(vec4(0.0), load_in(ix, iy, z), keep);
-          const vec4 i1 = mix(vec4(0.0), load_in(ix + sw, iy, z), keep);
-          const vec4 i2 = mix(vec4(0.0), load_in(ix + 2 * sw, iy, z), keep);
-          const vec4 i3 = mix(vec4(0.0), load_in(ix + 3 * sw, iy, z), keep);
-          acc0 += w0 * i0.x + w1 * i0.y + w2 * i0.z + w3 * i0.w;
-          acc1 += w0 * i1.x + w1 * i1.y + w2 * i1.z + w3 * i1.w;
-          acc2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
-          acc3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
-        }
+        [[unroll]] for (int kx = 0; kx < 3; ++kx)
+          add_tap(widx + (ky * 3 + kx) * 4, ix0 + kx * dw, iy, z, sw, keep, acc0, acc1, acc2, acc3);
       }
     }
   } else
@@ -210,19 +215,7 @@ void main() {
         widx += kw * 4;
         continue;
       }
-      for (int kx = 0; kx < kw; ++kx, widx += 4) {
-        const vec4 w0 = vec4(t_weight[widx]), w1 = vec4(t_weight[widx + 1]);
-        const vec4 w2 = vec4(t_weight[widx + 2]), w3 = vec4(t_weight[widx + 3]);
-        const int ix = ix0 + kx * dw;
-        const vec4 i0 = mix(vec4(0.0), load_in(ix, iy, z), keep);
-        const vec4 i1 = mix(vec4(0.0), load_in(ix + sw, iy, z), keep);
-        const vec4 i2 = mix(vec4(0.0), load_in(ix + 2 * sw, iy, z), keep);
-        const vec4 i3 = mix(vec4(0.0), load_in(ix + 3 * sw, iy, z), keep);
-        acc0 += w0 * i0.x + w1 * i0.y + w2 * i0.z + w3 * i0.w;
-        acc1 += w0 * i1.x + w1 * i1.y + w2 * i1.z + w3 * i1.w;
-        acc2 += w0 * i2.x + w1 * i2.y + w2 * i2.z + w3 * i2.w;
-        acc3 += w0 * i3.x + w1 * i3.y + w2 * i3.z + w3 * i3.w;
-      }
+      for (int kx = 0; kx < kw; ++kx, widx += 4) add_tap(widx, ix0 + kx * dw, iy, z, sw, keep, acc0, acc1, acc2, acc3);
     }
   }
 #endif
