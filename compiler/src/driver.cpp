@@ -1,4 +1,5 @@
 #include "vkc/compiler/driver.h"
+#include "branch_programs.h"
 #include "vkc/serializer/io_names.h"
 
 #include <fmt/format.h>
@@ -130,51 +131,97 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
       } catch (...) {
       }
     });
-  begin_phase();
   ImportOptions import_options;
   import_options.input_shapes = config.input_shapes;
   import_options.dims = config.dims;
   import_options.input_values = config.input_values;
   import_options.kv_cache_len = config.max_seq_len;
-  std::shared_ptr<ir::Graph> g = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, import_options)
-                                                 : import_onnx_file(model.file, import_options);
-
-  require_static_inputs(*g);
-  end_phase();
-  begin_phase();
-  stats.onnx_nodes = g->num_nodes();
-  passes::PassContext ctx;
-  ctx.force_fp16 = options.force_fp16.value_or(false);
-  ctx.max_seq_len = config.max_seq_len;
-  ctx.max_texture_width = limits_for(options, config.device).texture[0];
-  ctx.quant = std::move(quant);
-  passes::PipelineHooks hooks;
-  hooks.skip = config.skip_passes;
-  if (!config.dump_ir_after.empty() && config.ir_dump) {
-    hooks.after_pass = [&](const passes::PassInfo& p, const ir::Graph& graph) {
-      if (config.dump_ir_after == "all" || config.dump_ir_after == p.name)
-        config.ir_dump(std::string(p.name), ir::print_graph(graph));
-    };
+  const partitioner::PartitionOptions popts = [&] {
+    partitioner::PartitionOptions p;
+    p.limits = limits_for(options, config.device);
+    p.skip_memory_planning = options.skip_memory_planning.value_or(false);
+    return p;
+  }();
+  // One compile of the model as far as partitioning; the first (`timed`) reports its phases and
+  // pass times. A run-time If over branches of different shapes leaves open conditions: the model
+  // is then compiled again per branch with each bound (branch_programs.h).
+  bool reported = false;  // on_partition: the first whole program only
+  auto compile_part = [&](const detail::Bindings& bindings, const std::string* output, bool timed) {
+    if (timed) begin_phase();
+    detail::Part part;
+    part.graph = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, import_options)
+                                 : import_onnx_file(model.file, import_options);
+    ir::Graph& g = *part.graph;
+    require_static_inputs(g);
+    detail::bind_conditions(g, bindings);
+    const auto conditions = detail::if_conditions(g);
+    if (output) {
+      ir::Value* v = g.find_value(*output);
+      if (!v) throw CompileError(fmt::format("If condition '{}' is not in the model as imported", *output));
+      g.outputs = {detail::condition_output(g, v)};
+    }
+    if (timed) {
+      end_phase();
+      begin_phase();
+      stats.onnx_nodes = g.num_nodes();
+    }
+    passes::PassContext ctx;
+    ctx.force_fp16 = options.force_fp16.value_or(false);
+    ctx.max_seq_len = config.max_seq_len;
+    ctx.max_texture_width = popts.limits.texture[0];
+    ctx.quant = quant;
+    passes::PipelineHooks hooks;
+    hooks.skip = config.skip_passes;
+    if (timed && !config.dump_ir_after.empty() && config.ir_dump) {
+      hooks.after_pass = [&](const passes::PassInfo& p, const ir::Graph& graph) {
+        if (config.dump_ir_after == "all" || config.dump_ir_after == p.name)
+          config.ir_dump(std::string(p.name), ir::print_graph(graph));
+      };
+    }
+    try {
+      passes::run_pipeline(g, ctx, hooks);
+    } catch (const passes::PassError& e) {
+      throw CompileError(e.what());
+    }
+    if (timed) {
+      stats.pass_seconds = ctx.pass_seconds;
+      end_phase();
+      begin_phase();
+    }
+    if (stats.quantized_layers.empty()) stats.quantized_layers = std::move(ctx.quant_report);
+    part.notes = std::move(ctx.notes);
+    part.open_conditions = detail::open_conditions(g, conditions);
+    part.partition = partitioner::partition_graph(g, popts, ctx.not_lowered);
+    if (!part.open_conditions.empty()) return part;
+    if (config.on_partition && !output && !reported) {
+      config.on_partition(g, part.partition, popts.limits);
+      reported = true;
+    }
+    if (size_t n = part.partition.num_rejected(); n && !config.cpu_fallback)
+      throw CompileError(output ? fmt::format("the If condition '{}': {} node(s) cannot run on Vulkan: {}", *output, n,
+                                              rejected_list(part.partition))
+                                : fmt::format("{} node(s) cannot run on Vulkan: {}", n, rejected_list(part.partition)));
+    return part;
+  };
+  detail::Part root = compile_part({}, nullptr, true);
+  detail::Split split;
+  if (!root.open_conditions.empty()) {
+    split = detail::split_on_conditions(root, [&](const detail::Bindings& b, const std::string* output) {
+      return compile_part(b, output, false);
+    });
+    stats.notes.push_back(fmt::format(
+        "If condition{} {} {} decided at run time over branches of different shapes: the program holds {} "
+        "compiled variants and picks one as it runs",
+        split.conditions.size() > 1 ? "s" : "", fmt::join(split.conditions, ", "),
+        split.conditions.size() > 1 ? "are" : "is", split.leaves.size()));
   }
-  try {
-    passes::run_pipeline(*g, ctx, hooks);
-  } catch (const passes::PassError& e) {
-    throw CompileError(e.what());
-  }
-  stats.pass_seconds = ctx.pass_seconds;
-  stats.quantized_layers = std::move(ctx.quant_report);
-  stats.notes = std::move(ctx.notes);
-
   end_phase();
-  begin_phase();
-  partitioner::PartitionOptions popts;
-  popts.limits = limits_for(options, config.device);
-  popts.skip_memory_planning = options.skip_memory_planning.value_or(false);
-  stats.partition = partitioner::partition_graph(*g, popts, ctx.not_lowered);
-  end_phase();
-  if (config.on_partition) config.on_partition(*g, stats.partition, popts.limits);
-  if (size_t n = stats.partition.num_rejected(); n && !config.cpu_fallback)
-    throw CompileError(fmt::format("{} node(s) cannot run on Vulkan: {}", n, rejected_list(stats.partition)));
+  const detail::Part& first = split.leaves.empty() ? root : *split.leaves.front();
+  for (const detail::Part* p : split.leaves.empty() ? std::vector<const detail::Part*>{&root} : split.leaves)
+    for (const std::string& note : p->notes)
+      if (std::find(stats.notes.begin(), stats.notes.end(), note) == stats.notes.end()) stats.notes.push_back(note);
+  std::shared_ptr<ir::Graph> g = first.graph;
+  stats.partition = first.partition;
 
   const std::string out_name = out.bytes ? std::string("<pte bytes>") : out.file.string();
   try {
@@ -185,8 +232,11 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
       embedding.allow_coopmat_nv = config.device && config.device->cooperative_matrix == partitioner::CoopMat::Nv;
       embedding.allow_coopmat_khr = config.device && config.device->cooperative_matrix == partitioner::CoopMat::Khr;
     }
-    serializer::Program program = serializer::build_program(*g, stats.partition, options, config.cpu_fallback,
-                                                            config.embed_shaders ? &embedding : nullptr);
+    serializer::Program program =
+        split.tree ? serializer::build_branching_program(*split.tree, options, config.cpu_fallback,
+                                                         config.embed_shaders ? &embedding : nullptr)
+                   : serializer::build_program(*g, stats.partition, options, config.cpu_fallback,
+                                               config.embed_shaders ? &embedding : nullptr);
     stats.embedded_shaders = embedding.embedded.size();
     stats.operators_without_shaders.assign(embedding.missing.begin(), embedding.missing.end());
     stats.named_data = static_cast<size_t>(std::count_if(program.named_data.begin(), program.named_data.end(), [](const auto& nd) {
@@ -205,8 +255,14 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   } catch (const serializer::SerializeError& e) {
     throw CompileError(fmt::format("{}: {}", out_name, e.what()));
   }
-  stats.delegates = stats.partition.delegates.size();
-  for (const auto& d : stats.partition.delegates) stats.runtime_nodes += d.nodes.size();
+  for (const auto& part : split.parts) {  // every part's delegates, conditions' included
+    stats.delegates += part->partition.delegates.size();
+    for (const auto& d : part->partition.delegates) stats.runtime_nodes += d.nodes.size();
+  }
+  if (!split.tree) {
+    stats.delegates = stats.partition.delegates.size();
+    for (const auto& d : stats.partition.delegates) stats.runtime_nodes += d.nodes.size();
+  }
   stats.graph = std::move(g);
   return stats;
 }

@@ -4,7 +4,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "plan_builder.h"
+#include "emit_part.h"
 #include "vkc/ir/op_registry.h"
 #include "vkc/serializer/build_program.h"
 #include "vkc/serializer/io_names.h"
@@ -29,6 +29,7 @@ std::optional<Operator> portable_kernel(const std::string& op) {
 namespace {
 
 using detail::PlanBuilder;
+using detail::PartContext;
 
 // One KernelCall: every schema argument in order (defaults filled), then the out tensor(s).
 KernelCall kernel_call(const ir::Node& n, PlanBuilder& pb, int32_t op_index) {
@@ -113,37 +114,31 @@ std::vector<Step> step_order(const ir::Graph& g, const partitioner::Partition& p
 
 }  // namespace
 
-Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
-                      bool cpu_fallback, ShaderEmbedding* shaders) {
+namespace detail {
+
+std::vector<int32_t> emit_part(PartContext& cx, const ir::Graph& g, const partitioner::Partition& p) {
   std::unordered_map<const ir::Node*, size_t> delegate_of;
   for (size_t i = 0; i < p.delegates.size(); ++i)
     for (const ir::Node* n : p.delegates[i].nodes) delegate_of[n] = i;
-  if (p.num_rejected() > 0 && !cpu_fallback)
+  if (p.num_rejected() > 0 && !cx.cpu_fallback)
     throw SerializeError(fmt::format("{} node(s) are outside every delegate and CPU fallback is off",
                                      p.num_rejected()));
-  Program program;
-  PlanBuilder pb(program);
-  ExecutionPlan& plan = pb.plan();
-  plan.name = "forward";
-  for (const ir::Value* v : g.inputs) plan.inputs.push_back(pb.tensor(v));
-  const DtypeRules rules = DtypeRules::from(options);
-  const std::vector<CompileSpec> specs = options.to_specs();
-  std::map<std::pair<std::string, std::string>, int32_t> operator_index;
+  ExecutionPlan& plan = cx.pb.plan();
   for (const Step& step : step_order(g, p, delegate_of)) {
     if (step.delegate >= 0) {
       const partitioner::Delegate& d = p.delegates[step.delegate];
-      VkGraph vk = build_vk_graph(d, rules, program.named_data);
+      VkGraph vk = build_vk_graph(d, cx.rules, cx.program.named_data);
       std::vector<uint8_t> shader_bytes;
-      if (shaders) {
-        const ShaderSelection sel = select_shaders(d, rules, *shaders);
-        for (const auto* v : sel.variants) shaders->embedded.insert(v->name);
-        shaders->missing.insert(sel.missing.begin(), sel.missing.end());
+      if (cx.shaders) {
+        const ShaderSelection sel = select_shaders(d, cx.rules, *cx.shaders);
+        for (const auto* v : sel.variants) cx.shaders->embedded.insert(v->name);
+        cx.shaders->missing.insert(sel.missing.begin(), sel.missing.end());
         shader_bytes = embed_shaders(vk, sel);
       }
-      plan.delegates.push_back({kVulkanBackendId, ir::TensorData::owned(write_vk_payload(vk, shader_bytes)), specs});
+      plan.delegates.push_back({kVulkanBackendId, ir::TensorData::owned(write_vk_payload(vk, shader_bytes)), cx.specs});
       DelegateCall call{static_cast<int32_t>(plan.delegates.size() - 1), {}};
-      for (const ir::Value* v : d.inputs) call.args.push_back(pb.tensor(v));
-      for (const ir::Value* v : d.outputs) call.args.push_back(pb.tensor(v));
+      for (const ir::Value* v : d.inputs) call.args.push_back(cx.pb.tensor(v));
+      for (const ir::Value* v : d.outputs) call.args.push_back(cx.pb.tensor(v));
       plan.instructions.emplace_back(std::move(call));
       continue;
     }
@@ -152,22 +147,43 @@ Program build_program(const ir::Graph& g, const partitioner::Partition& p, const
     if (!kernel)
       throw SerializeError(fmt::format("node '{}' ({}) is outside every delegate and has no portable CPU kernel",
                                        n->name(), n->qualified_op()));
-    auto [op_it, fresh] = operator_index.try_emplace({kernel->name, kernel->overload},
-                                                     static_cast<int32_t>(plan.operators.size()));
+    auto [op_it, fresh] = cx.operator_index.try_emplace({kernel->name, kernel->overload},
+                                                        static_cast<int32_t>(plan.operators.size()));
     if (fresh) plan.operators.push_back(*kernel);
-    plan.instructions.emplace_back(kernel_call(*n, pb, op_it->second));
+    plan.instructions.emplace_back(kernel_call(*n, cx.pb, op_it->second));
   }
+  std::vector<int32_t> outputs;
   for (const ir::Value* v : g.outputs) {
     if (v->is_constant())
       throw SerializeError(fmt::format("graph output '{}' is a constant; not supported yet", v->name()));
-    plan.outputs.push_back(pb.tensor(v));
+    outputs.push_back(cx.pb.tensor(v));
   }
-  plan.non_const_buffer_sizes = {0, static_cast<int64_t>(pb.arena())};
+  return outputs;
+}
+
+void finish_program(PartContext& cx, const ir::Graph& g) {
+  ExecutionPlan& plan = cx.pb.plan();
+  plan.name = "forward";
+  plan.non_const_buffer_sizes = {0, static_cast<int64_t>(cx.pb.arena())};
   IoNames names;
   for (const ir::Value* v : g.inputs) names.inputs.push_back(v->name());
   for (const ir::Value* v : g.outputs) names.outputs.push_back(v->name());
-  program.named_data.push_back({kIoNamesKey, ir::TensorData::owned(encode_io_names(names))});
-  program.plans.push_back(std::move(plan));
+  cx.program.named_data.push_back({kIoNamesKey, ir::TensorData::owned(encode_io_names(names))});
+  cx.program.plans.push_back(std::move(plan));
+}
+
+}  // namespace detail
+
+using detail::emit_part;
+using detail::finish_program;
+
+Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
+                      bool cpu_fallback, ShaderEmbedding* shaders) {
+  Program program;
+  PartContext cx(program, options, cpu_fallback, shaders);
+  for (const ir::Value* v : g.inputs) cx.pb.plan().inputs.push_back(cx.pb.tensor(v));
+  cx.pb.plan().outputs = emit_part(cx, g, p);
+  finish_program(cx, g);
   return program;
 }
 

@@ -116,6 +116,9 @@ class VkGraphBuilder {
     VkTensor t;
     t.dtype = gpu_dtype(v->dtype(), rules_);
     for (int64_t s : v->shape().sizes()) t.dims.push_back(static_cast<uint32_t>(s));
+    // ET-VK's broadcasting reads a dim of each operand and fails on 0-d tensors; inside the
+    // delegate a 0-d tensor is the same one element as [1] (its boundary keeps ExecuTorch's rank).
+    if (t.dims.empty() && !is_boundary(v)) t.dims.push_back(1);
     if (v->is_constant()) {
       t.constant_id = constant(v, t.dtype);
       t.staging = t.dtype;
@@ -128,6 +131,11 @@ class VkGraphBuilder {
       t.staging = gpu_dtype(v->dtype(), DtypeRules{rules_.downcast_64_bit, false});
     }
     return tensor_ids_[v] = push(std::move(t));
+  }
+
+  bool is_boundary(const ir::Value* v) const {
+    return std::find(d_.inputs.begin(), d_.inputs.end(), v) != d_.inputs.end() ||
+           std::find(d_.outputs.begin(), d_.outputs.end(), v) != d_.outputs.end();
   }
 
   // A constant's bytes and key are made by name_constants(), once the graph is built.

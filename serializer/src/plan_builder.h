@@ -20,11 +20,14 @@ class PlanBuilder {
   /// The value id of a scalar argument of kind `kind` (None: Null).
   int32_t scalar(const ir::Attribute& a, ir::ArgKind kind);
   int32_t tensor_list(const std::vector<int32_t>& ids);
+  /// Gives `v` the existing value id `id` (one plan input shared by several parts' graphs).
+  void bind(const ir::Value* v, int32_t id) { ids_[v] = id; }
+  /// Appends a value as it is (a plan output that MoveCalls fill, say).
+  int32_t push(EtValue v);
   ExecutionPlan& plan() { return plan_; }
   uint64_t arena() const { return arena_; }
 
  private:
-  int32_t push(EtValue v);
   Program& program_;
   ExecutionPlan plan_;
   std::unordered_map<const ir::Value*, int32_t> ids_;

@@ -58,7 +58,8 @@ struct PlanChecker {
       value_index(m->to, where);
     } else if (auto* j = std::get_if<JumpFalseCall>(&instr)) {
       value_index(j->cond, where);
-      if (j->destination < 0 || size_t(j->destination) >= plan.instructions.size())
+      // Jumping to the chain's end (its size) ends the chain, as after an else branch.
+      if (j->destination < 0 || size_t(j->destination) > plan.instructions.size())
         fail(fmt::format("{} jumps to instruction {} of {}", where, j->destination, plan.instructions.size()));
     } else if (auto* f = std::get_if<FreeCall>(&instr)) {
       value_index(f->value, where);

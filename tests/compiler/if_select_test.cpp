@@ -3,10 +3,14 @@
 // known only at run time is refused with the reason, unless one branch cannot run with the
 // compiled shapes (then the other is taken, with a note). Expected values computed here.
 #include <gmock/gmock.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "onnx_test_models.h"
 #include "vkc/runtime/vulkan.h"
+#include "vkc/serializer/pte_reader.h"
 #include "vkc/vkc.h"
 
 namespace vkc::test {
@@ -144,12 +148,114 @@ TEST(IfSelect, ARunTimeConditionOverBranchesThatTurnOutAlikeSelectsPerCall) {
   }
 }
 
-TEST(IfSelect, ARunTimeConditionOverBranchesOfDifferentShapesIsRefusedWithTheReason) {
+// Runs `pte` with x and the extra inputs on each backend; checks y against `expect(x)` and `shape`.
+void expect_runs(const std::vector<uint8_t>& pte, const std::vector<Tensor>& extra, const std::vector<int64_t>& shape,
+                 const std::function<float(float)>& expect, size_t output = 0) {
+  const auto x = ramp();
+  std::vector<Tensor> inputs{Tensor::of(ir::DType::Float32, {4, 4}, x)};
+  inputs.insert(inputs.end(), extra.begin(), extra.end());
+  for (const std::string backend : {"cpu", "vulkan"}) {
+    if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+    RunOptions ro;
+    ro.backend = backend;
+    const RunResult out = run(std::span<const uint8_t>(pte), inputs, ro);
+    ASSERT_TRUE(out.ok) << backend << ": " << (out.diagnostics.empty() ? "" : out.diagnostics[0].message);
+    ASSERT_EQ(out.outputs.at(output).shape, shape) << backend;
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_FLOAT_EQ(out.outputs[output].get_f(static_cast<int64_t>(i)), expect(x[i])) << backend << " at " << i;
+  }
+}
+
+Tensor flag(bool c) { return Tensor::of(ir::DType::Bool, {}, std::vector<uint8_t>{c}); }
+
+// The chain's control flow: how many JumpFalseCalls and MoveCalls the program holds.
+std::pair<size_t, size_t> jumps_and_moves(const std::vector<uint8_t>& pte) {
+  const auto file = serializer::read_pte_bytes(std::span<const uint8_t>(pte));
+  size_t jumps = 0, moves = 0;
+  for (const auto& instr : file.program.plans.at(0).instructions) {
+    jumps += std::holds_alternative<serializer::JumpFalseCall>(instr);
+    moves += std::holds_alternative<serializer::MoveCall>(instr);
+  }
+  return {jumps, moves};
+}
+
+TEST(IfSelect, ARunTimeConditionOverBranchesOfDifferentShapesPicksItsProgramAsItRuns) {
+  // then: Reshape(x, [2, 8]) * 2, else: x + 1, the condition a graph input: the model is compiled
+  // once per branch and the program jumps on the input to the one it takes.
   const CompileResult r = compile(if_model(4, true), fs::path(), CompileOptions{});
-  ASSERT_FALSE(r.ok);
-  EXPECT_THAT(r.error(), HasSubstr("If whose branches differ in type or shape needs a condition known at compile time"));
-  // The one-element input the condition comes from is named, with the option that binds it.
-  EXPECT_THAT(r.error(), HasSubstr("it comes from input c: bind it with --input-value c=V"));
+  ASSERT_TRUE(r.ok) << r.error();
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].severity, Severity::Note);
+  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("If condition c is decided at run time"));
+  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("holds 2 compiled variants"));
+  EXPECT_EQ(jumps_and_moves(r.pte), (std::pair<size_t, size_t>{2, 2}));
+  expect_runs(r.pte, {flag(true)}, {2, 8}, [](float v) { return 2 * v; });
+  expect_runs(r.pte, {flag(false)}, {4, 4}, [](float v) { return v + 1; });
+}
+
+// As the legacy torch exporter writes `if bool(x.sum() > 0)` of a scripted module: ReduceSum
+// (no keepdims: a 0-d sum), Greater, Cast to bool, If over branches of different shapes.
+std::vector<uint8_t> computed_condition_model() {
+  ModelBuilder m(8, 17);
+  m.input("x", kF32, {4, 4});
+  m.raw_floats("zero", {}, {0.0f});
+  attr_int(m.node("ReduceSum", {"x"}, {"s"}, "sum"), "keepdims", 0);
+  m.node("Greater", {"s", "zero"}, {"gt"}, "gt");
+  attr_int(m.node("Cast", {"gt"}, {"cond"}, "cast"), "to", onnx::TensorProto_DataType_BOOL);
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  auto* else_g = add_branch(if_with_reshape_then(m, "cond", {2, 8}, {2, 8}), "else_branch");
+  branch_node(else_g, "Add", {"x", "one_f"}, "e_out");
+  ModelBuilder::set_type(else_g->add_output(), "e_out", kF32, {4, 4});
+  return m.bytes();
+}
+
+TEST(IfSelect, AConditionComputedFromTheInputsRunsBeforeTheJump) {
+  const CompileResult r = compile(computed_condition_model(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r.ok) << r.error();
+  EXPECT_EQ(jumps_and_moves(r.pte), (std::pair<size_t, size_t>{2, 2}));
+  // ramp() sums to 12 (> 0): then. Shifted down it sums below 0: else (checked on the values).
+  expect_runs(r.pte, {}, {2, 8}, [](float v) { return 2 * v; });
+  const auto x = ramp();
+  std::vector<float> low(x.size());
+  for (size_t i = 0; i < x.size(); ++i) low[i] = x[i] - 2;
+  const RunResult out = run(std::span<const uint8_t>(r.pte), {Tensor::of(ir::DType::Float32, {4, 4}, low)}, RunOptions{});
+  ASSERT_TRUE(out.ok);
+  ASSERT_EQ(out.outputs.at(0).shape, (std::vector<int64_t>{4, 4}));
+  for (size_t i = 0; i < low.size(); ++i) EXPECT_FLOAT_EQ(out.outputs[0].get_f(static_cast<int64_t>(i)), low[i] + 1);
+}
+
+TEST(IfSelect, TwoIndependentConditionsMakeFourProgramsEachRunWhereItsConditionsHold) {
+  // y = If(c) {Reshape(x, [2, 8]) * 2} else {x + 1}; z = If(d) {Reshape(x, [16]) * 2} else {x + 1}.
+  ModelBuilder m(8, 17);
+  input_and_condition(m, 4, true);
+  m.input("d", onnx::TensorProto_DataType_BOOL, {});
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  m.output("z", kF32, {std::string("n")});
+  auto* else_y = add_branch(if_with_reshape_then(m, "c", {2, 8}, {2, 8}), "else_branch");
+  branch_node(else_y, "Add", {"x", "one_f"}, "e_out");
+  ModelBuilder::set_type(else_y->add_output(), "e_out", kF32, {4, 4});
+  auto* t = m.initializer("flat", onnx::TensorProto_DataType_INT64, {1});
+  t->add_int64_data(16);
+  auto* n = m.node("If", {"d"}, {"z"}, "if_z");
+  auto* then_z = add_branch(n, "then_branch");
+  branch_node(then_z, "Reshape", {"x", "flat"}, "zr");
+  branch_node(then_z, "Mul", {"zr", "two"}, "zt_out");
+  ModelBuilder::set_type(then_z->add_output(), "zt_out", kF32, {16});
+  auto* else_z = add_branch(n, "else_branch");
+  branch_node(else_z, "Add", {"x", "one_f"}, "ze_out");
+  ModelBuilder::set_type(else_z->add_output(), "ze_out", kF32, {4, 4});
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r.ok) << r.error();
+  EXPECT_THAT(r.diagnostics.at(0).message, HasSubstr("holds 4 compiled variants"));
+  EXPECT_EQ(jumps_and_moves(r.pte), (std::pair<size_t, size_t>{6, 8}));
+  for (const bool c : {true, false})
+    for (const bool d : {true, false}) {
+      SCOPED_TRACE(fmt::format("c={} d={}", c, d));
+      expect_runs(r.pte, {flag(c), flag(d)}, c ? std::vector<int64_t>{2, 8} : std::vector<int64_t>{4, 4},
+                  [c](float v) { return c ? 2 * v : v + 1; }, 0);
+      expect_runs(r.pte, {flag(c), flag(d)}, d ? std::vector<int64_t>{16} : std::vector<int64_t>{4, 4},
+                  [d](float v) { return d ? 2 * v : v + 1; }, 1);
+    }
 }
 
 TEST(IfSelect, InputValueBindsTheConditionsInputSoTheIfResolves) {
@@ -274,9 +380,11 @@ TEST(IfSelect, BothBranchesIllFormedIsStillRefused) {
   auto* n = m.node("If", {cond}, {"y"}, "if");
   ill_formed_branch(add_branch(n, "then_branch"), "t_out");
   ill_formed_branch(add_branch(n, "else_branch"), "e_out");
+  // Either program fails for every input; the error names the branch being compiled.
   const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
   EXPECT_FALSE(r.ok);
-  EXPECT_THAT(r.error(), HasSubstr("If whose branches differ in type or shape needs a condition known at compile time"));
+  EXPECT_THAT(r.error(), HasSubstr("with If condition 'c' true: "));
+  EXPECT_THAT(r.error(), HasSubstr("cannot run on Vulkan"));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // KernelCall fallback for nodes left out of every delegate.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "common/graph_builder.h"
 #include "vkc/partitioner/partition.h"
 #include "vkc/serializer/build_program.h"
@@ -145,6 +147,34 @@ TEST(BuildProgram, EtVkOperatorsHaveNoPortableKernel) {
   } catch (const SerializeError& e) {
     EXPECT_NE(std::string(e.what()).find("has no portable CPU kernel"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace vkc::serializer
+
+namespace vkc::serializer {
+namespace {
+
+TEST(BuildVkGraph, ZeroDimTensorsInsideADelegateAreOneElementVectorsItsBoundaryKeepsRankZero) {
+  // ET-VK's broadcasting reads the last dim of each operand (it fails on two 0-d operands), so a
+  // 0-d tensor inside the delegate is written as [1]; the delegate's own inputs and outputs keep
+  // ExecuTorch's rank, which its runtime checks.
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", testing::f32({}));
+  ir::Node* add = testing::runtime(g, "aten.add.Tensor", {x, testing::constant(g, "one", {}, {1})}, {testing::f32({})});
+  ir::Node* mul = testing::runtime(g, "aten.mul.Tensor", {add->output(0), add->output(0)}, {testing::f32({})});
+  g.outputs.push_back(mul->output(0));
+  auto p = partitioner::partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 1u);
+  std::vector<NamedData> named;
+  VkGraph vk = build_vk_graph(p.delegates[0], {}, named);
+  const auto dims = [&](int32_t id) { return std::get<VkTensor>(vk.values.at(id)).dims; };
+  auto call = std::find_if(vk.chain.begin(), vk.chain.end(), [](const auto& c) { return c.name == "aten.add.Tensor"; });
+  ASSERT_NE(call, vk.chain.end());
+  EXPECT_TRUE(dims(vk.input_ids.at(0)).empty());
+  EXPECT_TRUE(dims(vk.output_ids.at(0)).empty());
+  EXPECT_TRUE(dims(call->args.at(0)).empty());                    // x, the delegate's input
+  EXPECT_EQ(dims(call->args.back()), (std::vector<uint32_t>{1}));  // add's output, inside
 }
 
 }  // namespace

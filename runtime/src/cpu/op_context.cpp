@@ -20,6 +20,9 @@ void GraphState::store(int32_t id, HostTensor t, const std::string& where) {
   const serializer::VkTensor* vt = vk_tensor(id);
   if (!vt) throw RuntimeError(fmt::format("{}: output value {} is not a tensor", where, id));
   std::vector<int64_t> dims(vt->dims.begin(), vt->dims.end());
+  // A 0-d value is held as [1] inside a delegate (its boundary keeps rank 0): one element either way.
+  const std::vector<int64_t> one{1};
+  if ((t.shape.empty() && dims == one) || (t.shape == one && dims.empty())) t.shape = dims;
   if (t.shape != dims)
     throw RuntimeError(fmt::format("{}: computed shape [{}] but value {} is declared [{}]", where,
                                    fmt::join(t.shape, ","), id, fmt::join(dims, ",")));

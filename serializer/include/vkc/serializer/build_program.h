@@ -3,6 +3,7 @@
 // delegate's VkGraph payload, and the constants as named data.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -41,5 +42,32 @@ struct ShaderEmbedding;
 /// portable kernel (et_vk.*, ONNX nodes), build_program throws SerializeError naming the node.
 Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
                       bool cpu_fallback = false, ShaderEmbedding* shaders = nullptr);
+
+/// One straight-line part of a program: a partitioned graph.
+struct ProgramPart {
+  const ir::Graph* graph = nullptr;
+  const partitioner::Partition* partition = nullptr;
+};
+
+/// A program that picks one of two programs at run time, as an ONNX If whose branches differ in
+/// shape and whose condition is known only then: `condition` computes the condition (its graph's
+/// one output, a one-element bool tensor) or `condition_input` names the plan input that is it;
+/// then `then_branch` or `else_branch` runs. A leaf is one whole program (`leaf`). Every part's
+/// graph has the same inputs, in the same order.
+struct BranchTree {
+  ProgramPart leaf;
+  std::optional<ProgramPart> condition;
+  int condition_input = -1;
+  std::unique_ptr<BranchTree> then_branch, else_branch;
+  bool is_leaf() const { return !then_branch; }
+};
+
+/// The program of a BranchTree: one chain in which each condition's part is followed by a
+/// JumpFalseCall to its else branch, the then branch ends with an unconditional jump past it, and
+/// each leaf moves its outputs into the plan's outputs (MoveCall; they are not memory-planned, and
+/// dynamic-bound where the leaves' shapes differ). ExecuTorch's runtime runs such chains as it
+/// runs torch.cond's.
+Program build_branching_program(const BranchTree& tree, const CompileOptions& options, bool cpu_fallback = false,
+                                ShaderEmbedding* shaders = nullptr);
 
 }  // namespace vkc::serializer
