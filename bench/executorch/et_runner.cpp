@@ -619,7 +619,7 @@ int main(int argc, char** argv) {
       sumerr += d;
       refmax = std::max(refmax, std::fabs(ref[k]));
     }
-    size_t V = t.size(t.dim() - 1), rows = ref.size() / V, same = 0;
+    size_t V = t.dim() > 0 ? std::max<size_t>(1, t.size(t.dim() - 1)) : 1, rows = ref.size() / V, same = 0;  // 0-d: one row
     for (size_t r = 0; r < rows; r++) {
       size_t ag = 0, ar = 0;
       for (size_t v = 1; v < V; v++) {

@@ -586,8 +586,28 @@ TEST(Lowering, ReductionsOverSeveralAxesBecomeAChainOfOneAxisReductions) {
     EXPECT_EQ(std::get<bool>(*r->attr("keepdim")), true);
     dims.push_back(std::get<Ints>(*r->attr("dim")).at(0));
   }
-  EXPECT_EQ(dims, (Ints{3, 2, 1, 0}));  // walked back from the last
+  EXPECT_EQ(dims, (Ints{3, 2, 1}));  // walked back from the last; the size-1 batch needs none
   EXPECT_EQ(v->shape().sizes(), (Ints{1, 1, 1, 1}));
+}
+
+TEST(Lowering, AReductionOverTheBatchIsTheMiddleDimOfA3DView) {
+  // ET-VK reduces along the dims its textures lay out as x, y and z only (not N of a 4-D tensor,
+  // nor C when N > 1): those become [before, axis, after] views reduced along dim 1.
+  for (const int64_t axis : {0, 1}) {
+    Lowered t;
+    ir::Value* x = testing::input(t.g, "x", f32({2, 3, 4, 5}));
+    auto out = Ints{2, 3, 4, 5};
+    out[axis] = 1;
+    t.node = testing::onnx(t.g, "ReduceSum", {x, testing::constant_i64(t.g, "axes", {axis})}, f32(out), {}, 13);
+    t.lower();
+    EXPECT_EQ(t.node->op_type(), "aten.view_copy.default");
+    const ir::Node* r = t.node->input(0)->producer();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->op_type(), "aten.sum.dim_IntList");
+    EXPECT_EQ(std::get<Ints>(*r->attr("dim")), (Ints{1}));
+    EXPECT_EQ(r->input(0)->shape().sizes(), axis == 0 ? (Ints{1, 2, 60}) : (Ints{2, 3, 20}));
+    EXPECT_EQ(r->input(0)->producer()->op_type(), "aten.view_copy.default");
+  }
 }
 
 TEST(Lowering, TransposeSliceSplitPad) {

@@ -7,6 +7,51 @@
 
 namespace vkc::passes::lowering {
 
+namespace {
+
+// One axis reduced, keepdim. ET-VK reduces along a dim its texture lays out as x, y or z, and not
+// along the dim batches are stacked on: an axis before the last three (or C of a 4-D tensor whose
+// batch is above 1) is reduced as the middle dim of a 3-D view [before, axis, after] instead.
+bool needs_3d_view(const std::vector<int64_t>& shape, int64_t a) {
+  const auto rank = static_cast<int64_t>(shape.size());
+  return rank - 1 - a >= 3 || (rank == 4 && a == 1 && shape[0] > 1);
+}
+
+// `x` reduced along `a` as the middle dim of the view [before, a, after]: [before, 1, after].
+ir::Value* reduce_as_3d(ir::Graph& g, ir::Node* n, const std::string& op, ir::Value* x, int64_t a) {
+  const auto shape = x->shape().sizes();
+  int64_t before = 1, after = 1;
+  for (int64_t d = 0; d < a; ++d) before *= shape[d];
+  for (int64_t d = a + 1; d < static_cast<int64_t>(shape.size()); ++d) after *= shape[d];
+  const std::vector<int64_t> view{before, shape[a], after}, reduced{before, 1, after};
+  const std::string name = n->name() + "_axis" + std::to_string(a);
+  ir::Node* v = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {x}, {{x->dtype(), ir::Shape::of(view)}},
+                           g.unique_name(name + "_3d"), n);
+  v->attrs() = {{"size", view}};
+  ir::Node* r = g.add_node(ir::kVulkanDomain, op, {v->output(0)}, {{x->dtype(), ir::Shape::of(reduced)}},
+                           g.unique_name(name), n);
+  r->attrs() = {{"dim", std::vector<int64_t>{1}}, {"keepdim", true}};
+  return r->output(0);
+}
+
+// `x` reduced along `a`, keepdim.
+ir::Value* reduce_one_axis(ir::Graph& g, ir::Node* n, const std::string& op, ir::Value* x, int64_t a) {
+  auto out_shape = x->shape().sizes();
+  out_shape[a] = 1;
+  const std::string name = n->name() + "_axis" + std::to_string(a);
+  if (!needs_3d_view(x->shape().sizes(), a)) {
+    ir::Node* r = g.add_node(ir::kVulkanDomain, op, {x}, {{x->dtype(), ir::Shape::of(out_shape)}}, g.unique_name(name), n);
+    r->attrs() = {{"dim", std::vector<int64_t>{a}}, {"keepdim", true}};
+    return r->output(0);
+  }
+  ir::Node* back = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {reduce_as_3d(g, n, op, x, a)},
+                              {{x->dtype(), ir::Shape::of(out_shape)}}, g.unique_name(name + "_back"), n);
+  back->attrs() = {{"size", out_shape}};
+  return back->output(0);
+}
+
+}  // namespace
+
 Result lower_reduce(ir::Graph& g, ir::Node* n) {
   static const std::map<std::string, std::string, std::less<>> kOps = {{"ReduceMean", "aten.mean.dim"},
                                                                        {"ReduceSum", "aten.sum.dim_IntList"},
@@ -56,29 +101,29 @@ Result lower_reduce(ir::Graph& g, ir::Node* n) {
       return std::nullopt;
     }
   }
-  if ((axes.size() > 1 || !keepdim) && has_static_shape(n->input(0)) && has_static_shape(n->output(0))) {
+  const bool reaches_batches = in_dims.is_static() && std::any_of(sorted.begin(), sorted.end(), [&](int64_t a) {
+    return in_dims.sizes()[a] > 1 && needs_3d_view(in_dims.sizes(), a);
+  });
+  if ((axes.size() > 1 || !keepdim || reaches_batches) && has_static_shape(n->input(0)) && has_static_shape(n->output(0))) {
     // The runtime reduces one dim (any texture, keepdim) or two of a few layouts: several axes
     // become a chain of one-axis reductions (exact for max/min/sum; mean of equal-sized means),
     // and without keepdim the reduced dims are dropped by a view (keepdim=False reductions have
-    // texture representations only over the last dim).
+    // texture representations only over the last dim). An axis of size 1 is left as it is.
     ir::Value* cur = n->input(0);
-    auto shape = cur->shape().sizes();
-    for (size_t i = 0; i + 1 < axes.size(); ++i) {
-      shape[axes[i]] = 1;
-      ir::Node* r = g.add_node(ir::kVulkanDomain, op, {cur}, {{cur->dtype(), ir::Shape::of(shape)}},
-                               g.unique_name(n->name() + "_axis" + std::to_string(axes[i])), n);
-      r->attrs() = {{"dim", std::vector<int64_t>{axes[i]}}, {"keepdim", true}};
-      cur = r->output(0);
+    std::vector<int64_t> todo;
+    for (int64_t a : sorted)
+      if (in_dims.sizes()[a] != 1) todo.push_back(a);
+    for (size_t i = 0; i + 1 < todo.size(); ++i) cur = reduce_one_axis(g, n, op, cur, todo[i]);
+    if (!todo.empty()) {
+      const int64_t a = todo.back();
+      if (keepdim && !needs_3d_view(cur->shape().sizes(), a)) {
+        to_runtime(n, op, {cur}, {{"dim", std::vector<int64_t>{a}}, {"keepdim", true}});
+        return std::nullopt;
+      }
+      // The output's view of the last reduction (keepdim or not: the same elements).
+      cur = needs_3d_view(cur->shape().sizes(), a) ? reduce_as_3d(g, n, op, cur, a) : reduce_one_axis(g, n, op, cur, a);
     }
-    shape[axes.back()] = 1;
-    if (keepdim) {
-      to_runtime(n, op, {cur}, {{"dim", std::vector<int64_t>{axes.back()}}, {"keepdim", true}});
-      return std::nullopt;
-    }
-    ir::Node* last = g.add_node(ir::kVulkanDomain, op, {cur}, {{cur->dtype(), ir::Shape::of(shape)}},
-                                g.unique_name(n->name() + "_axis" + std::to_string(axes.back())), n);
-    last->attrs() = {{"dim", std::vector<int64_t>{axes.back()}}, {"keepdim", true}};
-    to_runtime(n, "aten.view_copy.default", {last->output(0)}, {{"size", n->output(0)->shape().sizes()}});
+    to_runtime(n, "aten.view_copy.default", {cur}, {{"size", n->output(0)->shape().sizes()}});
     return std::nullopt;
   }
   to_runtime(n, op, {n->input(0)}, {{"dim", axes}, {"keepdim", keepdim}});
