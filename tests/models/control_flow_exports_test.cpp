@@ -1,0 +1,51 @@
+// The control-flow part of the real-exporter corpus (tests/models/control_flow/, made by
+// export_control_flow.py on the GPU machine): scripted torch modules whose `if` is decided at run
+// time over branches of different shapes, as PyTorch's TorchScript exporter writes them (an ONNX If
+// on a computed or an input condition, one nested in another). Every one compiles into a program
+// that picks its compiled branch as it runs, every node delegated, and computes onnxruntime's
+// outputs of that very file for each data set (each takes another branch) on cpu and (where
+// present) Vulkan.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "export_test_util.h"
+#include "vkc/serializer/pte_reader.h"
+
+namespace vkc::test {
+namespace {
+
+const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/control_flow";
+
+class ControlFlowExport : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ControlFlowExport, PicksTheBranchAsItRunsAndMatchesOnnxruntimeOnEveryBranch) {
+  const std::string name = GetParam();
+  CompiledExport c;
+  compile_export(kDir / name, c);
+  if (HasFatalFailure()) return;
+  const CompileResult& r = c.result;
+  ops_of(r);  // every node delegated
+  const auto file = serializer::read_pte_bytes(std::span<const uint8_t>(r.pte));
+  size_t jumps = 0;
+  for (const auto& instr : file.program.plans.at(0).instructions)
+    jumps += std::holds_alternative<serializer::JumpFalseCall>(instr);
+  EXPECT_GE(jumps, 2u) << "a run-time If keeps its jumps";
+  std::set<std::vector<int64_t>> shapes;
+  size_t sets = 0;
+  for (; fs::exists(kDir / name / fmt::format("test_data_set_{}", sets)); ++sets) {
+    const fs::path set = kDir / name / fmt::format("test_data_set_{}", sets);
+    const auto inputs = read_set(set, "input");
+    const auto want = read_set(set, "output");
+    shapes.insert(want.at(0).shape);
+    for (const std::string& b : backends())
+      expect_close(run_pte(r.pte, inputs, b), want, fmt::format("{} set {} on {}", name, sets, b));
+  }
+  EXPECT_GE(sets, 2u);
+  EXPECT_GE(shapes.size(), 2u) << "the data sets take branches of different shapes";
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, ControlFlowExport, ::testing::ValuesIn(subfolders(kDir)),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+}  // namespace
+}  // namespace vkc::test
