@@ -3,7 +3,8 @@
 // reference on a small problem and on samples of a large one, and prints TFLOP/s.
 //   coopmat_check BUNDLE.vksl [--size N] [--iters I] [--require] [--spv FILE]...
 // --spv adds a workgroup-scope module built from bench/gpu/coopmat2_tensor.comp (run where the
-// device has VK_NV_cooperative_matrix2 with workgroup scope and flexible dimensions).
+// device has VK_NV_cooperative_matrix2 with workgroup scope and flexible dimensions), named
+// t_..., or a subgroup-scope VK_KHR_cooperative_matrix one (bench/gpu/coopmat_exp/), named s_....
 // Exits 0 with "skipped" when no device has VK_NV/KHR_cooperative_matrix (e.g. lavapipe),
 // unless --require is given. Built only with -DVKC_GPU_CHECKS=ON.
 #include <algorithm>
@@ -442,17 +443,21 @@ int main(int argc, char** argv) {
     if (d.workgroup_scope) print_coopmat2(d);
     std::vector<vkc::codegen::LibraryVariant> variants(lib.variants().begin(), lib.variants().end());
     std::list<std::vector<uint32_t>> extra_words;
-    // Extra workgroup-scope KHR modules (bench/gpu/coopmat2_tensor.comp), named
-    // t_<TM>x<TN>_k<BK>_i<invocations>_kn<0|1>.spv; they clamp at the edges like the library's.
+    // Extra KHR modules named <t|s>_<TM>x<TN>_k<BK>_i<invocations>_kn<0|1>[_tag].spv: t_ for
+    // workgroup scope (bench/gpu/coopmat2_tensor.comp, needs VK_NV_cooperative_matrix2), s_ for
+    // subgroup scope (bench/gpu/coopmat_exp/). They handle the edges like the library's.
     for (const std::string& f : spv_files) {
       vkc::codegen::LibraryVariant v;
       const std::string base = f.substr(f.find_last_of('/') + 1);
       unsigned tm = 0, tn = 0, bk = 0, inv = 0, kn = 0;
-      if (std::sscanf(base.c_str(), "t_%ux%u_k%u_i%u_kn%u", &tm, &tn, &bk, &inv, &kn) != 5)
+      const bool subgroup = base.rfind("s_", 0) == 0;
+      if ((!subgroup && base.rfind("t_", 0) != 0) ||
+          std::sscanf(base.c_str() + 2, "%ux%u_k%u_i%u_kn%u", &tm, &tn, &bk, &inv, &kn) != 5)
         throw std::runtime_error("--spv: cannot read the tile from " + base);
       v.name = base.substr(0, base.size() - 4);
       v.params = {"TILE_M=" + std::to_string(tm), "TILE_N=" + std::to_string(tn), "K_STEP=" + std::to_string(bk),
-                  kn ? "B_LAYOUT=kn" : "B_LAYOUT=nk", "SCOPE=workgroup"};
+                  kn ? "B_LAYOUT=kn" : "B_LAYOUT=nk"};
+      if (!subgroup) v.params.push_back("SCOPE=workgroup");
       v.dtype = "f32";
       v.coopmat = vkc::codegen::Coopmat::KHR;
       v.push_constant_bytes = 16;

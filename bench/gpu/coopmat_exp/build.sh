@@ -1,0 +1,38 @@
+#!/bin/bash
+# Builds the coopmat_exp.comp variants into OUT_DIR, named as
+# coopmat_check's --spv option reads them: s_<TM>x<TN>_k<BK>_i<INV>_kn0_<tag>.spv.
+#   GLSLANG=/path/to/glslang (14 or later; Debian's lacks GL_KHR_cooperative_matrix)
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUTDIR=${1:?usage: build.sh OUT_DIR}
+GLSLANG=${GLSLANG:-/root/.cache/vkc-bench/executorch/glslang-build/StandAlone/glslang}
+mkdir -p "$OUTDIR"
+# name  TM TN SG_M SG_N BK INV STAGES RSETS FRAG_DB GROUP_M
+while read -r tag tm tn sgm sgn bk inv st rs fdb gm; do
+  case $tag in ''|\#*) continue ;; esac
+  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
+  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
+    -DSTAGES=$st -DRSETS=$rs -DFRAG_DB=$fdb -DGROUP_M=$gm "$HERE/coopmat_exp.comp" -o "$out" 2>&1); then
+    echo "$log" >&2
+    exit 1
+  fi
+  # SPIRV_VAL: a spirv-val that knows SPV_KHR_cooperative_matrix (SPIRV-Tools 2023.3 or later).
+  [ -z "${SPIRV_VAL:-}" ] || "$SPIRV_VAL" --target-env vulkan1.3 "$out"
+  echo "$(basename "$out")"
+done <<'LIST'
+# control: linear_coopmat's schedule (1 stage, K 48, next step in registers)
+base     128 256 64 64 48 256 1 1 0 0
+# fragments for k+16 read from shared memory before k's multiplies
+fdb      128 256 64 64 48 256 1 1 1 0
+# two register sets: global loads get two steps to land before the stash
+r2       128 256 64 64 48 256 1 2 0 0
+r2       128 256 64 64 32 256 1 2 0 0
+# two shared stages of K 16 (36 KiB), one barrier per step, two register sets
+st2r2    128 256 64 64 16 256 2 2 0 0
+# 4 subgroups of 64x64, two stages of K 32 (40 KiB): room for 2 workgroups per SM
+st2r2    128 128 64 64 32 128 2 2 0 0
+# tiles in groups of 16 tile rows (L2 reuse)
+g16      128 256 64 64 48 256 1 1 0 16
+# K 32, two register sets, fragment double-buffering, groups of 16 rows
+r2fdbg16 128 256 64 64 32 256 1 2 1 16
+LIST
