@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "vkc/compiler/driver.h"
 
@@ -37,13 +38,40 @@ std::map<std::string, std::string> if_conditions(const ir::Graph& g) {
   return out;
 }
 
+namespace {
+
+// How many nodes compute `v` (its cone), up to `cap`.
+size_t cone_size(const ir::Value* v, size_t cap) {
+  std::vector<const ir::Node*> todo;
+  std::set<const ir::Node*> seen;
+  if (v->producer()) todo.push_back(v->producer());
+  while (!todo.empty() && seen.size() < cap) {
+    const ir::Node* n = todo.back();
+    todo.pop_back();
+    if (!seen.insert(n).second) continue;
+    for (const ir::Value* in : n->inputs())
+      if (in && in->producer()) todo.push_back(in->producer());
+  }
+  return seen.size();
+}
+
+}  // namespace
+
 std::vector<std::string> open_conditions(const ir::Graph& g, const std::map<std::string, std::string>& conditions) {
-  std::vector<std::string> out;
+  // Outer Ifs first (binding one drops the Ifs inside its untaken branch), then the cheapest
+  // condition (a flag or a rate compared with a constant) before one computed from many nodes,
+  // whose cone may only be well formed once another is bound.
+  std::vector<std::pair<std::pair<int64_t, size_t>, std::string>> found;
   for (const ir::Node* n : g.nodes()) {
     if (!n->is(ir::kVkcDomain, "IfSelect")) continue;
     auto it = conditions.find(n->name());
-    if (it != conditions.end() && std::find(out.begin(), out.end(), it->second) == out.end()) out.push_back(it->second);
+    if (it == conditions.end()) continue;
+    if (std::none_of(found.begin(), found.end(), [&](const auto& f) { return f.second == it->second; }))
+      found.emplace_back(std::pair{n->attr_int("nesting", 0), cone_size(n->input(0), 100000)}, it->second);
   }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
   return out;
 }
 

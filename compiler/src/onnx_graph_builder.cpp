@@ -209,6 +209,11 @@ class GraphBuilder {
         ir::Node* n = graph_.add_node_with_outputs(std::string(ir::kVkcDomain), "IfSelect", {inputs.at(0), a, b},
                                                    {outputs[j]}, graph_.unique_name(name + "/select"));
         n->set_opset(1);
+        // How many If branches enclose this If (inline_branch names their values "<If>/<branch>/..."):
+        // a program split on run-time conditions binds outer ones first (compiler/src/branch_programs.h).
+        int64_t nesting = 0;
+        for (size_t at = 0; (at = name.find("_branch/", at)) != std::string::npos; ++at) ++nesting;
+        n->set_attr("nesting", nesting);
         continue;
       }
       ir::Node* n = graph_.add_node_with_outputs(ir::kOnnxDomain, "Where", {inputs.at(0), a, b}, {outputs[j]},
