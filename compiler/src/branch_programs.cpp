@@ -101,6 +101,7 @@ class Splitter {
       t->condition_input = static_cast<int>(input - inputs.begin());
     } else {
       const Part& c = keep(compile_as(bindings, &cond, ""));
+      s_.condition_parts.push_back(&c);
       t->condition = serializer::ProgramPart{c.graph.get(), &c.partition};
     }
     for (const bool taken : {true, false}) {

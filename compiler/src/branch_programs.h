@@ -50,6 +50,7 @@ struct Split {
   std::vector<std::unique_ptr<Part>> parts;
   std::unique_ptr<serializer::BranchTree> tree;
   std::vector<const Part*> leaves;  // in chain order
+  std::vector<const Part*> condition_parts;  // the programs computing conditions
   std::vector<std::string> conditions;  // each condition split on, once
 };
 

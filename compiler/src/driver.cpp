@@ -255,10 +255,11 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   } catch (const serializer::SerializeError& e) {
     throw CompileError(fmt::format("{}: {}", out_name, e.what()));
   }
-  for (const auto& part : split.parts) {  // every part's delegates, conditions' included
-    stats.delegates += part->partition.delegates.size();
-    for (const auto& d : part->partition.delegates) stats.runtime_nodes += d.nodes.size();
-  }
+  for (const auto* parts : {&split.leaves, &split.condition_parts})  // every program the chain runs
+    for (const detail::Part* part : *parts) {
+      stats.delegates += part->partition.delegates.size();
+      for (const auto& d : part->partition.delegates) stats.runtime_nodes += d.nodes.size();
+    }
   if (!split.tree) {
     stats.delegates = stats.partition.delegates.size();
     for (const auto& d : stats.partition.delegates) stats.runtime_nodes += d.nodes.size();

@@ -88,6 +88,10 @@ InspectReport report_of(const serializer::PteFile& f, std::string path) {
         called.insert(dc->delegate_index);
       } else if (std::holds_alternative<serializer::KernelCall>(ins)) {
         ++pr.kernel_calls;
+      } else if (std::holds_alternative<serializer::JumpFalseCall>(ins)) {
+        ++pr.jumps;
+      } else if (std::holds_alternative<serializer::MoveCall>(ins)) {
+        ++pr.moves;
       }
     }
     for (size_t di = 0; di < plan.delegates.size(); ++di) {

@@ -65,6 +65,8 @@ std::string inspect_json(const InspectReport& r) {
                                     {"instructions", p.instructions},
                                     {"delegate_calls", p.delegate_calls},
                                     {"kernel_calls", p.kernel_calls},
+                                    {"jumps", p.jumps},
+                                    {"moves", p.moves},
                                     {"operators", p.operators},
                                     {"non_const_buffer_sizes", p.non_const_buffer_sizes}});
   }
@@ -100,8 +102,9 @@ std::string inspect_text(const InspectReport& r) {
   s += fmt::format("named data: {} entries, {} bytes; constant segment: {} bytes\n", r.named_data, r.named_data_bytes,
                    r.constant_segment_bytes);
   for (const PlanReport& p : r.plans) {
-    s += fmt::format("plan '{}': {} values, {} inputs, {} outputs, {} instructions ({} delegate calls, {} kernel calls)\n",
-                     p.name, p.values, p.inputs, p.outputs, p.instructions, p.delegate_calls, p.kernel_calls);
+    s += fmt::format("plan '{}': {} values, {} inputs, {} outputs, {} instructions ({} delegate calls, {} kernel calls{})\n",
+                     p.name, p.values, p.inputs, p.outputs, p.instructions, p.delegate_calls, p.kernel_calls,
+                     p.jumps ? fmt::format(", {} jumps, {} moves: branches chosen at run time", p.jumps, p.moves) : "");
     for (const std::string& op : p.operators) s += fmt::format("  kernel {}\n", op);
   }
   for (const DelegateReport& d : r.delegates) {

@@ -189,6 +189,12 @@ TEST(IfSelect, ARunTimeConditionOverBranchesOfDifferentShapesPicksItsProgramAsIt
   EXPECT_THAT(r.diagnostics[0].message, HasSubstr("If condition c is decided at run time"));
   EXPECT_THAT(r.diagnostics[0].message, HasSubstr("holds 2 compiled variants"));
   EXPECT_EQ(jumps_and_moves(r.pte), (std::pair<size_t, size_t>{2, 2}));
+  // vkc inspect shows the control flow; no program computes the condition (it is an input).
+  const InspectResult info = inspect(std::span<const uint8_t>(r.pte));
+  ASSERT_TRUE(info.ok);
+  EXPECT_EQ(info.report.plans.at(0).jumps, 2u);
+  EXPECT_EQ(info.report.plans.at(0).delegate_calls, 2u);
+  EXPECT_THAT(info.text(), HasSubstr("2 jumps, 2 moves: branches chosen at run time"));
   expect_runs(r.pte, {flag(true)}, {2, 8}, [](float v) { return 2 * v; });
   expect_runs(r.pte, {flag(false)}, {4, 4}, [](float v) { return v + 1; });
 }

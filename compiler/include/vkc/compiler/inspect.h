@@ -35,6 +35,8 @@ struct DelegateReport {
 struct PlanReport {
   std::string name;
   size_t values = 0, inputs = 0, outputs = 0, instructions = 0, kernel_calls = 0, delegate_calls = 0;
+  /// Control flow: JumpFalseCalls and MoveCalls (a program split on run-time If conditions).
+  size_t jumps = 0, moves = 0;
   std::vector<std::string> operators;  // KernelCall operators "name.overload"
   std::vector<int64_t> non_const_buffer_sizes;
 };
