@@ -218,6 +218,13 @@ const std::vector<Entry>& entries() {
     {"aten.le.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.gt.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.ge.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    // BinaryScalarOp.cpp: a comparison with one number (ET-VK's int32 eq/lt/... .Tensor kernels are
+    // registered under names its lookup does not use; the .Scalar ones are found).
+    {"aten.eq.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.lt.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.le.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.gt.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    {"aten.ge.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.logical_and.default(Tensor self, Tensor other) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
     {"aten.logical_or.default(Tensor self, Tensor other) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
     {"aten.bitwise_not.default(Tensor self) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},

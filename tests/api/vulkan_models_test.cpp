@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <random>
 
 #include "api_test_support.h"
@@ -247,6 +249,45 @@ TEST(VulkanModels, LongRowNormsMatchCpuOnEveryStorage) {
   }
 }
 
+
+// Integer comparisons with one number (aten.<op>.Scalar, in both operand orders), int64 inputs
+// of a few shapes: against the definition computed here, on the cpu and vulkan backends.
+TEST(VulkanModels, IntegerComparisonsWithANumberMatchTheDefinition) {
+  const std::vector<std::pair<const char*, std::function<bool(int64_t, int64_t)>>> ops = {
+      {"Equal", [](int64_t a, int64_t b) { return a == b; }},
+      {"Less", [](int64_t a, int64_t b) { return a < b; }},
+      {"LessOrEqual", [](int64_t a, int64_t b) { return a <= b; }},
+      {"Greater", [](int64_t a, int64_t b) { return a > b; }},
+      {"GreaterOrEqual", [](int64_t a, int64_t b) { return a >= b; }}};
+  for (const std::vector<int64_t>& shape : {std::vector<int64_t>{7}, {2, 3, 5}, {1, 6, 4, 4}})
+    for (const auto& [op, def] : ops)
+      for (const bool number_first : {false, true}) {
+        int64_t numel = 1;
+        for (int64_t d : shape) numel *= d;
+        std::vector<int64_t> x(static_cast<size_t>(numel));
+        for (int64_t i = 0; i < numel; ++i) x[static_cast<size_t>(i)] = (i * 7) % 11 - 5;  // -5..5, 0 included
+        ModelBuilder b(8, 17);
+        b.input("x", onnx::TensorProto_DataType_INT64, std::vector<DimSpec>(shape.begin(), shape.end()));
+        b.output("y", onnx::TensorProto_DataType_BOOL, std::vector<DimSpec>(shape.begin(), shape.end()));
+        b.initializer("k", onnx::TensorProto_DataType_INT64, {})->add_int64_data(0);
+        b.node(op, number_first ? std::vector<std::string>{"k", "x"} : std::vector<std::string>{"x", "k"}, {"y"}, "cmp");
+        const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
+        ASSERT_TRUE(r) << r.error();
+        ASSERT_EQ(r.partition.nodes.at(0).op.find(".Scalar") != std::string::npos, true) << r.partition.nodes.at(0).op;
+        for (const std::string backend : {"cpu", "vulkan"}) {
+          if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+          RunOptions ro;
+          ro.backend = backend;
+          const RunResult got = vkc::run(r.pte, {Tensor::of(ir::DType::Int64, shape, x)}, ro);
+          ASSERT_TRUE(got) << describe(got.diagnostics);
+          for (int64_t i = 0; i < numel; ++i) {
+            const int64_t v = x[static_cast<size_t>(i)];
+            EXPECT_EQ(got.outputs.at(0).get_i(i) != 0, number_first ? def(0, v) : def(v, 0))
+                << op << (number_first ? " (number first) " : " ") << backend << " at " << i;
+          }
+        }
+      }
+}
 
 // Reductions over two of the last three dims of a rank-4 tensor in one dispatch (the registry
 // keeps the third dim packed, as ET-VK's reduce2d; for a batch of 2 a reduction over C is a chain

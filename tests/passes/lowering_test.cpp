@@ -674,6 +674,35 @@ TEST(Lowering, CastWhereComparisonsAndLogic) {
   EXPECT_EQ(cmp.node->inputs(), (std::vector<ir::Value*>{lt->output(0), a, b}));
 }
 
+TEST(Lowering, AnIntegerComparisonWithOneNumberIsTheScalarForm) {
+  // ExecuTorch's runtime finds its int32 .Scalar comparison kernels, not its .Tensor ones.
+  const ir::TensorType ints{ir::DType::Int64, ir::Shape::of({2, 3})}, bools{ir::DType::Bool, ir::Shape::of({2, 3})};
+  for (const bool number_first : {false, true}) {
+    Lowered t;
+    ir::Value* x = testing::input(t.g, "x", ints);
+    ir::Value* k = testing::constant_i64(t.g, "k", {16000});
+    t.node = testing::onnx(t.g, "Less", number_first ? std::vector<ir::Value*>{k, x} : std::vector<ir::Value*>{x, k}, bools);
+    t.lower();
+    EXPECT_EQ(t.node->op_type(), number_first ? "aten.gt.Scalar" : "aten.lt.Scalar");  // 16000 < x is x > 16000
+    EXPECT_EQ(t.node->inputs(), (std::vector<ir::Value*>{x}));
+    EXPECT_EQ(std::get<int64_t>(t.at("other")), 16000);
+  }
+  Lowered f;  // floats keep the tensor form
+  f.node = testing::onnx(f.g, "Equal", {testing::input(f.g, "x", f32({2, 3})), testing::constant(f.g, "k", {1}, {1.0f})}, bools);
+  f.lower();
+  EXPECT_EQ(f.node->op_type(), "aten.eq.Tensor");
+  Lowered big;  // a number beyond int32 keeps it too
+  big.node = testing::onnx(big.g, "Equal", {testing::input(big.g, "x", ints), testing::constant_i64(big.g, "k", {int64_t{1} << 40})}, bools);
+  big.lower();
+  EXPECT_EQ(big.node->op_type(), "aten.eq.Tensor");
+  Lowered wide;  // a number that widens the output (rank 3 against rank 2) keeps it too
+  ir::Value* k3 = wide.g.add_constant("k3", {ir::DType::Int64, ir::Shape::of({1, 1, 1})},
+                                      ir::TensorData::owned(std::vector<uint8_t>(8, 0)));
+  wide.node = testing::onnx(wide.g, "Equal", {testing::input(wide.g, "x", ints), k3}, {ir::DType::Bool, ir::Shape::of({1, 2, 3})});
+  wide.lower();
+  EXPECT_EQ(wide.node->op_type(), "aten.eq.Tensor");
+}
+
 TEST(Lowering, GatherIsEmbeddingIndexSelectOrSelect) {
   Lowered emb;  // constant table, runtime indices
   ir::Value* table = testing::constant(emb.g, "table", {10, 4}, std::vector<float>(40, 1.0f));

@@ -1,7 +1,9 @@
 // Cast, Where, comparisons, And/Or/Not, Gather, GatherElements, Expand, Tile, DepthToSpace, Sum.
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <map>
+#include <optional>
 
 #include "../constants.h"
 #include "lowering.h"
@@ -18,11 +20,44 @@ Result lower_where(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
+namespace {
+
+// An integer comparison with one constant number (sr == 16000, ids < vocab): aten.<op>.Scalar with
+// the tensor first (mirrored when the number is on the left). ExecuTorch's runtime finds its
+// int32 .Scalar kernels but not its int32 .Tensor ones. nullopt: not of that form.
+std::optional<bool> lower_integer_comparison_with_number(ir::Node* n) {
+  static const std::map<std::string, std::pair<std::string, std::string>, std::less<>> kScalar = {
+      {"Equal", {"eq", "eq"}},          {"Less", {"lt", "gt"}},          {"LessOrEqual", {"le", "ge"}},
+      {"Greater", {"gt", "lt"}},        {"GreaterOrEqual", {"ge", "le"}}};
+  auto it = kScalar.find(n->op_type());
+  if (it == kScalar.end() || n->num_inputs() != 2) return std::nullopt;
+  for (const size_t k : {size_t{1}, size_t{0}}) {
+    ir::Value* number = n->input(k);
+    ir::Value* x = n->input(1 - k);
+    if (!number || !x || !number->is_constant() || !number->shape().is_static() || number->shape().numel() != 1)
+      continue;
+    if (x->is_constant() || !x->shape().is_static() || !n->output(0)->shape().is_static() ||
+        x->shape() != n->output(0)->shape())
+      continue;
+    const ir::DType t = x->dtype();
+    if (t != ir::DType::Int32 && t != ir::DType::Int64) return std::nullopt;
+    auto v = constant_ints(number);
+    if (!v || v->size() != 1 || (*v)[0] < INT32_MIN || (*v)[0] > INT32_MAX) return std::nullopt;
+    const std::string op = "aten." + (k == 1 ? it->second.first : it->second.second) + ".Scalar";
+    to_runtime(n, op, {x}, {{"other", (*v)[0]}});
+    return true;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Result lower_logic(ir::Graph&, ir::Node* n) {
   static const std::map<std::string, std::string, std::less<>> kOps = {
       {"Equal", "aten.eq.Tensor"}, {"Less", "aten.lt.Tensor"},          {"LessOrEqual", "aten.le.Tensor"},
       {"Greater", "aten.gt.Tensor"}, {"GreaterOrEqual", "aten.ge.Tensor"}, {"And", "aten.logical_and.default"},
       {"Or", "aten.logical_or.default"}, {"Not", "aten.bitwise_not.default"}};
+  if (lower_integer_comparison_with_number(n)) return std::nullopt;
   std::vector<ir::Value*> ins;
   for (ir::Value* v : n->inputs()) ins.push_back(v);
   to_runtime(n, kOps.at(n->op_type()), std::move(ins), {});

@@ -17,6 +17,14 @@ void compare(const OpContext& c) {
   c.set_output(kernels::binary(Op, c.tensor(0), c.tensor(1)));  // bool; stored in the output's dtype
 }
 
+// aten.<op>.Scalar(self, other): self against one number, in self's dtype.
+template <BinaryOp Op>
+void compare_scalar(const OpContext& c) {
+  const HostTensor& x = c.tensor(0);
+  const HostTensor number = kernels::cast(HostTensor::of(ir::DType::Float64, {}, std::vector<double>{c.scalar_arg(1)}), x.dtype);
+  c.set_output(kernels::binary(Op, x, number));
+}
+
 void bitwise_not(const OpContext& c) { c.set_output(kernels::unary(kernels::UnaryOp::Not, c.tensor(0))); }
 
 // aten.where.self(condition, self, other)
@@ -93,6 +101,11 @@ void add_index_ops(OpTable& t) {
   t["aten.le.Tensor"] = compare<BinaryOp::LessOrEqual>;
   t["aten.gt.Tensor"] = compare<BinaryOp::Greater>;
   t["aten.ge.Tensor"] = compare<BinaryOp::GreaterOrEqual>;
+  t["aten.eq.Scalar"] = compare_scalar<BinaryOp::Equal>;
+  t["aten.lt.Scalar"] = compare_scalar<BinaryOp::Less>;
+  t["aten.le.Scalar"] = compare_scalar<BinaryOp::LessOrEqual>;
+  t["aten.gt.Scalar"] = compare_scalar<BinaryOp::Greater>;
+  t["aten.ge.Scalar"] = compare_scalar<BinaryOp::GreaterOrEqual>;
   t["aten.logical_and.default"] = compare<BinaryOp::And>;
   t["aten.logical_or.default"] = compare<BinaryOp::Or>;
   t["aten.bitwise_not.default"] = bitwise_not;

@@ -2,6 +2,8 @@
 // (reduce.glsl).
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <cfloat>
 #include <optional>
@@ -210,6 +212,25 @@ void compare(Encoder& e) {
   e.dispatch(v, {out.resource(), a->resource(), b->resource()}, p, out.items());
 }
 
+// eq/lt/le/gt/ge.Scalar: a bool (i32 on the GPU) from self against one number (compare_scalar.glsl).
+void compare_scalar(Encoder& e) {
+  GpuTensor& out = e.out();
+  GpuTensor& in = e.tensor(0);
+  require_storage(e, in, out, "self");
+  if (in.sizes != out.sizes) e.fail("self and the output differ in shape");  // (0-d and [1] alike)
+  if (in.texture && in.packed_dim != out.packed_dim) e.fail("self and the output are packed along different dims");
+  const double number = e.scalar_arg(1);
+  const std::string name = e.op().substr(5, 2);  // "aten.eq.Scalar" -> "eq"
+  const auto& v = e.variant(out, {}, fmt::format("{}_scalar_from_{}", name, in.dtype_name()));
+  Push p(v);
+  p.iv("out_sizes", out.sizes).iv("packed_dims", {out.packed_dim, in.packed_dim, 0, 0});
+  // An int32 input is compared with an int32 number, exactly (the lowering's form).
+  if (in.dtype == ir::DType::Int32 && (number != std::floor(number) || std::fabs(number) > 2147483647.0))
+    e.fail(fmt::format("an int32 input compared with {} (not an int32 number)", number));
+  p.i("other_i", static_cast<int32_t>(in.dtype == ir::DType::Int32 ? number : 0)).f("other_f", static_cast<float>(number));
+  e.dispatch(v, {out.resource(), in.resource()}, p, out.items());
+}
+
 // where.self(condition, self, other): the condition is a bool tensor (i32 on the GPU).
 void where(Encoder& e) {
   GpuTensor& out = e.out();
@@ -267,6 +288,8 @@ void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t) {
     t[op] = binary;
   for (const char* op : {"aten.eq.Tensor", "aten.lt.Tensor", "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor"})
     t[op] = compare;
+  for (const char* op : {"aten.eq.Scalar", "aten.lt.Scalar", "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar"})
+    t[op] = compare_scalar;
   t["aten.where.self"] = where;
   t["aten.argmax.default"] = arg_reduce;
   t["aten.argmin.default"] = arg_reduce;
