@@ -36,3 +36,24 @@ g16      128 256 64 64 48 256 1 1 0 16
 # K 32, two register sets, fragment double-buffering, groups of 16 rows
 r2fdbg16 128 256 64 64 32 256 1 2 1 16
 LIST
+
+# coopmat_peak.comp: the multiply-add ceiling (SMEM 0) and with shared-memory fragment loads (SMEM 1).
+# name  TM TN SG_M SG_N BK INV SMEM
+while read -r tag tm tn sgm sgn bk inv smem; do
+  case $tag in ''|\#*) continue ;; esac
+  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
+  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
+    -DSMEM=$smem "$HERE/coopmat_peak.comp" -o "$out" 2>&1); then
+    echo "$log" >&2
+    exit 1
+  fi
+  [ -z "${SPIRV_VAL:-}" ] || "$SPIRV_VAL" --target-env vulkan1.3 "$out"
+  echo "$(basename "$out")"
+done <<'LIST'
+peakreg  128 256 64 64 48 256 0
+peakreg  128 128 64 64 48 128 0
+peakreg  128 128 64 32 48 256 0
+peaksmem 128 256 64 64 48 256 1
+peaksmem 128 128 64 64 48 128 1
+peaksmem 128 128 64 32 48 256 1
+LIST
