@@ -37,6 +37,9 @@
 #ifndef GROUP_M
 #define GROUP_M 0
 #endif
+#ifndef NO_MMA
+#define NO_MMA 0  // 1: staging alone (global loads, shared stores, barriers; the products left out)
+#endif
 #if (BK % 16) != 0
 #error BK must be a multiple of 16
 #endif
@@ -203,8 +206,10 @@ void main() {
             [[unroll]] for (uint j = 0u; j < FN; ++j)
               coopMatLoad(fb[c ^ 1u][j], sb, s * B_SIZE + (bn + 16u * j) * STRIDE + kk, STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
           }
+#if !NO_MMA
           [[unroll]] for (uint i = 0u; i < FM; ++i)
             [[unroll]] for (uint j = 0u; j < FN; ++j) acc[i][j] = coopMatMulAdd(fa[c][i], fb[c][j], acc[i][j]);
+#endif
         }
 #else
         [[unroll]] for (uint kk = 0u; kk < KV; kk += 2u) {  // 16 halves of K at a time
@@ -214,8 +219,10 @@ void main() {
             coopMatLoad(a[i], sa, s * A_SIZE + (bm + 16u * i) * STRIDE + kk, STRIDE, gl_CooperativeMatrixLayoutRowMajor);
           [[unroll]] for (uint j = 0u; j < FN; ++j)
             coopMatLoad(b[j], sb, s * B_SIZE + (bn + 16u * j) * STRIDE + kk, STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
+#if !NO_MMA
           [[unroll]] for (uint i = 0u; i < FM; ++i)
             [[unroll]] for (uint j = 0u; j < FN; ++j) acc[i][j] = coopMatMulAdd(a[i], b[j], acc[i][j]);
+#endif
         }
 #endif
         // Step t + 1 (in set (h + 1) % RSETS) into the other stage, or into the only one once
