@@ -57,3 +57,10 @@ peaksmem 128 256 64 64 48 256 1
 peaksmem 128 128 64 64 48 128 1
 peaksmem 128 128 64 32 48 256 1
 LIST
+
+# coopmat_bdirect.comp: B's fragments read straight from the buffer (A staged), K step BK.
+for bk in 32 64 128; do
+  out=$OUTDIR/s_128x256_k${bk}_i256_kn0_bdirect.spv
+  "$GLSLANG" --target-env vulkan1.3 -V -DBK=$bk "$HERE/coopmat_bdirect.comp" -o "$out" >/dev/null || exit 1
+  echo "$(basename "$out")"
+done
