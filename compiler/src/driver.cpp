@@ -206,9 +206,15 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   detail::Part root = compile_part({}, nullptr, true);
   detail::Split split;
   if (!root.open_conditions.empty()) {
-    split = detail::split_on_conditions(root, [&](const detail::Bindings& b, const std::string* output) {
-      return compile_part(b, output, false);
-    });
+    try {
+      split = detail::split_on_conditions(root, [&](const detail::Bindings& b, const std::string* output) {
+        return compile_part(b, output, false);
+      });
+    } catch (const CompileError&) {
+      // A split that fails still leaves its report (the unsplit graph, the If refused in it).
+      if (config.on_partition && !reported) config.on_partition(*root.graph, root.partition, popts.limits);
+      throw;
+    }
     stats.notes.push_back(fmt::format(
         "If condition{} {} {} decided at run time over branches of different shapes: the program holds {} "
         "compiled variants and picks one as it runs",
