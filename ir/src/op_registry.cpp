@@ -218,8 +218,8 @@ const std::vector<Entry>& entries() {
     {"aten.le.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.gt.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.ge.Tensor(Tensor self, Tensor other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
-    // BinaryScalarOp.cpp: a comparison with one number (ET-VK's int32 eq/lt/... .Tensor kernels are
-    // registered under names its lookup does not use; the .Scalar ones are found).
+    // BinaryScalarOp.cpp: a comparison with one number (ET-VK's int32 eq.Tensor kernel is built as
+    // binary_eq_int32_<storage>, a name its lookup does not use; the .Scalar ones are found).
     {"aten.eq.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.lt.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.le.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},

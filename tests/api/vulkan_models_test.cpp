@@ -250,6 +250,33 @@ TEST(VulkanModels, LongRowNormsMatchCpuOnEveryStorage) {
 }
 
 
+// Equal of two integer tensors (as le and ge, and-ed), broadcasting [2, 3, 5] against [3, 1]:
+// against the definition, on cpu and vulkan.
+TEST(VulkanModels, EqualOfTwoIntegerTensorsMatchesTheDefinition) {
+  const std::vector<int64_t> sa{2, 3, 5}, sb{3, 1};
+  std::vector<int64_t> a(30), b(3);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int64_t>(i % 4) - 1;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<int64_t>(i) - 1;
+  ModelBuilder m(8, 17);
+  m.input("a", onnx::TensorProto_DataType_INT64, {2, 3, 5});
+  m.input("b", onnx::TensorProto_DataType_INT64, {3, 1});
+  m.output("y", onnx::TensorProto_DataType_BOOL, {2, 3, 5});
+  m.node("Equal", {"a", "b"}, {"y"}, "eq");
+  const CompileResult r = compile(m.bytes(), fs::path(), CompileOptions{});
+  ASSERT_TRUE(r) << r.error();
+  for (const auto& n : r.partition.nodes) EXPECT_NE(n.op, "aten.eq.Tensor") << n.name;
+  for (const std::string backend : {"cpu", "vulkan"}) {
+    if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+    RunOptions ro;
+    ro.backend = backend;
+    const RunResult got = vkc::run(r.pte, {Tensor::of(ir::DType::Int64, sa, a), Tensor::of(ir::DType::Int64, sb, b)}, ro);
+    ASSERT_TRUE(got) << describe(got.diagnostics);
+    for (int64_t i = 0; i < 30; ++i)
+      EXPECT_EQ(got.outputs.at(0).get_i(i) != 0, a[static_cast<size_t>(i)] == b[static_cast<size_t>((i / 5) % 3)])
+          << backend << " at " << i;
+  }
+}
+
 // Integer comparisons with one number (aten.<op>.Scalar, in both operand orders), int64 inputs
 // of a few shapes: against the definition computed here, on the cpu and vulkan backends.
 TEST(VulkanModels, IntegerComparisonsWithANumberMatchTheDefinition) {

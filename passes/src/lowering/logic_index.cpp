@@ -23,8 +23,9 @@ Result lower_where(ir::Graph&, ir::Node* n) {
 namespace {
 
 // An integer comparison with one constant number (sr == 16000, ids < vocab): aten.<op>.Scalar with
-// the tensor first (mirrored when the number is on the left). ExecuTorch's runtime finds its
-// int32 .Scalar kernels but not its int32 .Tensor ones. nullopt: not of that form.
+// the tensor first (mirrored when the number is on the left): one operand and no constant tensor,
+// and ExecuTorch's runtime finds its int32 .Scalar kernels, where its int32 eq.Tensor kernel is
+// built under a name its lookup does not use. nullopt: not of that form.
 std::optional<bool> lower_integer_comparison_with_number(ir::Node* n) {
   static const std::map<std::string, std::pair<std::string, std::string>, std::less<>> kScalar = {
       {"Equal", {"eq", "eq"}},          {"Less", {"lt", "gt"}},          {"LessOrEqual", {"le", "ge"}},
@@ -52,12 +53,24 @@ std::optional<bool> lower_integer_comparison_with_number(ir::Node* n) {
 
 }  // namespace
 
-Result lower_logic(ir::Graph&, ir::Node* n) {
+Result lower_logic(ir::Graph& g, ir::Node* n) {
   static const std::map<std::string, std::string, std::less<>> kOps = {
       {"Equal", "aten.eq.Tensor"}, {"Less", "aten.lt.Tensor"},          {"LessOrEqual", "aten.le.Tensor"},
       {"Greater", "aten.gt.Tensor"}, {"GreaterOrEqual", "aten.ge.Tensor"}, {"And", "aten.logical_and.default"},
       {"Or", "aten.logical_or.default"}, {"Not", "aten.bitwise_not.default"}};
   if (lower_integer_comparison_with_number(n)) return std::nullopt;
+  if (n->is_onnx("Equal") && n->num_inputs() == 2 && n->input(0) && n->input(1) &&
+      (n->input(0)->dtype() == ir::DType::Int32 || n->input(0)->dtype() == ir::DType::Int64)) {
+    // Two integer tensors: a <= b and a >= b (ExecuTorch's runtime has no int32 eq.Tensor kernel
+    // it can find; le, ge and logical_and it has). Exact.
+    const ir::TensorType t = n->output(0)->type();
+    ir::Node* le = g.add_node(ir::kVulkanDomain, "aten.le.Tensor", {n->input(0), n->input(1)}, {t},
+                              g.unique_name(n->name() + "_le"), n);
+    ir::Node* ge = g.add_node(ir::kVulkanDomain, "aten.ge.Tensor", {n->input(0), n->input(1)}, {t},
+                              g.unique_name(n->name() + "_ge"), n);
+    to_runtime(n, "aten.logical_and.default", {le->output(0), ge->output(0)}, {});
+    return std::nullopt;
+  }
   std::vector<ir::Value*> ins;
   for (ir::Value* v : n->inputs()) ins.push_back(v);
   to_runtime(n, kOps.at(n->op_type()), std::move(ins), {});
