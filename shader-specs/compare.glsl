@@ -5,13 +5,10 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
+#include "vkc_out_in.glslh"
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
-layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { IN_T t_in[]; };
 layout(set = 0, binding = 2, std430) restrict readonly buffer OtherBuf { IN_T t_other[]; };
 #else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
-layout(set = 0, binding = 1, IN_FORMAT) uniform restrict readonly IN_IMAGE_T t_in;
 layout(set = 0, binding = 2, IN_FORMAT) uniform restrict readonly IN_IMAGE_T t_other;
 #endif
 

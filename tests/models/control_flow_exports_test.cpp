@@ -5,7 +5,6 @@
 // that picks its compiled branch as it runs, every node delegated, and computes onnxruntime's
 // outputs of that very file for each data set (each takes another branch) on cpu and (where
 // present) Vulkan.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "export_test_util.h"
@@ -21,10 +20,9 @@ class ControlFlowExport : public ::testing::TestWithParam<std::string> {};
 TEST_P(ControlFlowExport, PicksTheBranchAsItRunsAndMatchesOnnxruntimeOnEveryBranch) {
   const std::string name = GetParam();
   CompiledExport c;
-  compile_export(kDir / name, c);
+  compile_export(kDir / name, c);  // every node delegated
   if (HasFatalFailure()) return;
   const CompileResult& r = c.result;
-  ops_of(r);  // every node delegated
   const auto file = serializer::read_pte_bytes(std::span<const uint8_t>(r.pte));
   size_t jumps = 0;
   for (const auto& instr : file.program.plans.at(0).instructions)
@@ -36,18 +34,10 @@ TEST_P(ControlFlowExport, PicksTheBranchAsItRunsAndMatchesOnnxruntimeOnEveryBran
     ASSERT_FALSE(r.diagnostics.empty());
     EXPECT_NE(r.diagnostics[0].message.find("holds 3 compiled variants"), std::string::npos) << r.diagnostics[0].message;
   }
-  std::set<std::vector<int64_t>> shapes;
-  size_t sets = 0;
-  for (; fs::exists(kDir / name / fmt::format("test_data_set_{}", sets)); ++sets) {
-    const fs::path set = kDir / name / fmt::format("test_data_set_{}", sets);
-    const auto inputs = read_set(set, "input");
-    const auto want = read_set(set, "output");
-    shapes.insert(want.at(0).shape);
-    for (const std::string& b : backends())
-      expect_close(run_pte(r.pte, inputs, b), want, fmt::format("{} set {} on {}", name, sets, b));
-  }
-  EXPECT_GE(sets, 2u);
-  EXPECT_GE(shapes.size(), 2u) << "the data sets take branches of different shapes";
+  const auto shapes = expect_every_set_matches(kDir / name, r.pte);
+  EXPECT_GE(shapes.size(), 2u);
+  EXPECT_GE(std::set<std::vector<int64_t>>(shapes.begin(), shapes.end()).size(), 2u)
+      << "the data sets take branches of different shapes";
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, ControlFlowExport, ::testing::ValuesIn(subfolders(kDir)),

@@ -79,22 +79,6 @@ inline std::vector<std::string> subfolders(const fs::path& dir, const std::strin
   return out;
 }
 
-/// An export folder (model.onnx, test_data_set_0/) read and compiled with default options.
-struct CompiledExport {
-  std::vector<Tensor> inputs, want;
-  CompileResult result;
-};
-/// Fills `c` from `dir`; a fatal failure (check HasFatalFailure()) when the data set is missing or the
-/// compile fails.
-inline void compile_export(const fs::path& dir, CompiledExport& c) {
-  c.inputs = read_set(dir / "test_data_set_0", "input");
-  c.want = read_set(dir / "test_data_set_0", "output");
-  ASSERT_FALSE(c.inputs.empty()) << dir;
-  ASSERT_FALSE(c.want.empty()) << dir;
-  c.result = compile(dir / "model.onnx", CompileOptions{});
-  ASSERT_TRUE(c.result.ok) << dir.filename() << ": " << diags(c.result.diagnostics);
-}
-
 /// The program's runtime operators; every node must be delegated.
 inline std::set<std::string> ops_of(const CompileResult& r) {
   std::set<std::string> ops;
@@ -103,6 +87,39 @@ inline std::set<std::string> ops_of(const CompileResult& r) {
     ops.insert(n.op);
   }
   return ops;
+}
+
+/// An export folder (model.onnx, test_data_set_0/ ...) compiled with default options.
+struct CompiledExport {
+  CompileResult result;
+  std::set<std::string> ops;  // the runtime operators (every node checked delegated)
+};
+/// Fills `c` from `dir`; a fatal failure (check HasFatalFailure()) when the data set is missing or the
+/// compile fails; a failure for each node left out of every delegate.
+inline void compile_export(const fs::path& dir, CompiledExport& c) {
+  ASSERT_FALSE(read_set(dir / "test_data_set_0", "input").empty()) << dir;
+  ASSERT_FALSE(read_set(dir / "test_data_set_0", "output").empty()) << dir;
+  c.result = compile(dir / "model.onnx", CompileOptions{});
+  ASSERT_TRUE(c.result.ok) << dir.filename() << ": " << diags(c.result.diagnostics);
+  c.ops = ops_of(c.result);
+}
+
+/// Runs `pte` on every data set of `dir` (test_data_set_0, _1, ...) on every backend and checks
+/// the outputs within rtol, atol; returns each set's first output shape, in order.
+inline std::vector<std::vector<int64_t>> expect_every_set_matches(const fs::path& dir, const std::vector<uint8_t>& pte,
+                                                                  double rtol = 1e-3, double atol = 1e-4) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (size_t i = 0;; ++i) {
+    const fs::path set = dir / ("test_data_set_" + std::to_string(i));
+    if (!fs::exists(set)) break;
+    const auto inputs = read_set(set, "input");
+    const auto want = read_set(set, "output");
+    shapes.push_back(want.at(0).shape);
+    for (const std::string& b : backends())
+      expect_close(run_pte(pte, inputs, b), want,
+                   dir.filename().string() + " set " + std::to_string(i) + " on " + b, rtol, atol);
+  }
+  return shapes;
 }
 
 }  // namespace vkc::test
