@@ -1,5 +1,6 @@
 #include "vkc/compiler/driver.h"
 #include "branch_programs.h"
+#include "size_variants.h"
 #include "vkc/serializer/io_names.h"
 
 #include <fmt/format.h>
@@ -146,11 +147,13 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   // pass times. A run-time If over branches of different shapes leaves open conditions: the model
   // is then compiled again per branch with each bound (branch_programs.h).
   bool reported = false;  // on_partition: the first whole program only
-  auto compile_part = [&](const detail::Bindings& bindings, const std::string* output, bool timed) {
+  auto compile_part = [&](const detail::Bindings& bindings, const std::string* output, bool timed,
+                          const detail::DimSizes& sizes) {
     if (timed) begin_phase();
     detail::Part part;
-    part.graph = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, import_options)
-                                 : import_onnx_file(model.file, import_options);
+    ImportOptions io = import_options;
+    io.dims.insert(sizes.begin(), sizes.end());
+    part.graph = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, io) : import_onnx_file(model.file, io);
     ir::Graph& g = *part.graph;
     require_static_inputs(g);
     detail::bind_conditions(g, bindings);
@@ -203,27 +206,60 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
                                 : fmt::format("{} node(s) cannot run on Vulkan: {}", n, rejected_list(part.partition)));
     return part;
   };
-  detail::Part root = compile_part({}, nullptr, true);
-  detail::Split split;
-  if (!root.open_conditions.empty()) {
+  // One variant: the model compiled for `sizes`, split where run-time Ifs need it.
+  auto compile_variant = [&](const detail::DimSizes& sizes, bool timed) {
+    detail::Split split;
+    auto root = std::make_unique<detail::Part>(compile_part({}, nullptr, timed, sizes));
+    if (root->open_conditions.empty()) {
+      split.leaves.push_back(root.get());
+      split.parts.push_back(std::move(root));
+      return split;
+    }
     try {
-      split = detail::split_on_conditions(root, [&](const detail::Bindings& b, const std::string* output) {
-        return compile_part(b, output, false);
+      split = detail::split_on_conditions(*root, [&](const detail::Bindings& b, const std::string* output) {
+        return compile_part(b, output, false, sizes);
       });
     } catch (const CompileError&) {
       // A split that fails still leaves its report (the unsplit graph, the If refused in it).
-      if (config.on_partition && !reported) config.on_partition(*root.graph, root.partition, popts.limits);
+      if (config.on_partition && !reported) config.on_partition(*root->graph, root->partition, popts.limits);
       throw;
     }
+    split.parts.push_back(std::move(root));
+    return split;
+  };
+  detail::Split split;
+  if (config.dim_sizes.empty()) {
+    split = compile_variant({}, true);
+  } else {
+    if (config.max_seq_len > 0)
+      throw CompileError("--dim with several sizes cannot be combined with --max-seq-len (each variant would keep "
+                         "its own KV cache)");
+    const auto combinations = detail::size_combinations(config.dim_sizes);
+    std::vector<detail::Split> variants;
+    for (size_t k = 0; k < combinations.size(); ++k) {
+      try {
+        variants.push_back(compile_variant(combinations[k], k == 0));
+      } catch (const CompileError& e) {
+        throw CompileError(fmt::format("with {}: {}", detail::describe(combinations[k]), e.what()));
+      }
+    }
+    split = detail::join_size_variants(std::move(variants), combinations);
+    std::string listed;
+    for (const auto& [name, values] : config.dim_sizes)
+      listed += fmt::format("{}{} in {{{}}}", listed.empty() ? "" : ", ", name, fmt::join(values, ", "));
+    stats.notes.push_back(fmt::format("compiled for {}: the program holds {} variants and picks one by the inputs' "
+                                      "shapes as it runs",
+                                      listed, combinations.size()));
+  }
+  if (!split.conditions.empty())
     stats.notes.push_back(fmt::format(
         "If condition{} {} {} decided at run time over branches of different shapes: the program holds {} "
         "compiled variants and picks one as it runs",
         split.conditions.size() > 1 ? "s" : "", fmt::join(split.conditions, ", "),
         split.conditions.size() > 1 ? "are" : "is", split.leaves.size()));
-  }
   end_phase();
-  const detail::Part& first = split.leaves.empty() ? root : *split.leaves.front();
-  for (const detail::Part* p : split.leaves.empty() ? std::vector<const detail::Part*>{&root} : split.leaves)
+  const detail::Part& first = *split.leaves.front();
+  for (const detail::Part* p : split.leaves)
     for (const std::string& note : p->notes)
       if (std::find(stats.notes.begin(), stats.notes.end(), note) == stats.notes.end()) stats.notes.push_back(note);
   std::shared_ptr<ir::Graph> g = first.graph;
@@ -266,10 +302,6 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
       stats.delegates += part->partition.delegates.size();
       for (const auto& d : part->partition.delegates) stats.runtime_nodes += d.nodes.size();
     }
-  if (!split.tree) {
-    stats.delegates = stats.partition.delegates.size();
-    for (const auto& d : stats.partition.delegates) stats.runtime_nodes += d.nodes.size();
-  }
   stats.graph = std::move(g);
   return stats;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 
 #include "vkc/ir/op_registry.h"
@@ -12,6 +13,42 @@
 
 namespace vkc::compiler {
 namespace {
+
+// The plan's inputs, and the sizes its shape tests (aten::sym_size.int of an input, compared by
+// executorch_prim::eq.Scalar with a number) look for.
+void read_input_shapes(const serializer::ExecutionPlan& plan, PlanReport& pr) {
+  std::map<int32_t, size_t> input_of;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    PlanInputReport in;
+    if (const auto* t = std::get_if<serializer::EtTensor>(&plan.values.at(plan.inputs[i]))) {
+      in.shape.assign(t->sizes.begin(), t->sizes.end());
+      in.dynamic = t->dynamism != serializer::ShapeDynamism::Static;
+    }
+    pr.input_shapes.push_back(std::move(in));
+    input_of[plan.inputs[i]] = i;
+  }
+  auto int_value = [&](int32_t id) -> std::optional<int64_t> {
+    if (id < 0 || static_cast<size_t>(id) >= plan.values.size()) return std::nullopt;
+    if (const auto* v = std::get_if<int64_t>(&plan.values[id])) return *v;
+    return std::nullopt;
+  };
+  std::map<int32_t, std::pair<size_t, int64_t>> sizes_read;  // value -> (input, dim)
+  for (const serializer::Instruction& ins : plan.instructions) {
+    const auto* k = std::get_if<serializer::KernelCall>(&ins);
+    if (!k || k->op_index < 0 || static_cast<size_t>(k->op_index) >= plan.operators.size() || k->args.size() != 3) continue;
+    const serializer::Operator& op = plan.operators[k->op_index];
+    if (op.name == "aten::sym_size" && op.overload == "int") {
+      auto in = input_of.find(k->args[0]);
+      if (const auto dim = int_value(k->args[1]); in != input_of.end() && dim) sizes_read[k->args[2]] = {in->second, *dim};
+    } else if (op.name == "executorch_prim::eq" && op.overload == "Scalar") {
+      auto read = sizes_read.find(k->args[0]);
+      const auto size = int_value(k->args[1]);
+      if (read == sizes_read.end() || !size) continue;
+      auto& list = pr.input_shapes[read->second.first].sizes[read->second.second];
+      if (std::find(list.begin(), list.end(), *size) == list.end()) list.push_back(*size);
+    }
+  }
+}
 
 void decode_vulkan(const serializer::BackendDelegate& bd, const std::map<std::string, uint64_t>& named_sizes,
                    DelegateReport& r) {
@@ -82,6 +119,7 @@ InspectReport report_of(const serializer::PteFile& f, std::string path) {
     pr.non_const_buffer_sizes = plan.non_const_buffer_sizes;
     for (const auto& op : plan.operators) pr.operators.push_back(op.overload.empty() ? op.name : op.name + "." + op.overload);
     std::set<int32_t> called;
+    read_input_shapes(plan, pr);
     for (const serializer::Instruction& ins : plan.instructions) {
       if (const auto* dc = std::get_if<serializer::DelegateCall>(&ins)) {
         ++pr.delegate_calls;

@@ -17,6 +17,16 @@ std::string hex(const std::vector<uint8_t>& bytes) {
 }
 
 // Decoded options as key -> value, in spec order; unknown keys as hex bytes.
+ordered_json input_shapes_json(const std::vector<PlanInputReport>& inputs) {
+  ordered_json out = ordered_json::array();
+  for (const PlanInputReport& in : inputs) {
+    ordered_json sizes = ordered_json::object();
+    for (const auto& [dim, list] : in.sizes) sizes[std::to_string(dim)] = list;
+    out.push_back({{"shape", in.shape}, {"dynamic", in.dynamic}, {"sizes", sizes}});
+  }
+  return out;
+}
+
 ordered_json options_json(const serializer::CompileOptions& o) {
   ordered_json j = ordered_json::object();
   auto flag = [&](const char* key, const std::optional<bool>& v) {
@@ -68,7 +78,8 @@ std::string inspect_json(const InspectReport& r) {
                                     {"jumps", p.jumps},
                                     {"moves", p.moves},
                                     {"operators", p.operators},
-                                    {"non_const_buffer_sizes", p.non_const_buffer_sizes}});
+                                    {"non_const_buffer_sizes", p.non_const_buffer_sizes},
+                                    {"input_shapes", input_shapes_json(p.input_shapes)}});
   }
   j["delegates"] = ordered_json::array();
   for (const DelegateReport& d : r.delegates) {
@@ -106,6 +117,13 @@ std::string inspect_text(const InspectReport& r) {
                      p.name, p.values, p.inputs, p.outputs, p.instructions, p.delegate_calls, p.kernel_calls,
                      p.jumps ? fmt::format(", {} jumps, {} moves: branches chosen at run time", p.jumps, p.moves) : "");
     for (const std::string& op : p.operators) s += fmt::format("  kernel {}\n", op);
+    for (size_t i = 0; i < p.input_shapes.size(); ++i) {
+      const PlanInputReport& in = p.input_shapes[i];
+      if (!in.dynamic) continue;
+      std::string sizes;
+      for (const auto& [dim, list] : in.sizes) sizes += fmt::format("; dim {} takes {}", dim, fmt::join(list, ", "));
+      s += fmt::format("  input {}: [{}] dynamic-bound{}\n", i, fmt::join(in.shape, ","), sizes);
+    }
   }
   for (const DelegateReport& d : r.delegates) {
     s += fmt::format("delegate {} of '{}': {}{}, payload {} bytes\n", d.index, r.plans.at(d.plan).name, d.backend,

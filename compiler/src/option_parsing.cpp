@@ -35,13 +35,15 @@ std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view 
           parse_positive_list(text.substr(eq + 1), 'x', fmt::format("--input-shape '{}'", text))};
 }
 
-std::pair<std::string, int64_t> parse_dim(std::string_view text) {
+std::pair<std::string, std::vector<int64_t>> parse_dim(std::string_view text) {
   const size_t eq = text.rfind('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())
-    throw OptionError(fmt::format("--dim '{}': expected NAME=VALUE, e.g. sequence=128", text));
+    throw OptionError(fmt::format("--dim '{}': expected NAME=VALUE or NAME=V1,V2,..., e.g. sequence=128", text));
   const auto v = parse_positive_list(text.substr(eq + 1), ',', fmt::format("--dim '{}'", text));
-  if (v.size() != 1) throw OptionError(fmt::format("--dim '{}': expected one value", text));
-  return {std::string(text.substr(0, eq)), v[0]};
+  for (size_t i = 0; i < v.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (v[i] == v[j]) throw OptionError(fmt::format("--dim '{}': {} is listed twice", text, v[i]));
+  return {std::string(text.substr(0, eq)), v};
 }
 
 std::pair<std::string, std::string> parse_input_value(std::string_view text) {

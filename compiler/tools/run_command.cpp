@@ -30,9 +30,11 @@ HostTensor load_input(const fs::path& file, const runtime::TensorSpec& spec, siz
   if (t.dtype != spec.dtype)
     throw compiler::OptionError(fmt::format("input {} ({}): {} given, the program takes {}", index, file.string(),
                                             ir::dtype_name(t.dtype), ir::dtype_name(spec.dtype)));
+  if (spec.dynamic && spec.accepts(t.shape)) return t;  // one of the sizes a dynamic-bound input takes
   if (t.numel() != spec.numel())
-    throw compiler::OptionError(fmt::format("input {} ({}): [{}] given, the program takes [{}]", index,
-                                            file.string(), fmt::join(t.shape, ","), fmt::join(spec.shape, ",")));
+    throw compiler::OptionError(fmt::format("input {} ({}): [{}] given, the program takes [{}]{}", index,
+                                            file.string(), fmt::join(t.shape, ","), fmt::join(spec.shape, ","),
+                                            spec.dynamic ? " or smaller" : ""));
   t.shape = spec.shape;  // same elements; e.g. [N] for [1, N]
   return t;
 }

@@ -37,6 +37,13 @@ ir::DType dtype_of(serializer::ScalarType t) {
   throw RuntimeError(fmt::format("scalar type {} is not supported", static_cast<int>(t)));
 }
 
+bool TensorSpec::accepts(const std::vector<int64_t>& got) const {
+  if (!dynamic || got.size() != shape.size()) return got == shape;
+  for (size_t d = 0; d < got.size(); ++d)
+    if (got[d] < 0 || got[d] > shape[d]) return false;
+  return true;
+}
+
 struct Executor::State {
   serializer::PteFile pte;
   size_t plan_index = 0;
@@ -57,7 +64,7 @@ struct Executor::State {
 
   TensorSpec spec_of(int32_t id, const char* what) const {
     const EtTensor& t = et_tensor(id, what);
-    TensorSpec s{dtype_of(t.scalar_type), {}, {}};
+    TensorSpec s{dtype_of(t.scalar_type), {}, {}, t.dynamism != serializer::ShapeDynamism::Static};
     for (int32_t d : t.sizes) {
       if (d < 0) throw RuntimeError(fmt::format("{} value {}: dim {} is negative", what, id, d));
       s.shape.push_back(d);
@@ -65,8 +72,15 @@ struct Executor::State {
     return s;
   }
 
-  // A plan constant (constant segment), or an empty tensor of the value's dtype and shape.
+  // A plan constant (constant segment), or an empty tensor of the value's dtype and shape; a
+  // scalar value (int, bool or double) as a 0-d tensor, which operators run here may overwrite.
   HostTensor initial(int32_t id) const {
+    if (id >= 0 && static_cast<size_t>(id) < plan().values.size()) {
+      const auto& v = plan().values[id];
+      if (const auto* i = std::get_if<int64_t>(&v)) return HostTensor::of<int64_t>(ir::DType::Int64, {}, {*i});
+      if (const auto* b = std::get_if<bool>(&v)) return HostTensor::of<uint8_t>(ir::DType::Bool, {}, {*b});
+      if (const auto* d = std::get_if<double>(&v)) return HostTensor::of<double>(ir::DType::Float64, {}, {*d});
+    }
     const EtTensor& t = et_tensor(id, "plan");
     const TensorSpec s = spec_of(id, "plan");
     if (t.data_buffer_idx == 0) return HostTensor{s.dtype, s.shape, {}};
@@ -134,6 +148,16 @@ const std::vector<TensorSpec>& Executor::inputs() const { return s_->inputs; }
 const std::vector<TensorSpec>& Executor::outputs() const { return s_->outputs; }
 size_t Executor::num_delegates() const { return s_->delegates.size(); }
 
+// A program compiled for several input sizes fails a run whose sizes none of its variants has.
+std::string Executor::no_variant(const std::vector<HostTensor>& inputs) const {
+  std::string shapes;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (s_->inputs[k].dynamic)
+      shapes += fmt::format("{}input {} [{}]", shapes.empty() ? "" : ", ", k, fmt::join(inputs[k].shape, ","));
+  return fmt::format("no variant of the program takes {} (vkc inspect lists the sizes it was compiled for)",
+                     shapes.empty() ? "these inputs" : shapes);
+}
+
 std::vector<HostTensor> Executor::run(const std::vector<HostTensor>& inputs) {
   const auto& plan = s_->plan();
   if (inputs.size() != s_->inputs.size())
@@ -142,12 +166,13 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor>& inputs) {
   std::vector<bool> set(plan.values.size(), false);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorSpec& spec = s_->inputs[i];
-    if (inputs[i].dtype != spec.dtype || inputs[i].shape != spec.shape)
-      throw RuntimeError(fmt::format("input {}: expected {} [{}], got {} [{}]", i, ir::dtype_name(spec.dtype),
-                                     fmt::join(spec.shape, ","), ir::dtype_name(inputs[i].dtype),
-                                     fmt::join(inputs[i].shape, ",")));
-    if (inputs[i].data.size() != spec.numel() * ir::dtype_size(spec.dtype))
-      throw RuntimeError(fmt::format("input {}: {} bytes of data for {} elements", i, inputs[i].data.size(), spec.numel()));
+    if (inputs[i].dtype != spec.dtype || !spec.accepts(inputs[i].shape))
+      throw RuntimeError(fmt::format("input {}: expected {} [{}]{}, got {} [{}]", i, ir::dtype_name(spec.dtype),
+                                     fmt::join(spec.shape, ","), spec.dynamic ? " or smaller" : "",
+                                     ir::dtype_name(inputs[i].dtype), fmt::join(inputs[i].shape, ",")));
+    if (inputs[i].data.size() != inputs[i].numel() * ir::dtype_size(spec.dtype))
+      throw RuntimeError(
+          fmt::format("input {}: {} bytes of data for {} elements", i, inputs[i].data.size(), inputs[i].numel()));
     values[plan.inputs[i]] = inputs[i];
     set[plan.inputs[i]] = true;
   }
@@ -182,11 +207,10 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor>& inputs) {
       value(m->to) = value(m->from);
     } else if (const auto* j = std::get_if<serializer::JumpFalseCall>(&chain[at])) {
       const auto& v = plan.values.at(j->cond);
-      bool cond = false;
-      if (const bool* b = std::get_if<bool>(&v)) cond = *b;
-      else if (std::holds_alternative<EtTensor>(v)) cond = value(j->cond).get_i(0) != 0;
-      else throw RuntimeError(fmt::format("instruction {}: jump condition {} is not a bool", at, j->cond));
-      if (!cond) pc = static_cast<size_t>(j->destination);
+      if (std::holds_alternative<serializer::EtNull>(v)) throw RuntimeError(no_variant(inputs));
+      if (!std::holds_alternative<bool>(v) && !std::holds_alternative<EtTensor>(v))
+        throw RuntimeError(fmt::format("instruction {}: jump condition {} is not a bool", at, j->cond));
+      if (value(j->cond).get_i(0) == 0) pc = static_cast<size_t>(j->destination);
     } else if (const auto* f = std::get_if<serializer::FreeCall>(&chain[at])) {
       value(f->value) = HostTensor{};
     }

@@ -100,9 +100,33 @@ class CallGraph {
   std::unordered_map<int32_t, int32_t> ids_;
 };
 
+// ExecuTorch's prim ops a program compiled for several input sizes runs: they read and write
+// scalar values (0-d tensors here).
+constexpr const char* kSymSize = "prim:aten::sym_size.int";
+constexpr const char* kEqScalar = "prim:executorch_prim::eq.Scalar";
+
+void run_prim_op(const serializer::KernelCall& call, const std::string& op,
+                 const std::function<HostTensor&(int32_t)>& value) {
+  if (call.args.size() != 3) throw RuntimeError(fmt::format("{} arguments, 3 expected", call.args.size()));
+  if (op == kSymSize) {
+    const HostTensor& self = value(call.args[0]);
+    const int64_t dim = value(call.args[1]).get_i(0);
+    const int64_t rank = static_cast<int64_t>(self.shape.size());
+    if (dim < -rank || dim >= rank) throw RuntimeError(fmt::format("dim {} of a rank-{} tensor", dim, rank));
+    value(call.args[2]) = HostTensor::of<int64_t>(ir::DType::Int64, {}, {self.shape[dim < 0 ? dim + rank : dim]});
+    return;
+  }
+  const HostTensor &a = value(call.args[0]), &b = value(call.args[1]);
+  const bool floating = ir::is_float(a.dtype) || ir::is_float(b.dtype);
+  const bool same = floating ? a.get_f(0) == b.get_f(0) : a.get_i(0) == b.get_i(0);
+  value(call.args[2]) = HostTensor::of<uint8_t>(ir::DType::Bool, {}, {same});
+}
+
 }  // namespace
 
 std::string kernel_call_operator(const serializer::Operator& op) {
+  if (op.name == "aten::sym_size" && op.overload == "int") return kSymSize;
+  if (op.name == "executorch_prim::eq" && op.overload == "Scalar") return kEqScalar;
   for (const auto& [name, fn] : cpu::op_table()) {
     const auto k = serializer::portable_kernel(name);
     if (k && k->name == op.name && k->overload == op.overload) return name;
@@ -112,6 +136,7 @@ std::string kernel_call_operator(const serializer::Operator& op) {
 
 void run_kernel_call(const serializer::ExecutionPlan& plan, const serializer::KernelCall& call, const std::string& op,
                      const std::function<HostTensor&(int32_t)>& value) {
+  if (op.rfind("prim:", 0) == 0) return run_prim_op(call, op, value);
   const ir::OpDef* def = ir::find_op(op);
   if (!def) throw RuntimeError(fmt::format("{} is not a registry operator", op));
   const size_t num_args = def->schema.args.size();

@@ -48,6 +48,21 @@ int32_t PlanBuilder::tensor(const ir::Value* v) {
   return ids_[v] = push(std::move(t));
 }
 
+int32_t PlanBuilder::bounded_tensor(const ir::Value* v, const std::vector<int64_t>& bound) {
+  EtTensor t;
+  t.scalar_type = scalar_type(v);
+  int64_t numel = 1;
+  for (int64_t s : bound) {
+    t.sizes.push_back(static_cast<int32_t>(s));
+    numel *= s;
+  }
+  if (!v->shape().is_static() || v->shape().sizes() != bound) t.dynamism = ShapeDynamism::DynamicBound;
+  t.allocation = AllocationInfo{1, arena_};
+  const uint64_t nbytes = static_cast<uint64_t>(numel) * ir::dtype_size(v->dtype());
+  arena_ += (nbytes + kTensorAlignment - 1) / kTensorAlignment * kTensorAlignment;
+  return push(std::move(t));
+}
+
 int32_t PlanBuilder::scalar(const ir::Attribute& a, ir::ArgKind kind) {
   if (std::holds_alternative<std::monostate>(a)) return push(EtNull{});
   switch (kind) {

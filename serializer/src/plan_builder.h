@@ -20,6 +20,9 @@ class PlanBuilder {
   /// The value id of a scalar argument of kind `kind` (None: Null).
   int32_t scalar(const ir::Attribute& a, ir::ArgKind kind);
   int32_t tensor_list(const std::vector<int32_t>& ids);
+  /// A planned tensor of `v`'s dtype that holds up to `bound` (dynamic-bound where that is not
+  /// `v`'s own shape): one plan input that parts compiled for different sizes share.
+  int32_t bounded_tensor(const ir::Value* v, const std::vector<int64_t>& bound);
   /// Gives `v` the existing value id `id` (one plan input shared by several parts' graphs).
   void bind(const ir::Value* v, int32_t id) { ids_[v] = id; }
   /// Appends a value as it is (a plan output that MoveCalls fill, say).

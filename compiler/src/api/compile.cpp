@@ -48,6 +48,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.options = *options.payload_options();
   config.input_shapes = options.input_shapes;
   config.dims = options.dims;
+  config.dim_sizes = options.dim_sizes;
   config.input_values = options.input_values;
   config.max_seq_len = options.max_seq_len;
   config.dump_ir_after = options.dump_ir_after;
@@ -126,6 +127,12 @@ std::vector<Diagnostic> check_options(const CompileOptions& options) {
     }
   } else if (!options.quantize_exclude.empty()) {
     error("quantize_exclude needs a quantization_recipe");
+  }
+  for (const auto& [name, sizes] : options.dim_sizes) {
+    if (options.dims.count(name)) error(fmt::format("dim '{}' is in both dims and dim_sizes", name));
+    if (sizes.empty()) error(fmt::format("dim_sizes: '{}' lists no size", name));
+    for (int64_t v : sizes)
+      if (v <= 0) error(fmt::format("dim_sizes: '{}' has size {}; sizes are positive", name, v));
   }
   std::string why;
   if (!options.payload_options(&why)) error(why);

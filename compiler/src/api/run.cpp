@@ -113,9 +113,11 @@ RunResult Session::run(const std::vector<Tensor>& inputs) {
           if (shaped[i].dtype != specs[i].dtype)
             throw runtime::RuntimeError(fmt::format("input {}: {} given, the program takes {}", i,
                                                     ir::dtype_name(shaped[i].dtype), ir::dtype_name(specs[i].dtype)));
+          if (specs[i].dynamic && specs[i].accepts(shaped[i].shape)) continue;  // one of the sizes it takes
           if (shaped[i].numel() != specs[i].numel())
-            throw runtime::RuntimeError(fmt::format("input {}: [{}] given, the program takes [{}]", i,
-                                                    fmt::join(shaped[i].shape, ","), fmt::join(specs[i].shape, ",")));
+            throw runtime::RuntimeError(fmt::format("input {}: [{}] given, the program takes [{}]{}", i,
+                                                    fmt::join(shaped[i].shape, ","), fmt::join(specs[i].shape, ","),
+                                                    specs[i].dynamic ? " or smaller" : ""));
           shaped[i].shape = specs[i].shape;
         }
         r.outputs = s_->exec->run(shaped);

@@ -25,6 +25,10 @@ struct CompileOptions {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   /// --dim NAME=VALUE: fixes a named symbolic dim (e.g. "sequence") in every input and value.
   std::map<std::string, int64_t> dims;
+  /// --dim NAME=V1,V2,...: several sizes of a named dim (not also in `dims`); the model is
+  /// compiled for each (each combination, over several dims; at most 8) and the program picks the
+  /// one its inputs' shapes match as it runs.
+  std::map<std::string, std::vector<int64_t>> dim_sizes;
   /// --input-value NAME=V[,V...]: binds a graph input to constant values (comma-separated, in the
   /// input's element type); what depends on it folds, and the program no longer takes it.
   std::map<std::string, std::string> input_values;

@@ -39,6 +39,9 @@ struct CompileConfig {
   std::map<std::string, std::vector<int64_t>> input_shapes;
   /// --dim NAME=VALUE: a named symbolic dim, fixed everywhere it appears.
   std::map<std::string, int64_t> dims;
+  /// --dim NAME=V1,V2,...: several sizes of a named dim; the model is compiled for each (each
+  /// combination, over several dims) and the program picks by its inputs' shapes as it runs.
+  std::map<std::string, std::vector<int64_t>> dim_sizes;
   /// --input-value NAME=V[,V...]: the input becomes a constant (the program no longer takes it).
   std::map<std::string, std::string> input_values;
   /// --max-seq-len N: a decode-step graph's concat-style KV cache becomes a static cache of N

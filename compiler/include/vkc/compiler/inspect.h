@@ -32,6 +32,14 @@ struct DelegateReport {
   size_t shared_tensors = 0;     // tensors bound to a shared memory object
 };
 
+/// A plan input: its shape (the bound where dynamic) and, for a program compiled for several
+/// sizes of a dim, the sizes its variants take per dim (read from the shape tests in the chain).
+struct PlanInputReport {
+  std::vector<int64_t> shape;
+  bool dynamic = false;
+  std::map<int64_t, std::vector<int64_t>> sizes;  // dim -> sizes tested, in chain order
+};
+
 struct PlanReport {
   std::string name;
   size_t values = 0, inputs = 0, outputs = 0, instructions = 0, kernel_calls = 0, delegate_calls = 0;
@@ -39,6 +47,7 @@ struct PlanReport {
   size_t jumps = 0, moves = 0;
   std::vector<std::string> operators;  // KernelCall operators "name.overload"
   std::vector<int64_t> non_const_buffer_sizes;
+  std::vector<PlanInputReport> input_shapes;
 };
 
 struct InspectReport {

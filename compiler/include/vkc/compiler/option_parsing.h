@@ -18,8 +18,9 @@ struct OptionError : std::invalid_argument {
 
 /// "NAME=1x3x224x224" -> {"NAME", {1,3,224,224}}. The last '=' splits, so names may contain '='.
 std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view text);
-/// "sequence=128" -> {"sequence", 128} (--dim); throws OptionError.
-std::pair<std::string, int64_t> parse_dim(std::string_view text);
+/// "sequence=128" -> {"sequence", {128}}, "sequence=16,64" -> {"sequence", {16, 64}} (--dim);
+/// throws OptionError.
+std::pair<std::string, std::vector<int64_t>> parse_dim(std::string_view text);
 /// --input-value NAME=V[,V...] -> (NAME, "V[,V...]"); the values are read in the input's type at import.
 std::pair<std::string, std::string> parse_input_value(std::string_view text);
 /// "X,Y,Z" with positive 32-bit values.

@@ -19,7 +19,12 @@ struct TensorSpec {
   ir::DType dtype = ir::DType::Float32;
   std::vector<int64_t> shape;
   std::string name;  // the ONNX name, where the program keeps names (empty otherwise)
+  /// Dynamic-bound: `shape` is the largest the tensor may be; each dim may be smaller (a program
+  /// compiled for several sizes of a dim takes each of them).
+  bool dynamic = false;
   int64_t numel() const;
+  /// Whether a tensor of `got` dims fits: equal to `shape`, or (dynamic) of its rank and within it.
+  bool accepts(const std::vector<int64_t>& got) const;
 };
 
 class Executor {
@@ -40,6 +45,7 @@ class Executor {
   std::vector<kernels::HostTensor> run(const std::vector<kernels::HostTensor>& inputs);
 
  private:
+  std::string no_variant(const std::vector<kernels::HostTensor>& inputs) const;
   struct State;
   explicit Executor(std::unique_ptr<State> s);
   std::unique_ptr<State> s_;

@@ -49,15 +49,26 @@ struct ProgramPart {
   const partitioner::Partition* partition = nullptr;
 };
 
+/// A test of the size an input has as the program runs: dim `axis` of plan input `input` is `size`.
+struct ShapeTest {
+  int input = 0;
+  int axis = 0;
+  int64_t size = 0;
+};
+
 /// A program that picks one of two programs at run time, as an ONNX If whose branches differ in
 /// shape and whose condition is known only then: `condition` computes the condition (its graph's
-/// one output, a one-element bool tensor) or `condition_input` names the plan input that is it;
-/// then `then_branch` or `else_branch` runs. A leaf is one whole program (`leaf`). Every part's
-/// graph has the same inputs, in the same order.
+/// one output, a one-element bool tensor), `condition_input` names the plan input that is it, or
+/// `shape_tests` (all must hold) check the inputs' sizes (a model compiled for several sizes of a
+/// symbolic dim); then `then_branch` or `else_branch` runs. Failed shape tests with no else
+/// branch fail the run (a JumpFalseCall on a None value). A leaf is one whole program
+/// (`leaf`). Every part's graph has the same inputs, in the same order; an input whose sizes
+/// differ between the parts is dynamic-bound by the largest.
 struct BranchTree {
   ProgramPart leaf;
   std::optional<ProgramPart> condition;
   int condition_input = -1;
+  std::vector<ShapeTest> shape_tests;
   std::unique_ptr<BranchTree> then_branch, else_branch;
   bool is_leaf() const { return !then_branch; }
 };

@@ -1,0 +1,158 @@
+// A model compiled for several sizes of a symbolic dim (--dim NAME=V1,V2,...): one variant per
+// size (per combination over several dims), the program picking by its inputs' shapes as it runs
+// (aten::sym_size.int, executorch_prim::eq.Scalar, JumpFalseCall). Expected values computed here.
+#include <gmock/gmock.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "onnx_test_models.h"
+#include "vkc/compiler/option_parsing.h"
+#include "vkc/runtime/vulkan.h"
+#include "vkc/vkc.h"
+
+namespace vkc::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kWidth = 4, kOut = 3;
+
+std::vector<float> weights() {
+  std::vector<float> w(kWidth * kOut);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = std::sin(0.7f * static_cast<float>(i) + 0.3f);
+  return w;
+}
+
+// x [batch, sequence, 4]: y = Softmax(x @ W, axis=1) over the sequence, z = ReduceMean(x, axis 1).
+std::vector<uint8_t> sequence_model() {
+  ModelBuilder m(8, 13);
+  m.input("x", kF32, {std::string("batch"), std::string("sequence"), kWidth});
+  m.raw_floats("W", {kWidth, kOut}, weights());
+  m.node("MatMul", {"x", "W"}, {"m"}, "mm");
+  attr_int(m.node("Softmax", {"m"}, {"y"}, "softmax"), "axis", 1);
+  attr_ints(m.node("ReduceMean", {"x"}, {"z"}, "mean"), "axes", {1});
+  m.output("y", kF32, {std::string("batch"), std::string("sequence"), kOut});
+  m.output("z", kF32, {std::string("batch"), 1, kWidth});
+  return m.bytes();
+}
+
+std::vector<float> input_values(int64_t b, int64_t s) {
+  std::vector<float> x(static_cast<size_t>(b * s * kWidth));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::cos(1.3f * static_cast<float>(i) + static_cast<float>(s));
+  return x;
+}
+
+// Runs the program on x [b, s, 4] with each backend and checks y and z against the definition.
+void expect_runs(const std::vector<uint8_t>& pte, int64_t b, int64_t s) {
+  const auto x = input_values(b, s);
+  const auto w = weights();
+  for (const std::string backend : {"cpu", "vulkan"}) {
+    if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+    RunOptions ro;
+    ro.backend = backend;
+    const RunResult out = run(std::span<const uint8_t>(pte), {Tensor::of(ir::DType::Float32, {b, s, kWidth}, x)}, ro);
+    ASSERT_TRUE(out.ok) << backend << " s=" << s << ": " << (out.diagnostics.empty() ? "" : out.diagnostics[0].message);
+    ASSERT_EQ(out.outputs.at(0).shape, (std::vector<int64_t>{b, s, kOut})) << backend;
+    ASSERT_EQ(out.outputs.at(1).shape, (std::vector<int64_t>{b, 1, kWidth})) << backend;
+    for (int64_t n = 0; n < b; ++n) {
+      for (int64_t o = 0; o < kOut; ++o) {
+        std::vector<double> logits(static_cast<size_t>(s));
+        double mx = -1e30, sum = 0;
+        for (int64_t t = 0; t < s; ++t) {
+          for (int64_t k = 0; k < kWidth; ++k) logits[t] += x[(n * s + t) * kWidth + k] * w[k * kOut + o];
+          mx = std::max(mx, logits[t]);
+        }
+        for (double& l : logits) sum += l = std::exp(l - mx);
+        for (int64_t t = 0; t < s; ++t)
+          EXPECT_NEAR(out.outputs[0].get_f((n * s + t) * kOut + o), logits[t] / sum, 1e-5)
+              << backend << " b=" << b << " s=" << s;
+      }
+      for (int64_t k = 0; k < kWidth; ++k) {
+        double mean = 0;
+        for (int64_t t = 0; t < s; ++t) mean += x[(n * s + t) * kWidth + k];
+        EXPECT_NEAR(out.outputs[1].get_f(n * kWidth + k), mean / static_cast<double>(s), 1e-5) << backend;
+      }
+    }
+  }
+}
+
+std::string run_error(const std::vector<uint8_t>& pte, int64_t b, int64_t s, const std::string& backend) {
+  RunOptions ro;
+  ro.backend = backend;
+  const RunResult out = run(std::span<const uint8_t>(pte), {Tensor::of(ir::DType::Float32, {b, s, kWidth}, input_values(b, s))}, ro);
+  return out.ok ? std::string("(ran)") : out.diagnostics.at(0).message;
+}
+
+TEST(DimSizes, AProgramCompiledForSeveralSizesRunsEachAndPicksByTheInputsShape) {
+  CompileOptions o;
+  o.dims = {{"batch", 1}};
+  o.dim_sizes = {{"sequence", {3, 7}}};
+  const CompileResult r = compile(sequence_model(), fs::path(), o);
+  ASSERT_TRUE(r.ok) << r.error();
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("compiled for sequence in {3, 7}: the program holds 2 variants"));
+  // The plan's input is dynamic-bound by the largest size; inspect reads the sizes tested.
+  const InspectResult info = inspect(std::span<const uint8_t>(r.pte));
+  ASSERT_TRUE(info.ok);
+  const auto& in = info.report.plans.at(0).input_shapes.at(0);
+  EXPECT_TRUE(in.dynamic);
+  EXPECT_EQ(in.shape, (std::vector<int64_t>{1, 7, kWidth}));
+  EXPECT_EQ(in.sizes, (std::map<int64_t, std::vector<int64_t>>{{1, {3, 7}}}));
+  EXPECT_THAT(info.text(), HasSubstr("input 0: [1,7,4] dynamic-bound; dim 1 takes 3, 7"));
+  EXPECT_EQ(info.report.plans.at(0).delegate_calls, 2u);
+  expect_runs(r.pte, 1, 3);
+  expect_runs(r.pte, 1, 7);
+  // A size between or beyond them: one clear error, on every backend.
+  for (const std::string backend : {"cpu", "vulkan"}) {
+    if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+    EXPECT_THAT(run_error(r.pte, 1, 5, backend), HasSubstr("no variant of the program takes input 0 [1,5,4]"));
+    EXPECT_THAT(run_error(r.pte, 1, 9, backend), HasSubstr("or smaller"));
+  }
+}
+
+TEST(DimSizes, SizesOfTwoDimsMakeAVariantPerCombination) {
+  CompileOptions o;
+  o.dim_sizes = {{"batch", {1, 2}}, {"sequence", {2, 5}}};
+  const CompileResult r = compile(sequence_model(), fs::path(), o);
+  ASSERT_TRUE(r.ok) << r.error();
+  EXPECT_THAT(r.diagnostics.at(0).message, HasSubstr("the program holds 4 variants"));
+  const InspectResult info = inspect(std::span<const uint8_t>(r.pte));
+  ASSERT_TRUE(info.ok);
+  EXPECT_EQ(info.report.plans.at(0).input_shapes.at(0).shape, (std::vector<int64_t>{2, 5, kWidth}));
+  for (int64_t b : {1, 2})
+    for (int64_t s : {2, 5}) expect_runs(r.pte, b, s);
+  EXPECT_THAT(run_error(r.pte, 2, 3, "cpu"), HasSubstr("no variant"));
+}
+
+TEST(DimSizes, BadSizeListsAreRefusedWithTheReason) {
+  CompileOptions o;
+  o.dim_sizes = {{"sequence", {1, 2, 3}}, {"batch", {1, 2, 3}}};
+  CompileResult r = compile(sequence_model(), fs::path(), o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error(), HasSubstr("one program holds at most 8"));
+  o.dim_sizes = {{"sequence", {2, 3}}};
+  o.dims = {{"sequence", 4}};
+  r = compile(sequence_model(), fs::path(), o);
+  EXPECT_THAT(r.error(), HasSubstr("dim 'sequence' is in both dims and dim_sizes"));
+  o.dims = {{"batch", 1}};
+  o.dim_sizes = {{"length", {2, 3}}};
+  r = compile(sequence_model(), fs::path(), o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error(), HasSubstr("length"));
+  o.dim_sizes = {{"sequence", {2, 3}}};
+  o.max_seq_len = 16;
+  r = compile(sequence_model(), fs::path(), o);
+  EXPECT_THAT(r.error(), HasSubstr("cannot be combined with --max-seq-len"));
+}
+
+TEST(DimSizes, TheOptionTakesOneSizeOrAList) {
+  EXPECT_EQ(compiler::parse_dim("sequence=128").second, (std::vector<int64_t>{128}));
+  EXPECT_EQ(compiler::parse_dim("sequence=16,64,128").second, (std::vector<int64_t>{16, 64, 128}));
+  EXPECT_THROW(compiler::parse_dim("sequence=16,16"), compiler::OptionError);
+  EXPECT_THROW(compiler::parse_dim("sequence=16,0"), compiler::OptionError);
+}
+
+}  // namespace
+}  // namespace vkc::test
