@@ -89,17 +89,17 @@ inline std::set<std::string> ops_of(const CompileResult& r) {
   return ops;
 }
 
-/// An export folder (model.onnx, test_data_set_0/ ...) compiled with default options.
+/// An export folder (model.onnx, test_data_set_0/ ...) compiled (default options unless given).
 struct CompiledExport {
   CompileResult result;
   std::set<std::string> ops;  // the runtime operators (every node checked delegated)
 };
 /// Fills `c` from `dir`; a fatal failure (check HasFatalFailure()) when the data set is missing or the
 /// compile fails; a failure for each node left out of every delegate.
-inline void compile_export(const fs::path& dir, CompiledExport& c) {
+inline void compile_export(const fs::path& dir, CompiledExport& c, const CompileOptions& options = {}) {
   ASSERT_FALSE(read_set(dir / "test_data_set_0", "input").empty()) << dir;
   ASSERT_FALSE(read_set(dir / "test_data_set_0", "output").empty()) << dir;
-  c.result = compile(dir / "model.onnx", CompileOptions{});
+  c.result = compile(dir / "model.onnx", options);
   ASSERT_TRUE(c.result.ok) << dir.filename() << ": " << diags(c.result.diagnostics);
   c.ops = ops_of(c.result);
 }
