@@ -225,6 +225,8 @@ const std::vector<Entry>& entries() {
     {"aten.le.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.gt.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.ge.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
+    // x != 0: a cast to bool (ET-VK converts to no bool/uint8 dtype; view_convert only from it).
+    {"aten.ne.Scalar(Tensor self, Scalar other) -> Tensor", "elementwise", kFpInt, kAnyStorage, {}, true},
     {"aten.logical_and.default(Tensor self, Tensor other) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
     {"aten.logical_or.default(Tensor self, Tensor other) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},
     {"aten.bitwise_not.default(Tensor self) -> Tensor", "elementwise", kBool, kAnyStorage, {}, true},

@@ -186,7 +186,7 @@ const std::vector<Lowering>& all_lowerings() {
        "inference mode or ratio 0 (only a graph input passed straight to an output is left by remove-identity)"},
       {"Cast", lower_cast,
        "aten._to_copy.default",
-       ""},
+       "to bool: aten.ne.Scalar(x, 0)"},
       {"Where", lower_where,
        "aten.where.self",
        ""},

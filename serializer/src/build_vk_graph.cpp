@@ -223,6 +223,15 @@ class VkGraphBuilder {
   }
 
   void add_call(uint32_t node_id, const ir::Node& n) {
+    if (n.op_type() == "aten._to_copy.default" && n.num_inputs() == 1 && n.outputs().size() == 1) {
+      // A conversion the dtype rules make an identity (i64 -> i32 once both are int32 on the
+      // GPU): a clone, which ET-VK runs on buffers too (its same-dtype _to_copy is a texture blit).
+      const int32_t in = tensor(n.input(0)), out = tensor(n.output(0));
+      if (std::get<VkTensor>(g_.values[in]).dtype == std::get<VkTensor>(g_.values[out]).dtype) {
+        g_.chain.push_back({node_id, "aten.clone.default", {in, scalar(std::monostate{}, ir::ArgKind::None), out}});
+        return;
+      }
+    }
     const ir::OpSchema& s = ir::find_op(n.op_type())->schema;
     VkOperatorCall call{node_id, n.op_type(), {}};
     size_t next_input = 0;

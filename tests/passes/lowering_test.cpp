@@ -674,6 +674,23 @@ TEST(Lowering, CastWhereComparisonsAndLogic) {
   EXPECT_EQ(cmp.node->inputs(), (std::vector<ir::Value*>{lt->output(0), a, b}));
 }
 
+TEST(Lowering, ACastToBoolIsNotEqualToZero) {
+  // ExecuTorch's runtime converts into no bool dtype (view_convert only from it).
+  for (const ir::DType from : {ir::DType::Int64, ir::DType::Int32, ir::DType::Float32}) {
+    Lowered t;
+    ir::Value* x = testing::input(t.g, "x", ir::TensorType{from, ir::Shape::of({2, 3})});
+    t.node = testing::onnx(t.g, "Cast", {x}, ir::TensorType{ir::DType::Bool, ir::Shape::of({2, 3})});
+    t.lower();
+    EXPECT_EQ(t.node->op_type(), "aten.ne.Scalar") << ir::dtype_name(from);
+    EXPECT_EQ(std::get<int64_t>(t.at("other")), 0);
+  }
+  Lowered back;  // from bool: a conversion
+  back.node = testing::onnx(back.g, "Cast", {testing::input(back.g, "b", ir::TensorType{ir::DType::Bool, ir::Shape::of({4})})},
+                            f32({4}));
+  back.lower();
+  EXPECT_EQ(back.node->op_type(), "aten._to_copy.default");
+}
+
 TEST(Lowering, AnIntegerComparisonWithOneNumberIsTheScalarForm) {
   // ExecuTorch's runtime finds its int32 .Scalar comparison kernels, not its .Tensor ones.
   const ir::TensorType ints{ir::DType::Int64, ir::Shape::of({2, 3})}, bools{ir::DType::Bool, ir::Shape::of({2, 3})};

@@ -177,5 +177,23 @@ TEST(BuildVkGraph, ZeroDimTensorsInsideADelegateAreOneElementVectorsItsBoundaryK
   EXPECT_EQ(dims(call->args.back()), (std::vector<uint32_t>{1}));  // add's output, inside
 }
 
+TEST(BuildVkGraph, AConversionTheDtypeRulesMakeAnIdentityIsAClone) {
+  // i64 -> i32 is int32 to int32 on the GPU: ET-VK runs a same-dtype _to_copy as a texture blit,
+  // which fails on buffers; a clone runs on both. A real conversion stays a _to_copy.
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", ir::TensorType{ir::DType::Int64, ir::Shape::of({5})});
+  ir::Node* narrow = testing::runtime(g, "aten._to_copy.default", {x}, {ir::TensorType{ir::DType::Int32, ir::Shape::of({5})}});
+  ir::Node* to_float = testing::runtime(g, "aten._to_copy.default", {narrow->output(0)}, {testing::f32({5})});
+  g.outputs.push_back(to_float->output(0));
+  auto p = partitioner::partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 1u);
+  std::vector<NamedData> named;
+  const VkGraph vk = build_vk_graph(p.delegates[0], {}, named);
+  std::vector<std::string> names;
+  for (const auto& c : vk.chain) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"aten.clone.default", "aten._to_copy.default"}));
+  EXPECT_EQ(vk.chain.at(0).args.size(), 3u);  // self, memory_format, out
+}
+
 }  // namespace
 }  // namespace vkc::serializer

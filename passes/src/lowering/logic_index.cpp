@@ -11,6 +11,12 @@
 namespace vkc::passes::lowering {
 
 Result lower_cast(ir::Graph&, ir::Node* n) {
+  // To bool: x != 0 (ExecuTorch's runtime converts into no bool dtype; NaN is true, as ONNX's).
+  const ir::DType from = n->input(0)->dtype(), to = n->output(0)->dtype();
+  if (to == ir::DType::Bool && from != ir::DType::Bool && (ir::is_float(from) || from == ir::DType::Int32 || from == ir::DType::Int64)) {
+    to_runtime(n, "aten.ne.Scalar", {n->input(0)}, {{"other", int64_t{0}}});
+    return std::nullopt;
+  }
   to_runtime(n, "aten._to_copy.default", {n->input(0)}, {});  // the output tensor carries the dtype
   return std::nullopt;
 }
@@ -104,7 +110,7 @@ Result lower_gather(ir::Graph& g, ir::Node* n) {
   const int64_t dim = data->shape().dims.at(axis).value.value_or(-1);
   auto indices = constant_ints(idx);
   if (data->dtype() == ir::DType::Bool && !(indices && idx->shape().rank() == 0)) {
-    // index_select has no bool kernel: gather the values as i32 (0/1) and cast back.
+    // index_select has no bool kernel: gather the values as i32 (0/1), then != 0.
     ir::Node* as_int = g.add_node(ir::kVulkanDomain, "aten._to_copy.default", {data}, {{ir::DType::Int32, data->shape()}},
                                   g.unique_name(n->name() + "_as_i32"), n);
     ir::Node* picked = g.add_node(ir::kOnnxDomain, "Gather", {as_int->output(0), idx},
@@ -112,7 +118,7 @@ Result lower_gather(ir::Graph& g, ir::Node* n) {
     picked->attrs() = {{"axis", axis}};
     picked->set_opset(n->opset());
     if (Result r = lower_gather(g, picked)) return r;
-    to_runtime(n, "aten._to_copy.default", {picked->output(0)}, {});
+    to_runtime(n, "aten.ne.Scalar", {picked->output(0)}, {{"other", int64_t{0}}});  // back to bool
     return std::nullopt;
   }
   if (indices)

@@ -212,7 +212,7 @@ void compare(Encoder& e) {
   e.dispatch(v, {out.resource(), a->resource(), b->resource()}, p, out.items());
 }
 
-// eq/lt/le/gt/ge.Scalar: a bool (i32 on the GPU) from self against one number (compare_scalar.glsl).
+// eq/ne/lt/le/gt/ge.Scalar: a bool (i32 on the GPU) from self against one number (compare_scalar.glsl).
 void compare_scalar(Encoder& e) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0);
@@ -288,7 +288,7 @@ void add_elementwise_ops(std::unordered_map<std::string, OpEncoder>& t) {
     t[op] = binary;
   for (const char* op : {"aten.eq.Tensor", "aten.lt.Tensor", "aten.le.Tensor", "aten.gt.Tensor", "aten.ge.Tensor"})
     t[op] = compare;
-  for (const char* op : {"aten.eq.Scalar", "aten.lt.Scalar", "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar"})
+  for (const char* op : {"aten.eq.Scalar", "aten.ne.Scalar", "aten.lt.Scalar", "aten.le.Scalar", "aten.gt.Scalar", "aten.ge.Scalar"})
     t[op] = compare_scalar;
   t["aten.where.self"] = where;
   t["aten.argmax.default"] = arg_reduce;
