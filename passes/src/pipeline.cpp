@@ -79,9 +79,10 @@ const std::vector<PassInfo>& pipeline() {
       {"quantize-weights", "quantize linear/embedding weights under --quantize (ET-VK's quantized ops)",
        quantize_weights, true},
       // MatMul-form weights still read through a permute (the fp32 linears) become [N, K] constants.
-      {"fold-weight-transposes", "transpose the MatMul-form [K, N] weights of fp32 linears into constants",
+      {"fold-weight-transposes", "transpose the MatMul-form [K, N] weights of fp32/fp16 linears into constants",
        fold_weight_transposes, true},
-      // Activation fusion works on the runtime form.
+      // Bias and activation fusion work on the runtime form.
+      {"fuse-linear-bias", "merge linear + a constant per-output bias add into the linear's bias", fuse_linear_bias},
       {"fuse-conv-clamp", "merge convolution + relu/clamp into et_vk.conv_with_clamp", fuse_conv_clamp},
       // Last: whatever the rewrites left unused.
       {"eliminate-dead-code", "remove nodes whose outputs are unused", eliminate_dead_code},

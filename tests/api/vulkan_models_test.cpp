@@ -9,6 +9,7 @@
 #include <random>
 
 #include "api_test_support.h"
+#include "vkc/ir/half.h"
 #include "vkc/runtime/vulkan.h"
 
 namespace vkc::test {
@@ -314,6 +315,61 @@ TEST(VulkanModels, IntegerComparisonsWithANumberMatchTheDefinition) {
           }
         }
       }
+}
+
+// nn.Linear as the dynamo exporter and onnxruntime's fp16 conversion write it: MatMul with a
+// constant [K, N] weight, then Add of a constant bias; fp32 and fp16 (Casts around it). Lowered to
+// one linear with its bias; checked against the definition computed here.
+TEST(VulkanModels, MatMulPlusBiasAsExportersWriteItMatchesTheDefinition) {
+  constexpr int64_t kRows = 6, kK = 20, kN = 12;
+  const std::vector<float> x = normal(kRows * kK, 3), w = normal(kK * kN, 4), bias = normal(kN, 5);
+  for (const bool fp16 : {false, true}) {
+    const int32_t t = fp16 ? onnx::TensorProto_DataType_FLOAT16 : onnx::TensorProto_DataType_FLOAT;
+    ModelBuilder b(8, 17);
+    b.input("x", onnx::TensorProto_DataType_FLOAT, {1, kRows, kK});
+    b.output("y", onnx::TensorProto_DataType_FLOAT, {1, kRows, kN});
+    auto constant = [&](const char* name, std::vector<int64_t> dims, const std::vector<float>& v) {
+      if (!fp16) return (void)b.raw_floats(name, dims, v);
+      std::vector<uint16_t> h;
+      for (float f : v) h.push_back(ir::float_to_half(f));
+      b.initializer(name, t, dims)->set_raw_data(h.data(), h.size() * 2);
+    };
+    constant("w", {kK, kN}, w);
+    constant("bias", {kN}, bias);
+    std::string in = "x";
+    if (fp16) {
+      attr_int(b.node("Cast", {"x"}, {"xh"}, "to_half"), "to", t);
+      in = "xh";
+    }
+    b.node("MatMul", {in, "w"}, {"m"}, "mm");
+    b.node("Add", {"m", "bias"}, {fp16 ? "yh" : "y"}, "add");
+    if (fp16) attr_int(b.node("Cast", {"yh"}, {"y"}, "to_float"), "to", onnx::TensorProto_DataType_FLOAT);
+    const CompileResult r = compile(b.bytes(), fs::path(), CompileOptions{});
+    ASSERT_TRUE(r) << r.error();
+    size_t linears = 0, adds = 0;
+    for (const auto& n : r.partition.nodes) {
+      linears += n.op.find("aten.linear.default") != std::string::npos;
+      adds += n.op.find("aten.add.Tensor") != std::string::npos;
+    }
+    EXPECT_EQ(linears, 1u) << (fp16 ? "fp16" : "fp32");
+    EXPECT_EQ(adds, 0u) << "the bias is the linear's";
+    // The definition, with fp16's rounding of the operands where the model rounds them.
+    auto round = [&](float v) { return fp16 ? ir::half_to_float(ir::float_to_half(v)) : v; };
+    for (const std::string backend : {"cpu", "vulkan"}) {
+      if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+      RunOptions ro;
+      ro.backend = backend;
+      const RunResult got = vkc::run(r.pte, {Tensor::of(ir::DType::Float32, {1, kRows, kK}, x)}, ro);
+      ASSERT_TRUE(got) << describe(got.diagnostics);
+      for (int64_t i = 0; i < kRows; ++i)
+        for (int64_t j = 0; j < kN; ++j) {
+          double want = round(bias[j]);
+          for (int64_t k = 0; k < kK; ++k) want += double(round(x[i * kK + k])) * round(w[k * kN + j]);
+          EXPECT_NEAR(got.outputs.at(0).get_f(i * kN + j), want, fp16 ? 2e-2 + 4e-3 * std::fabs(want) : 1e-4)
+              << backend << (fp16 ? " fp16" : " fp32") << " at " << i << "," << j;
+        }
+    }
+  }
 }
 
 // Cast to bool is x != 0 (aten.ne.Scalar): integers and floats, negative, zero and fractional.

@@ -104,5 +104,60 @@ TEST(FuseConvClamp, ClampKeepsItsBounds) {
   EXPECT_EQ(std::get<double>(*conv->attr("output_max")), 6.0);
 }
 
+// x [1, 3, 4] -> linear(x, W [5, 4]) -> add(., bias of `bias_shape`, alpha) -> output.
+struct LinearAdd {
+  ir::Graph g;
+  ir::Node* linear = nullptr;
+  ir::Node* add = nullptr;
+  explicit LinearAdd(std::vector<int64_t> bias_shape, double alpha = 1.0, bool bias_first = false) {
+    ir::Value* x = testing::input(g, "x", f32({1, 3, 4}));
+    linear = testing::runtime(g, "aten.linear.default", {x, testing::constant(g, "w", {5, 4}, std::vector<float>(20, 0.5f)), nullptr},
+                              {f32({1, 3, 5})});
+    int64_t n = 1;
+    for (int64_t d : bias_shape) n *= d;
+    ir::Value* c = testing::constant(g, "c", bias_shape, std::vector<float>(static_cast<size_t>(n), 1.0f));
+    add = testing::runtime(g, "aten.add.Tensor", bias_first ? std::vector<ir::Value*>{c, linear->output(0)}
+                                                            : std::vector<ir::Value*>{linear->output(0), c},
+                           {f32({1, 3, 5})}, {{"alpha", alpha}});
+    g.outputs.push_back(add->output(0));
+  }
+};
+
+TEST(FuseLinearBias, AConstantPerOutputAddBecomesTheLinearsBias) {
+  for (const bool bias_first : {false, true}) {
+    LinearAdd t({5}, 1.0, bias_first);
+    ir::Value* out = t.add->output(0);
+    PassContext ctx;
+    fuse_linear_bias(t.g, ctx);
+    ASSERT_EQ(t.g.num_nodes(), 1u);
+    EXPECT_EQ(t.add->op_type(), "aten.linear.default");  // the add's node and output (its name) stay
+    EXPECT_EQ(t.g.outputs[0], out);
+    ASSERT_TRUE(t.add->input(2));
+    EXPECT_EQ(t.add->input(2)->shape().sizes(), (std::vector<int64_t>{5}));
+  }
+  LinearAdd b({1, 1, 5});  // broadcast form: an [N] constant of the same values
+  PassContext ctx;
+  fuse_linear_bias(b.g, ctx);
+  ASSERT_TRUE(b.add->input(2));
+  EXPECT_EQ(b.add->op_type(), "aten.linear.default");
+  EXPECT_EQ(b.add->input(2)->shape().sizes(), (std::vector<int64_t>{5}));
+}
+
+TEST(FuseLinearBias, OtherAddsStay) {
+  for (const auto& [shape, alpha] : {std::pair{std::vector<int64_t>{3, 5}, 1.0}, {std::vector<int64_t>{5}, 2.0}}) {
+    LinearAdd t(shape, alpha);  // a bias per row; alpha 2
+    PassContext ctx;
+    fuse_linear_bias(t.g, ctx);
+    EXPECT_EQ(t.add->op_type(), "aten.add.Tensor");
+    EXPECT_EQ(t.g.num_nodes(), 2u);
+  }
+  LinearAdd twice({5});  // the linear's output read elsewhere too
+  ir::Node* relu = testing::runtime(twice.g, "aten.relu.default", {twice.linear->output(0)}, {f32({1, 3, 5})});
+  twice.g.outputs.push_back(relu->output(0));
+  PassContext ctx;
+  fuse_linear_bias(twice.g, ctx);
+  EXPECT_EQ(twice.add->op_type(), "aten.add.Tensor");
+}
+
 }  // namespace
 }  // namespace vkc::passes

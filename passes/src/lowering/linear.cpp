@@ -73,13 +73,15 @@ Result lower_matmul(ir::Graph& g, ir::Node* n) {
   ir::Value* b = n->input(1);
   auto ra = static_rank(a), rb = static_rank(b);
   if (!ra || !rb) return std::string("operand ranks are unknown");
-  if (is_f32_constant(b) && *rb == 2 && *ra >= 2) {
+  const bool fp_weight = is_f32_constant(b) || (b->is_constant() && b->dtype() == ir::DType::Float16 &&
+                                                b->shape().is_static() && a->dtype() == ir::DType::Float16);
+  if (fp_weight && *rb == 2 && *ra >= 2) {
     // The [K, N] weight reaches linear's [N, K] through a permute of the constant: quantize-weights
-    // reads it transposed in place, and fold-weight-transposes materializes whatever stays fp32,
+    // reads it transposed in place (fp32), and fold-weight-transposes materializes whatever stays float,
     // so no transposed fp32 copy of every weight exists at once.
     const auto kn = b->shape().sizes();
     ir::Node* t = g.add_node(ir::kVulkanDomain, "aten.permute_copy.default", {b},
-                             {{ir::DType::Float32, ir::Shape::of({kn[1], kn[0]})}}, g.unique_name(n->name() + "_weight"),
+                             {{b->dtype(), ir::Shape::of({kn[1], kn[0]})}}, g.unique_name(n->name() + "_weight"),
                              n);
     t->attrs() = {{"dims", std::vector<int64_t>{1, 0}}};
     to_runtime(n, "aten.linear.default", {a, t->output(0), nullptr}, {});

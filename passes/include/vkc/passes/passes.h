@@ -73,6 +73,8 @@ struct LoweringInfo {
 std::vector<LoweringInfo> lowering_table();
 /// Merges convolution followed by relu/clamp into et_vk.conv_with_clamp.
 void fuse_conv_clamp(ir::Graph& g, PassContext& ctx);
+/// linear(x, W) + a constant per-output bias -> linear(x, W, bias).
+void fuse_linear_bias(ir::Graph& g, PassContext& ctx);
 /// Removes nodes whose outputs nothing uses.
 void eliminate_dead_code(ir::Graph& g, PassContext& ctx);
 
