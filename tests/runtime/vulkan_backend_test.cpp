@@ -359,9 +359,14 @@ TEST_F(VulkanOps, LinearAddmmAndMatmul) {
 
 // Few outputs and a long K (K = 300, 7 outputs of N = 7 for 2 rows): linear_splitk.glsl, each
 // output a workgroup's shared-memory sum; also with a K that is not a multiple of 4 or of 64.
+// GPUs choose it (VKC_VULKAN_GPU_KERNELS=1 makes lavapipe choose as they do; on a CPU device the
+// tiled kernel is faster), and the tiled kernel runs the same cases without it.
 TEST_F(VulkanOps, LinearWithALongKSplitsItAcrossAWorkgroup) {
   VKC_REQUIRE_VULKAN();
+  for (const bool gpu : {true, false})
   for (uint32_t k : {300u, 129u}) {
+    if (gpu) ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+    else ::unsetenv("VKC_VULKAN_GPU_KERNELS");
     for (StorageType st : {kBuf, kTex}) {
       VkProgramBuilder b;
       const int x = tensor(b, {2, k}, st, kW), y = tensor(b, {2, 7}, st, kW);
@@ -373,6 +378,7 @@ TEST_F(VulkanOps, LinearWithALongKSplitsItAcrossAWorkgroup) {
       expect_same(b.build(), {random_f32({2, k}, 13)});
     }
   }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
 TEST_F(VulkanOps, BatchNormAndUpsample) {

@@ -157,9 +157,11 @@ bool encode_linear_coopmat(Encoder& e);
 
 /// Whether a linear over K with output `out` should split K across a workgroup per output element /
 /// texel (few outputs, long K: decoding), rather than run one invocation per output.
-/// On a CPU device (lavapipe) only for very few outputs: its invocations are SIMD lanes of a few cores.
+/// Never on a CPU device (lavapipe): its invocations are SIMD lanes of a few cores, which the tiled
+/// kernel keeps busy, and its workgroup barriers are dear (on lavapipe split-K took 3-14x the tiled
+/// kernel's time: [1, 4096] x [4096, 4096] 63.6 vs 22.9 ms, [8, 2048] x [2048, 512] 24.3 vs 1.8 ms).
 inline bool use_split_k(const GpuTensor& out, int64_t k, bool cpu_device) {
-  return out.items() <= (cpu_device ? 2048 : 16384) && k >= 128;
+  return !cpu_device && out.items() <= 16384 && k >= 128;
 }
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
