@@ -1,6 +1,6 @@
 #version 450
-// Tiled linear (linear_tiled.yaml): 4 rows x 4 outputs per invocation, weights prepacked as
-// vec4s over 4 outputs ([N / 4][K]).
+// Tiled linear (linear_tiled.yaml): TILE_ROWS (4 or 1) rows x 4 outputs per invocation, weights
+// prepacked as vec4s over 4 outputs ([N / 4][K]).
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -35,14 +35,14 @@ void main() {
   const int n4 = idx % n4s;
 #if defined(STORAGE_buffer)
   const int rows = p.out_sizes.y * p.out_sizes.z * p.out_sizes.w;
-  const int row0 = (idx / n4s) * 4;
+  const int row0 = (idx / n4s) * TILE_ROWS;
   if (row0 >= rows) return;
-  const int nrows = min(4, rows - row0);
+  const int nrows = min(TILE_ROWS, rows - row0);
 #else
-  const int ytiles = div_up4(p.out_sizes.y);
-  const int y0 = ((idx / n4s) % ytiles) * 4, z = idx / (n4s * ytiles);
+  const int ytiles = (p.out_sizes.y + TILE_ROWS - 1) / TILE_ROWS;
+  const int y0 = ((idx / n4s) % ytiles) * TILE_ROWS, z = idx / (n4s * ytiles);
   if (z >= p.out_sizes.z * p.out_sizes.w) return;
-  const int nrows = min(4, p.out_sizes.y - y0);
+  const int nrows = min(TILE_ROWS, p.out_sizes.y - y0);
 #endif
   vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
   const int k4s = div_up4(p.k);

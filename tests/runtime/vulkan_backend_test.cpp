@@ -239,17 +239,23 @@ TEST_F(VulkanOps, ConvolutionsSplitTheTapsOnGpus) {
 // et_vk.sdpa against cpu: the invocation-per-row kernel (sdpa_row, head dims <= 32), the
 // workgroup-per-row one (sdpa_wg) over several 256-key chunks,
 // head dims that leave texel lanes empty, masks broadcast over batch and heads (with -inf: causal),
-// buffers and textures, f32 and f16; and sdpa.glsl for head dims past 256.
+// buffers and textures, f32 and f16; and sdpa.glsl for head dims past 256. GPUs take the
+// workgroup-per-row kernel for small head dims too unless there are many rows (gpu: run with
+// VKC_VULKAN_GPU_KERNELS=1, which makes lavapipe choose as a GPU does).
 TEST_F(VulkanOps, AttentionPerQueryRow) {
   VKC_REQUIRE_VULKAN();
   struct Case {
     uint32_t b, h, s, l, d, dv;
     int mask;  // 0 none, 1 [1, 1, S, L] causal (-inf), 2 [B, H, S, L] values
     const char* variant;
+    bool gpu = false;
   };
   for (const Case c : {Case{1, 2, 5, 300, 6, 5, 1, "sdpa_row"}, Case{2, 3, 4, 7, 8, 8, 2, "sdpa_row"},
                        Case{1, 1, 3, 520, 36, 12, 0, "sdpa_wg"}, Case{1, 2, 5, 300, 40, 33, 1, "sdpa_wg"},
-                       Case{2, 3, 4, 7, 64, 64, 2, "sdpa_wg"}, Case{1, 1, 2, 9, 260, 4, 2, "sdpa"}}) {
+                       Case{2, 3, 4, 7, 64, 64, 2, "sdpa_wg"}, Case{1, 1, 2, 9, 260, 4, 2, "sdpa"},
+                       Case{1, 2, 5, 300, 6, 5, 1, "sdpa_wg", true}, Case{2, 3, 4, 7, 8, 8, 2, "sdpa_wg", true}}) {
+    if (c.gpu) ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+    else ::unsetenv("VKC_VULKAN_GPU_KERNELS");
     for (StorageType st : {kBuf, kTex}) {
       for (V dt : {V::Float32, V::Float16}) {
         VkProgramBuilder b;
@@ -282,6 +288,7 @@ TEST_F(VulkanOps, AttentionPerQueryRow) {
       }
     }
   }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
 TEST_F(VulkanOps, Pooling) {
@@ -306,12 +313,16 @@ TEST_F(VulkanOps, Pooling) {
 
 // linear_tiled (4 rows x 4 outputs per invocation, weights packed at load): rows, N and K that leave
 // partial tiles and empty lanes, 3-D inputs (several texture slices), addmm's [K, N] weight and
-// alpha/beta, no bias; buffers and textures, f32 and f16.
+// alpha/beta, no bias; buffers and textures, f32 and f16. GPUs take linear_tiled_r1 (one row per
+// invocation) for so few invocations (VKC_VULKAN_GPU_KERNELS=1 makes lavapipe choose as they do).
 TEST_F(VulkanOps, TiledLinear) {
   VKC_REQUIRE_VULKAN();
+  for (const bool gpu : {false, true})
   for (StorageType st : {kBuf, kTex}) {
     for (V dt : {V::Float32, V::Float16}) {
-      const std::string name = std::string("linear_tiled") + (dt == V::Float16 ? "_f16_" : "_f32_") +
+      if (gpu) ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+      else ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+      const std::string name = std::string(gpu ? "linear_tiled_r1" : "linear_tiled") + (dt == V::Float16 ? "_f16_" : "_f32_") +
                                (st == kBuf ? "buffer" : "texture3d");
       SCOPED_TRACE(name);
       const uint64_t before = runtime::vulkan_variant_dispatches(name);
@@ -332,6 +343,7 @@ TEST_F(VulkanOps, TiledLinear) {
       EXPECT_EQ(runtime::vulkan_variant_dispatches(name), before + 3);
     }
   }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
 TEST_F(VulkanOps, LinearAddmmAndMatmul) {

@@ -192,17 +192,20 @@ void linear(Encoder& e) {
   const VkBuffer weight = tiled ? e.packed(w_arg, out.dtype, addmm ? "linear_kn" : "linear_nk",
                                            addmm ? pack_linear_kn : pack_linear_nk)
                                 : e.raw(w_arg, out.dtype, n * k);
-  const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : tiled ? "linear_tiled" : "linear");
+  // Tiles of 4 rows; on a GPU one row when that still makes few invocations (small encoders: each
+  // invocation's K loop is the latency, and more of them fill more of the GPU).
+  const int64_t n4 = (n + 3) / 4;
+  const int64_t rows = out.texture ? static_cast<int64_t>(out.sizes[1]) : static_cast<int64_t>(out.sizes[1]) * out.sizes[2] * out.sizes[3];
+  const int64_t planes = out.texture ? static_cast<int64_t>(out.sizes[2]) * out.sizes[3] : 1;
+  const bool one_row = tiled && !e.cpu_device() && n4 * ((rows + 3) / 4) * planes < 8192;
+  const int64_t tile_rows = one_row ? 1 : 4;
+  const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : one_row ? "linear_tiled_r1" : tiled ? "linear_tiled" : "linear");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);
   p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
   int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
-  if (tiled) {
-    const int64_t n4 = (n + 3) / 4;
-    items = out.texture ? n4 * ((out.sizes[1] + 3) / 4) * out.sizes[2] * out.sizes[3]
-                        : n4 * ((static_cast<int64_t>(out.sizes[1]) * out.sizes[2] * out.sizes[3] + 3) / 4);
-  }
+  if (tiled) items = n4 * ((rows + tile_rows - 1) / tile_rows) * planes;
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
 }
 
