@@ -94,7 +94,8 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
     if (!is_rank4(k_src)) return false;
   }
   ir::Value* v = out->input(1);
-  if (!is_rank4(q) || (k && !is_rank4(k)) || !is_rank4(v) || q->dtype() != ir::DType::Float32) return false;
+  if (!is_rank4(q) || (k && !is_rank4(k)) || !is_rank4(v)) return false;
+  if (q->dtype() != ir::DType::Float32 && q->dtype() != ir::DType::Float16) return false;
   if (k_src) {
     const auto ks = kt->shape().sizes();
     ir::Node* t = g.add_node(ir::kOnnxDomain, "Transpose", {k_src}, {{kt->dtype(), ir::Shape::of({ks[0], ks[1], ks[3], ks[2]})}},

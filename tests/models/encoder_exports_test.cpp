@@ -28,7 +28,7 @@ TEST_P(EncoderExport, CompilesFullyDelegatedAndMatchesOnnxruntime) {
   compile_export(kDir / name, c);  // every node delegated
   if (HasFatalFailure()) return;
   const bool fp16 = name.size() > 5 && name.substr(name.size() - 5) == "_fp16";
-  if (has_attention(name) && !fp16 && !name.starts_with("timm")) {
+  if (has_attention(name) && !name.starts_with("timm")) {
     EXPECT_TRUE(c.ops.count("vk.et_vk.sdpa.default")) << name << ": attention was not fused";
   }
   EXPECT_FALSE(expect_every_set_matches(kDir / name, c.result.pte, fp16 ? 1e-2 : 1e-3, fp16 ? 1e-2 : 1e-4).empty());
