@@ -126,6 +126,75 @@ TEST(DimSizes, SizesOfTwoDimsMakeAVariantPerCombination) {
   EXPECT_THAT(run_error(r.pte, 2, 3, "cpu"), HasSubstr("no variant"));
 }
 
+// x [n, 4] and a bool input c: y = If(c) then Flatten(x, axis 0) * 2 ([1, 4n]) else x + 1 ([n, 4]).
+std::vector<uint8_t> sized_if_model() {
+  ModelBuilder m(8, 17);
+  m.input("x", kF32, {std::string("n"), 4});
+  m.input("c", onnx::TensorProto_DataType_BOOL, {});
+  m.raw_floats("two", {}, {2.0f});
+  m.raw_floats("one", {}, {1.0f});
+  m.output("y", kF32, {std::string("h"), std::string("w")});
+  auto* n = m.node("If", {"c"}, {"y"}, "if");
+  auto branch = [&](const char* name, const char* op, const char* other, const std::vector<DimSpec>& dims) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+    auto* g = a->mutable_g();
+    g->set_name(name);
+    std::string in = "x";
+    if (op[0] == 'M') {  // then: flatten first
+      auto* f = g->add_node();
+      f->set_op_type("Flatten");
+      f->add_input("x");
+      f->add_output("flat");
+      auto* axis = f->add_attribute();
+      axis->set_name("axis");
+      axis->set_type(onnx::AttributeProto_AttributeType_INT);
+      axis->set_i(0);
+      in = "flat";
+    }
+    auto* k = g->add_node();
+    k->set_op_type(op);
+    k->add_input(in);
+    k->add_input(other);
+    k->add_output(std::string(name) + "_out");
+    ModelBuilder::set_type(g->add_output(), std::string(name) + "_out", kF32, dims);
+  };
+  branch("then_branch", "Mul", "two", {1, std::string("n4")});
+  branch("else_branch", "Add", "one", {std::string("n"), 4});
+  return m.bytes();
+}
+
+TEST(DimSizes, EachSizeVariantSplitsOnARunTimeIfOfItsOwn) {
+  CompileOptions o;
+  o.dim_sizes = {{"n", {2, 3}}};
+  const CompileResult r = compile(sized_if_model(), fs::path(), o);
+  ASSERT_TRUE(r.ok) << r.error();
+  std::string notes;
+  for (const auto& d : r.diagnostics) notes += d.message + "\n";
+  EXPECT_THAT(notes, HasSubstr("compiled for n in {2, 3}: the program holds 2 variants"));
+  EXPECT_THAT(notes, HasSubstr("holds 4 compiled variants"));  // two sizes x two branches
+  for (const int64_t rows : {2, 3})
+    for (const bool c : {true, false}) {
+      std::vector<float> x(static_cast<size_t>(rows * 4));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i) - 1.0f;
+      for (const std::string backend : {"cpu", "vulkan"}) {
+        if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+        RunOptions ro;
+        ro.backend = backend;
+        const RunResult out = run(std::span<const uint8_t>(r.pte),
+                                  {Tensor::of(ir::DType::Float32, {rows, 4}, x),
+                                   Tensor::of(ir::DType::Bool, {}, std::vector<uint8_t>{c})},
+                                  ro);
+        ASSERT_TRUE(out.ok) << backend << ": " << (out.diagnostics.empty() ? "" : out.diagnostics[0].message);
+        EXPECT_EQ(out.outputs.at(0).shape, c ? (std::vector<int64_t>{1, rows * 4}) : (std::vector<int64_t>{rows, 4}));
+        for (size_t i = 0; i < x.size(); ++i)
+          EXPECT_FLOAT_EQ(out.outputs[0].get_f(static_cast<int64_t>(i)), c ? 2 * x[i] : x[i] + 1)
+              << backend << " rows=" << rows << " c=" << c;
+      }
+    }
+}
+
 TEST(DimSizes, BadSizeListsAreRefusedWithTheReason) {
   CompileOptions o;
   o.dim_sizes = {{"sequence", {1, 2, 3}}, {"batch", {1, 2, 3}}};
