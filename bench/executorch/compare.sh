@@ -17,30 +17,24 @@
 # both); ratio = vkc / ET (below 1: vkc is faster); max|vkc-ET| over output 0 as a fraction of
 # its largest magnitude. Exit 1 if any run fails.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-runner="${ET_RUNNER:-${XDG_CACHE_HOME:-$HOME/.cache}/vkc-bench/executorch/et_runner}"
-vkc="${VKC:-$root/build/compiler/vkc}"
-backend=vulkan repeat=20 models_dir="" dev=1 work=""
+# shellcheck source=bench/executorch/runners.sh
+. "$(dirname "$0")/runners.sh"
+runners_defaults
+backend=vulkan models_dir="" dev=1
 extra=()
 while [ $# -gt 0 ]; do
+  if runners_option "$1" "${2:-}"; then shift 2; continue; fi
   case "$1" in
-    --runner) runner=$2; shift ;;
-    --vkc) vkc=$2; shift ;;
     --backend) backend=$2; shift ;;
-    --repeat) repeat=$2; shift ;;
     --models) models_dir=$2; shift ;;
     --no-dev-models) dev=0 ;;
-    --work) work=$2; shift ;;
     -h|--help) sed -n 2,18p "$0" >&2; exit 2 ;;
     -*) echo "compare.sh: unknown option '$1'" >&2; exit 2 ;;
     *) extra+=("$1") ;;
   esac
   shift
 done
-[ -x "$runner" ] || { echo "compare.sh: no et_runner at $runner (bench/executorch/build.sh makes it)" >&2; exit 2; }
-[ -x "$vkc" ] || { echo "compare.sh: no vkc at $vkc" >&2; exit 2; }
-[ -n "$work" ] || { work=$(mktemp -d "${TMPDIR:-/tmp}/vkc-et-compare-XXXXXX"); trap 'rm -rf "$work"' EXIT; }
-mkdir -p "$work"
+runners_ready compare.sh
 
 # id <TAB> onnx <TAB> compile args (comma-separated)
 list=$work/models.tsv

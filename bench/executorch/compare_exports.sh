@@ -11,16 +11,13 @@
 # the best of N runs (host staging included in both); ratio = vkc / ET (below 1: vkc is faster);
 # vkc err / ET err: max abs error of output 0 against the data set. Exit 1 if any run fails.
 set -uo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-runner="${ET_RUNNER:-${XDG_CACHE_HOME:-$HOME/.cache}/vkc-bench/executorch/et_runner}"
-vkc="${VKC:-$root/build/compiler/vkc}"
-repeat=20 work="" compile_args="" dirs=()
+# shellcheck source=bench/executorch/runners.sh
+. "$(dirname "$0")/runners.sh"
+runners_defaults
+compile_args="" dirs=()
 while [ $# -gt 0 ]; do
+  if runners_option "$1" "${2:-}"; then shift 2; continue; fi
   case "$1" in
-    --runner) runner=$2; shift ;;
-    --vkc) vkc=$2; shift ;;
-    --repeat) repeat=$2; shift ;;
-    --work) work=$2; shift ;;
     --compile-args) compile_args=$2; shift ;;
     -h|--help) sed -n 2,12p "$0" >&2; exit 2 ;;
     -*) echo "compare_exports.sh: unknown option '$1'" >&2; exit 2 ;;
@@ -29,10 +26,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ ${#dirs[@]} -gt 0 ] || { echo "compare_exports.sh: no export folder given" >&2; exit 2; }
-[ -x "$runner" ] || { echo "compare_exports.sh: no et_runner at $runner (bench/executorch/build.sh makes it)" >&2; exit 2; }
-[ -x "$vkc" ] || { echo "compare_exports.sh: no vkc at $vkc" >&2; exit 2; }
-[ -n "$work" ] || { work=$(mktemp -d "${TMPDIR:-/tmp}/vkc-et-exports-XXXXXX"); trap 'rm -rf "$work"' EXIT; }
-mkdir -p "$work"
+runners_ready compare_exports.sh
 
 folders=()
 for d in "${dirs[@]}"; do

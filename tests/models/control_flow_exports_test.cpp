@@ -13,9 +13,9 @@
 namespace vkc::test {
 namespace {
 
-const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/control_flow";
+const fs::path kDir = corpus("control_flow");
 
-class ControlFlowExport : public ::testing::TestWithParam<std::string> {};
+using ControlFlowExport = ExportTest;
 
 TEST_P(ControlFlowExport, PicksTheBranchAsItRunsAndMatchesOnnxruntimeOnEveryBranch) {
   const std::string name = GetParam();
@@ -40,8 +40,7 @@ TEST_P(ControlFlowExport, PicksTheBranchAsItRunsAndMatchesOnnxruntimeOnEveryBran
       << "the data sets take branches of different shapes";
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, ControlFlowExport, ::testing::ValuesIn(subfolders(kDir)),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+VKC_EXPORT_CORPUS(ControlFlowExport, kDir);
 
 }  // namespace
 }  // namespace vkc::test

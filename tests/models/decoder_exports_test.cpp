@@ -22,7 +22,7 @@ namespace vkc::test {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/decoders";
+const fs::path kDir = corpus("decoders");
 const std::vector<std::string> kFamilies = {"llama", "qwen3", "phi3", "gemma"};
 
 std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }

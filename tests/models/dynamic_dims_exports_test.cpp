@@ -17,7 +17,7 @@
 namespace vkc::test {
 namespace {
 
-const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/dynamic_dims";
+const fs::path kDir = corpus("dynamic_dims");
 
 // Each symbolic input dim of the model, with the sizes the data sets give it (in set order).
 std::map<std::string, std::vector<int64_t>> sizes_in_sets(const fs::path& dir) {
@@ -42,7 +42,7 @@ std::map<std::string, std::vector<int64_t>> sizes_in_sets(const fs::path& dir) {
   return sizes;
 }
 
-class DynamicDimsExport : public ::testing::TestWithParam<std::string> {};
+using DynamicDimsExport = ExportTest;
 
 TEST_P(DynamicDimsExport, OneProgramTakesEverySizeAndMatchesOnnxruntime) {
   const fs::path dir = kDir / GetParam();
@@ -63,8 +63,7 @@ TEST_P(DynamicDimsExport, OneProgramTakesEverySizeAndMatchesOnnxruntime) {
   expect_every_set_matches(dir, c.result.pte);
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, DynamicDimsExport, ::testing::ValuesIn(subfolders(kDir)),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+VKC_EXPORT_CORPUS(DynamicDimsExport, kDir);
 
 }  // namespace
 }  // namespace vkc::test

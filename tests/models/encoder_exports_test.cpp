@@ -12,7 +12,7 @@
 namespace vkc::test {
 namespace {
 
-const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/encoders";
+const fs::path kDir = corpus("encoders");
 
 bool has_attention(const std::string& name) {
   for (const char* m : {"bert", "vit", "whisper", "clip"})
@@ -20,7 +20,7 @@ bool has_attention(const std::string& name) {
   return false;
 }
 
-class EncoderExport : public ::testing::TestWithParam<std::string> {};
+using EncoderExport = ExportTest;
 
 TEST_P(EncoderExport, CompilesFullyDelegatedAndMatchesOnnxruntime) {
   const std::string name = GetParam();
@@ -34,8 +34,7 @@ TEST_P(EncoderExport, CompilesFullyDelegatedAndMatchesOnnxruntime) {
   EXPECT_FALSE(expect_every_set_matches(kDir / name, c.result.pte, fp16 ? 1e-2 : 1e-3, fp16 ? 1e-2 : 1e-4).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, EncoderExport, ::testing::ValuesIn(subfolders(kDir)),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+VKC_EXPORT_CORPUS(EncoderExport, kDir);
 
 }  // namespace
 }  // namespace vkc::test

@@ -21,6 +21,14 @@
 namespace vkc::test {
 namespace fs = std::filesystem;
 
+/// A test over every folder of an export corpus (tests/models/<name>/), one test per folder.
+using ExportTest = ::testing::TestWithParam<std::string>;
+inline fs::path corpus(const char* name) { return fs::path(VKC_SOURCE_DIR) / "tests/models" / name; }
+/// Instantiates `Suite` (an ExportTest) over the folders of `dir`, each test named after its folder.
+#define VKC_EXPORT_CORPUS(Suite, dir)                                           \
+  INSTANTIATE_TEST_SUITE_P(Corpus, Suite, ::testing::ValuesIn(subfolders(dir)), \
+                           [](const ::testing::TestParamInfo<std::string>& p) { return p.param; })
+
 /// cpu, and vulkan where a device exists (lavapipe in CI).
 inline std::vector<std::string> backends() {
   std::vector<std::string> b = {"cpu"};

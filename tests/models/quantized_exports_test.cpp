@@ -14,7 +14,7 @@
 namespace vkc::test {
 namespace {
 
-const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/quantized";
+const fs::path kDir = corpus("quantized");
 
 double sqnr_db(const Tensor& got, const Tensor& want) {
   double signal = 0, noise = 0;

@@ -11,9 +11,9 @@
 namespace vkc::test {
 namespace {
 
-const fs::path kDir = fs::path(VKC_SOURCE_DIR) / "tests/models/recurrent";
+const fs::path kDir = corpus("recurrent");
 
-class RecurrentExport : public ::testing::TestWithParam<std::string> {};
+using RecurrentExport = ExportTest;
 
 TEST_P(RecurrentExport, CompilesFullyDelegatedAndMatchesOnnxruntime) {
   CompiledExport c;
@@ -22,8 +22,7 @@ TEST_P(RecurrentExport, CompilesFullyDelegatedAndMatchesOnnxruntime) {
   EXPECT_FALSE(expect_every_set_matches(kDir / GetParam(), c.result.pte).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, RecurrentExport, ::testing::ValuesIn(subfolders(kDir)),
-                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+VKC_EXPORT_CORPUS(RecurrentExport, kDir);
 
 }  // namespace
 }  // namespace vkc::test

@@ -17,19 +17,14 @@ void compare(const OpContext& c) {
   c.set_output(kernels::binary(Op, c.tensor(0), c.tensor(1)));  // bool; stored in the output's dtype
 }
 
-// aten.<op>.Scalar(self, other): self against one number, in self's dtype.
-template <BinaryOp Op>
+// aten.<op>.Scalar(self, other): self against one number, in self's dtype; `Negate`: its opposite
+// (ne is not eq).
+template <BinaryOp Op, bool Negate = false>
 void compare_scalar(const OpContext& c) {
   const HostTensor& x = c.tensor(0);
   const HostTensor number = kernels::cast(HostTensor::of(ir::DType::Float64, {}, std::vector<double>{c.scalar_arg(1)}), x.dtype);
-  c.set_output(kernels::binary(Op, x, number));
-}
-
-// aten.ne.Scalar(self, other): not equal.
-void ne_scalar(const OpContext& c) {
-  const HostTensor& x = c.tensor(0);
-  const HostTensor number = kernels::cast(HostTensor::of(ir::DType::Float64, {}, std::vector<double>{c.scalar_arg(1)}), x.dtype);
-  c.set_output(kernels::unary(kernels::UnaryOp::Not, kernels::binary(BinaryOp::Equal, x, number)));
+  HostTensor out = kernels::binary(Op, x, number);
+  c.set_output(Negate ? kernels::unary(kernels::UnaryOp::Not, out) : out);
 }
 
 void bitwise_not(const OpContext& c) { c.set_output(kernels::unary(kernels::UnaryOp::Not, c.tensor(0))); }
@@ -113,7 +108,7 @@ void add_index_ops(OpTable& t) {
   t["aten.le.Scalar"] = compare_scalar<BinaryOp::LessOrEqual>;
   t["aten.gt.Scalar"] = compare_scalar<BinaryOp::Greater>;
   t["aten.ge.Scalar"] = compare_scalar<BinaryOp::GreaterOrEqual>;
-  t["aten.ne.Scalar"] = ne_scalar;
+  t["aten.ne.Scalar"] = compare_scalar<BinaryOp::Equal, true>;
   t["aten.logical_and.default"] = compare<BinaryOp::And>;
   t["aten.logical_or.default"] = compare<BinaryOp::Or>;
   t["aten.bitwise_not.default"] = bitwise_not;
