@@ -1,5 +1,6 @@
 #include "vkc/compiler/driver.h"
 #include "branch_programs.h"
+#include "dynamic_programs.h"
 #include "size_variants.h"
 #include "vkc/serializer/io_names.h"
 
@@ -227,8 +228,18 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     split.parts.push_back(std::move(root));
     return split;
   };
+  // --dim NAME=MIN..MAX: compiled at probe sizes, the first (every dim at its max) here.
+  std::vector<detail::DimRange> ranges;
+  for (const auto& [name, range] : config.dim_ranges) ranges.push_back({name, range.first, range.second});
+  if (!ranges.empty()) {
+    if (!config.dim_sizes.empty())
+      throw CompileError("--dim with a range cannot be combined with --dim lists of sizes");
+    options.require_dynamic_shapes = true;  // and every integer argument gets a value of its own
+  }
   detail::Split split;
-  if (config.dim_sizes.empty()) {
+  if (!ranges.empty()) {
+    split = compile_variant(detail::probe_sizes(ranges).front(), true);
+  } else if (config.dim_sizes.empty()) {
     split = compile_variant({}, true);
   } else {
     if (config.max_seq_len > 0)
@@ -274,11 +285,38 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
       embedding.allow_coopmat_nv = config.device && config.device->cooperative_matrix == partitioner::CoopMat::Nv;
       embedding.allow_coopmat_khr = config.device && config.device->cooperative_matrix == partitioner::CoopMat::Khr;
     }
-    serializer::Program program =
-        split.tree ? serializer::build_branching_program(*split.tree, options, config.cpu_fallback,
-                                                         config.embed_shaders ? &embedding : nullptr)
-                   : serializer::build_program(*g, stats.partition, options, config.cpu_fallback,
-                                               config.embed_shaders ? &embedding : nullptr);
+    serializer::ShaderEmbedding* shaders = config.embed_shaders ? &embedding : nullptr;
+    serializer::Program program;
+    if (split.tree) {
+      if (!ranges.empty())
+        throw CompileError("--dim with a range: the model has a run-time If over branches of different shapes, "
+                           "which one program that resizes cannot hold (compile for a list of sizes instead)");
+      program = serializer::build_branching_program(*split.tree, options, config.cpu_fallback, shaders);
+    } else if (ranges.empty()) {
+      program = serializer::build_program(*g, stats.partition, options, config.cpu_fallback, shaders);
+    } else {
+      bool first_probe = true;
+      program = detail::merge_probes(
+          [&](const detail::DimSizes& sizes) {
+            if (first_probe) {
+              first_probe = false;
+              return serializer::build_program(*g, stats.partition, options, config.cpu_fallback, shaders);
+            }
+            detail::Split probe;
+            try {
+              probe = compile_variant(sizes, false);
+            } catch (const CompileError& e) {
+              throw CompileError(fmt::format("--dim range: at {}: {}", detail::describe(sizes), e.what()));
+            }
+            if (probe.tree)
+              throw CompileError(fmt::format("--dim range: at {} the model has a run-time If over branches of "
+                                             "different shapes (compile for a list of sizes instead)",
+                                             detail::describe(sizes)));
+            const detail::Part& part = *probe.leaves.front();
+            return serializer::build_program(*part.graph, part.partition, options, config.cpu_fallback, shaders);
+          },
+          ranges, stats.notes);
+    }
     stats.embedded_shaders = embedding.embedded.size();
     stats.operators_without_shaders.assign(embedding.missing.begin(), embedding.missing.end());
     stats.named_data = static_cast<size_t>(std::count_if(program.named_data.begin(), program.named_data.end(), [](const auto& nd) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "vkc/ir/op_registry.h"
+#include "vkc/serializer/dynamic_dims.h"
 #include "vkc/serializer/build_program.h"
 #include "vkc/serializer/errors.h"
 #include "vkc/serializer/pte_reader.h"
@@ -46,6 +47,18 @@ void read_input_shapes(const serializer::ExecutionPlan& plan, PlanReport& pr) {
       if (read == sizes_read.end() || !size) continue;
       auto& list = pr.input_shapes[read->second.first].sizes[read->second.second];
       if (std::find(list.begin(), list.end(), *size) == list.end()) list.push_back(*size);
+    }
+  }
+  // Bounded dynamic dims: each delegate's table names the delegate input that holds a dim.
+  for (const serializer::Instruction& ins : plan.instructions) {
+    const auto* dc = std::get_if<serializer::DelegateCall>(&ins);
+    if (!dc || dc->delegate_index < 0 || static_cast<size_t>(dc->delegate_index) >= plan.delegates.size()) continue;
+    for (const auto& spec : plan.delegates[dc->delegate_index].compile_specs) {
+      if (spec.key != serializer::kDynamicDimsKey) continue;
+      for (const auto& y : serializer::DynamicDims::decode(spec.value).symbols)
+        if (y.input < dc->args.size())
+          if (auto in = input_of.find(dc->args[y.input]); in != input_of.end())
+            pr.input_shapes[in->second].ranges[y.dim] = {y.name, y.min, y.max};
     }
   }
 }

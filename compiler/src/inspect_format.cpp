@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "vkc/serializer/dynamic_dims.h"
 #include "vkc/compiler/inspect.h"
 
 namespace vkc::compiler {
@@ -22,7 +23,9 @@ ordered_json input_shapes_json(const std::vector<PlanInputReport>& inputs) {
   for (const PlanInputReport& in : inputs) {
     ordered_json sizes = ordered_json::object();
     for (const auto& [dim, list] : in.sizes) sizes[std::to_string(dim)] = list;
-    out.push_back({{"shape", in.shape}, {"dynamic", in.dynamic}, {"sizes", sizes}});
+    ordered_json ranges = ordered_json::object();
+    for (const auto& [dim, r] : in.ranges) ranges[std::to_string(dim)] = {{"name", r.name}, {"min", r.min}, {"max", r.max}};
+    out.push_back({{"shape", in.shape}, {"dynamic", in.dynamic}, {"sizes", sizes}, {"ranges", ranges}});
   }
   return out;
 }
@@ -43,7 +46,16 @@ ordered_json options_json(const serializer::CompileOptions& o) {
   if (o.storage_type_override) j["storage_type_override"] = std::string(serializer::to_string(*o.storage_type_override));
   if (o.memory_layout_override)
     j["memory_layout_override"] = std::string(serializer::to_string(*o.memory_layout_override));
-  for (const auto& u : o.unknown) j[u.key] = "0x" + hex(u.value);
+  for (const auto& u : o.unknown) {
+    if (u.key == serializer::kDynamicDimsKey) {  // vkc's table of dynamic dims: summarized
+      const auto t = serializer::DynamicDims::decode(u.value);
+      std::vector<std::string> names;
+      for (const auto& y : t.symbols) names.push_back(fmt::format("{} {}..{}", y.name, y.min, y.max));
+      j[u.key] = fmt::format("{}; {} tensor dims follow", fmt::join(names, ", "), t.dims.size());
+    } else {
+      j[u.key] = "0x" + hex(u.value);
+    }
+  }
   return j;
 }
 
@@ -122,6 +134,7 @@ std::string inspect_text(const InspectReport& r) {
       if (!in.dynamic) continue;
       std::string sizes;
       for (const auto& [dim, list] : in.sizes) sizes += fmt::format("; dim {} takes {}", dim, fmt::join(list, ", "));
+      for (const auto& [dim, r] : in.ranges) sizes += fmt::format("; dim {} takes {}..{} ({})", dim, r.min, r.max, r.name);
       s += fmt::format("  input {}: [{}] dynamic-bound{}\n", i, fmt::join(in.shape, ","), sizes);
     }
   }

@@ -46,6 +46,19 @@ std::pair<std::string, std::vector<int64_t>> parse_dim(std::string_view text) {
   return {std::string(text.substr(0, eq)), v};
 }
 
+std::optional<std::pair<std::string, std::pair<int64_t, int64_t>>> parse_dim_range(std::string_view text) {
+  const size_t eq = text.rfind('=');
+  const size_t dots = text.find("..", eq == std::string_view::npos ? 0 : eq);
+  if (eq == std::string_view::npos || dots == std::string_view::npos) return std::nullopt;
+  const std::string what = fmt::format("--dim '{}'", text);
+  if (eq == 0) throw OptionError(what + ": expected NAME=MIN..MAX, e.g. sequence=1..128");
+  const auto lo = parse_positive_list(text.substr(eq + 1, dots - eq - 1), ',', what);
+  const auto hi = parse_positive_list(text.substr(dots + 2), ',', what);
+  if (lo.size() != 1 || hi.size() != 1) throw OptionError(what + ": expected NAME=MIN..MAX, e.g. sequence=1..128");
+  if (lo[0] >= hi[0]) throw OptionError(fmt::format("{}: MIN {} must be below MAX {}", what, lo[0], hi[0]));
+  return std::pair{std::string(text.substr(0, eq)), std::pair{lo[0], hi[0]}};
+}
+
 std::pair<std::string, std::string> parse_input_value(std::string_view text) {
   const size_t eq = text.find('=');
   if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size())

@@ -94,8 +94,14 @@ int run_compile(const CompileArgs& a) {
       throw compiler::OptionError(fmt::format("--input-shape given twice for '{}'", name));
   }
   for (const auto& s : a.dims) {
+    if (auto range = compiler::parse_dim_range(s)) {
+      if (config.dims.count(range->first) || config.dim_sizes.count(range->first) ||
+          !config.dim_ranges.emplace(*range).second)
+        throw compiler::OptionError(fmt::format("--dim given twice for '{}'", range->first));
+      continue;
+    }
     auto [name, values] = compiler::parse_dim(s);
-    if (config.dims.count(name) || config.dim_sizes.count(name))
+    if (config.dims.count(name) || config.dim_sizes.count(name) || config.dim_ranges.count(name))
       throw compiler::OptionError(fmt::format("--dim given twice for '{}'", name));
     if (values.size() == 1) config.dims.emplace(name, values[0]);
     else config.dim_sizes.emplace(name, values);
@@ -215,7 +221,7 @@ int run(int argc, char** argv) {
   compile->add_option("--input-shape", c.input_shapes, "fix an input's dims: NAME=1x3x224x224 (repeatable)");
   compile->add_option("--input-value", c.input_values,
                       "bind an input to constant values, which then fold: NAME=V[,V...], e.g. sr=16000 (repeatable)");
-  compile->add_option("--dim", c.dims, "fix a named symbolic dim everywhere: NAME=VALUE, e.g. sequence=128, or compile for several sizes the program picks between as it runs: NAME=V1,V2,... (repeatable)");
+  compile->add_option("--dim", c.dims, "fix a named symbolic dim everywhere: NAME=VALUE, e.g. sequence=128, or compile for several sizes the program picks between as it runs: NAME=V1,V2,..., or for any size in a range, one program that resizes as it runs: NAME=MIN..MAX (repeatable)");
   compile->add_option("--max-seq-len", c.max_seq_len,
                       "keep a decode-step graph's KV cache inside the program, N positions (docs/llm.md)");
   compile->add_flag("--print-pipeline", c.print_pipeline, "list the passes and exit");

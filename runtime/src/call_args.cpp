@@ -30,17 +30,19 @@ int32_t CallArgs::id(size_t i) const {
   return v;
 }
 
+int64_t CallArgs::symint(int32_t id, const serializer::VkSymInt& v) const {
+  if (symints_)
+    if (auto it = symints_->find(id); it != symints_->end()) return it->second;
+  return v.value;
+}
+
 const VkValue& CallArgs::value(size_t i) const { return graph_->values[id(i)]; }
 
 bool CallArgs::is_null(size_t i) const { return std::holds_alternative<serializer::VkNull>(value(i)); }
 
 int64_t CallArgs::int_arg(size_t i) const {
   if (const auto* v = std::get_if<int64_t>(&value(i))) return *v;
-  if (const auto* v = std::get_if<serializer::VkSymInt>(&value(i))) {
-    if (symints_)
-      if (auto it = symints_->find(id(i)); it != symints_->end()) return it->second;
-    return v->value;
-  }
+  if (const auto* v = std::get_if<serializer::VkSymInt>(&value(i))) return symint(id(i), *v);
   fail(fmt::format("argument {} is {}, expected an Int or SymInt", i, value_kind(value(i))));
 }
 
@@ -83,7 +85,7 @@ std::vector<int64_t> CallArgs::int_list(size_t i) const {
     for (int32_t item : l->items) {
       const VkValue& x = graph_->values.at(item);
       if (const auto* n = std::get_if<int64_t>(&x)) out.push_back(*n);
-      else if (const auto* s = std::get_if<serializer::VkSymInt>(&x)) out.push_back(s->value);
+      else if (const auto* s = std::get_if<serializer::VkSymInt>(&x)) out.push_back(symint(item, *s));
       else fail(fmt::format("argument {}: list item {} is {}, expected Int or SymInt", i, item, value_kind(x)));
     }
     return out;

@@ -47,10 +47,12 @@ class CallArgs {
   std::optional<std::vector<int64_t>> opt_int_list(size_t i) const;
   std::optional<std::vector<double>> opt_double_list(size_t i) const;
   std::vector<int32_t> value_list(size_t i) const;  // ValueList: raw value ids
-  /// Run-time values of SymInts (set by et_vk.select_as_symint), by value id; int_arg reads them.
+  /// Run-time values of SymInts (set by et_vk.select_as_symint, sym_size.int and the SymInt
+  /// arithmetic), by value id; int_arg and int_list read them (else a SymInt's initial value).
   void set_symints(const std::unordered_map<int32_t, int64_t>* s) { symints_ = s; }
 
  protected:
+  int64_t symint(int32_t id, const serializer::VkSymInt& v) const;
   const serializer::VkGraph* graph_ = nullptr;
   const serializer::VkOperatorCall* call_ = nullptr;
   bool output_last_ = false;

@@ -1,3 +1,4 @@
+#include "resizing_delegate.h"
 #include "vkc/runtime/executor.h"
 #include "vkc/serializer/io_names.h"
 
@@ -123,7 +124,8 @@ Executor Executor::from_pte(serializer::PteFile pte, Backend& backend, const std
     if (!backend.can_run(del.id))
       throw RuntimeError(fmt::format("delegate {}: backend '{}' cannot run '{}' delegates", d, backend.name(), del.id));
     try {
-      s->delegates.push_back(backend.init(del, s->named));
+      s->delegates.push_back(has_dynamic_dims(del) ? make_resizing_delegate(backend, del, s->named)
+                                                   : backend.init(del, s->named));
     } catch (const std::exception& e) {
       throw RuntimeError(fmt::format("delegate {} ({}): {}", d, backend.name(), e.what()));
     }

@@ -187,6 +187,9 @@ class VkGraphBuilder {
   // Scalars are shared: one value per distinct (kind, value).
   int32_t scalar(const ir::Attribute& a, ir::ArgKind kind) {
     std::string key = fmt::format("{}:{}", static_cast<int>(kind), ir::attribute_str(a));
+    const bool own = rules_.own_integers && (kind == ir::ArgKind::Int || kind == ir::ArgKind::IntList ||
+                                             (kind == ir::ArgKind::Scalar && std::holds_alternative<int64_t>(a)));
+    if (own) key += fmt::format("#{}", g_.values.size());
     if (auto it = scalar_ids_.find(key); it != scalar_ids_.end()) return it->second;
     VkValue v = VkNull{};
     if (!std::holds_alternative<std::monostate>(a)) {

@@ -63,6 +63,35 @@ TEST_P(DynamicDimsExport, OneProgramTakesEverySizeAndMatchesOnnxruntime) {
   expect_every_set_matches(dir, c.result.pte);
 }
 
+// The same models compiled for a range of each dim's sizes (--dim NAME=1..MAX, MAX the largest
+// size in the sets): one program whose graph resizes as it runs. The transformers take it; the
+// CNN is refused with the reason (a strided convolution's output size is not affine in its input's).
+TEST_P(DynamicDimsExport, ARangeOfSizesIsOneProgramThatResizes) {
+  const fs::path dir = kDir / GetParam();
+  CompileOptions o;
+  for (const auto& [name, list] : sizes_in_sets(dir)) {
+    if (list.size() == 1) o.dims[name] = list[0];
+    else o.dim_ranges[name] = {1, *std::max_element(list.begin(), list.end())};
+  }
+  if (GetParam().rfind("mnv3", 0) == 0) {
+    const CompileResult r = compile(dir / "model.onnx", fs::path(), o);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error().find("aten.convolution.default) is"), std::string::npos) << r.error();
+    EXPECT_NE(r.error().find("not an affine function of the dims"), std::string::npos) << r.error();
+    return;
+  }
+  CompiledExport c;
+  compile_export(dir, c, o);  // every node delegated
+  if (HasFatalFailure()) return;
+  ASSERT_FALSE(c.result.diagnostics.empty());
+  EXPECT_NE(c.result.diagnostics[0].message.find("one program that resizes as it runs"), std::string::npos)
+      << c.result.diagnostics[0].message;
+  const InspectResult info = inspect(std::span<const uint8_t>(c.result.pte));
+  ASSERT_TRUE(info.ok);
+  EXPECT_EQ(info.report.plans.at(0).delegate_calls, 1u);
+  expect_every_set_matches(dir, c.result.pte);
+}
+
 VKC_EXPORT_CORPUS(DynamicDimsExport, kDir);
 
 }  // namespace

@@ -49,6 +49,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.input_shapes = options.input_shapes;
   config.dims = options.dims;
   config.dim_sizes = options.dim_sizes;
+  config.dim_ranges = options.dim_ranges;
   config.input_values = options.input_values;
   config.max_seq_len = options.max_seq_len;
   config.dump_ir_after = options.dump_ir_after;
@@ -133,6 +134,13 @@ std::vector<Diagnostic> check_options(const CompileOptions& options) {
     if (sizes.empty()) error(fmt::format("dim_sizes: '{}' lists no size", name));
     for (int64_t v : sizes)
       if (v <= 0) error(fmt::format("dim_sizes: '{}' has size {}; sizes are positive", name, v));
+  }
+  for (const auto& [name, range] : options.dim_ranges) {
+    if (options.dims.count(name) || options.dim_sizes.count(name))
+      error(fmt::format("dim '{}' is in dim_ranges and in dims or dim_sizes", name));
+    if (range.first <= 0 || range.second <= range.first)
+      error(fmt::format("dim_ranges: '{}' is {}..{}; a range is MIN..MAX with 0 < MIN < MAX", name, range.first,
+                        range.second));
   }
   std::string why;
   if (!options.payload_options(&why)) error(why);

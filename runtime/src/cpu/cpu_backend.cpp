@@ -25,10 +25,17 @@ using serializer::VkTensor;
 
 class CpuDelegate final : public DelegateInstance {
  public:
-  CpuDelegate(const serializer::BackendDelegate& d, const NamedDataMap& named) {
+  CpuDelegate(const serializer::BackendDelegate& d, const NamedDataMap& named,
+              std::shared_ptr<SharedDelegateState>* shared = nullptr) {
     serializer::VkPayload payload = serializer::read_vk_payload(d.processed.bytes());
     graph_ = std::move(payload.graph);
     state_.graph = &graph_;
+    if (shared) {
+      if (!*shared) *shared = std::make_shared<Shared>();
+      auto* s = dynamic_cast<Shared*>(shared->get());
+      if (!s) throw RuntimeError("a delegate's instances are shared across backends");
+      state_.persistent = s->persistent;
+    }
     state_.tensors.resize(graph_.values.size());
     uint64_t largest = 0;  // bytes of the largest tensor the graph declares
     for (size_t id = 0; id < graph_.values.size(); ++id) {
@@ -78,6 +85,10 @@ class CpuDelegate final : public DelegateInstance {
   }
 
  private:
+  struct Shared : SharedDelegateState {
+    std::shared_ptr<std::map<std::pair<size_t, int>, HostTensor>> persistent =
+        std::make_shared<std::map<std::pair<size_t, int>, HostTensor>>();
+  };
   uint64_t allocation_limit_ = 0;
 
   HostTensor constant(const VkTensor& t, std::span<const uint8_t> bytes, const NamedDataMap& named, size_t id) {
@@ -127,6 +138,10 @@ class CpuBackend final : public Backend {
   bool can_run(std::string_view id) const override { return id == "VulkanBackend"; }
   std::unique_ptr<DelegateInstance> init(const serializer::BackendDelegate& d, const NamedDataMap& named) override {
     return std::make_unique<CpuDelegate>(d, named);
+  }
+  std::unique_ptr<DelegateInstance> init_shared(const serializer::BackendDelegate& d, const NamedDataMap& named,
+                                                std::shared_ptr<SharedDelegateState>& shared) override {
+    return std::make_unique<CpuDelegate>(d, named, &shared);
   }
 };
 

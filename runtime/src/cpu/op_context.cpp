@@ -70,7 +70,8 @@ void OpContext::set_symint_output(int64_t v) const {
 }
 
 HostTensor& OpContext::persistent(int slot, const HostTensor& like) const {
-  auto [it, fresh] = state_.persistent.try_emplace({call_, slot});
+  const auto index = static_cast<size_t>(call_ - state_.graph->chain.data());
+  auto [it, fresh] = state_.persistent->try_emplace({index, slot});
   if (fresh) it->second = HostTensor::zeros(like.dtype, like.shape);
   return it->second;
 }

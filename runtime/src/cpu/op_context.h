@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -24,8 +25,10 @@ struct GraphState {
   std::unordered_map<int32_t, int32_t> mem_owner;  // mem_obj_id -> value id holding it
   /// SymInt values set at run time (et_vk.select_as_symint), by value id.
   std::unordered_map<int32_t, int64_t> symints;
-  /// State that outlives one execute (KV caches), by (operator call, slot); never reset.
-  std::map<std::pair<const void*, int>, HostTensor> persistent;
+  /// State that outlives one execute (KV caches), by (chain index, slot); never reset, and shared
+  /// by the instances of one delegate at several sizes.
+  std::shared_ptr<std::map<std::pair<size_t, int>, HostTensor>> persistent =
+      std::make_shared<std::map<std::pair<size_t, int>, HostTensor>>();
 
   const serializer::VkTensor* vk_tensor(int32_t id) const;
   /// Stores `t` as value `id`: checks its shape against the payload's dims and converts it to

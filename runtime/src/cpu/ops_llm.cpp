@@ -1,6 +1,7 @@
 // Transformer-block runtime operators: et_vk.rms_norm, et_vk.sdpa, et_vk.apply_rotary_emb(_hf).
 #include <cmath>
 
+#include "../symint_ops.h"
 #include "op_context.h"
 #include "vkc/kernels/attention.h"
 
@@ -59,9 +60,15 @@ void sdpa_with_kv_cache(const OpContext& c) {
   }
 }
 
+// sym_size.int and the SymInt arithmetic of bounded dynamic dims (symint_ops.h).
+void symint_op(const OpContext& c) {
+  c.set_symint_output(eval_symint_op(c, c.op(), [&](size_t i) { return c.tensor(i).shape; }));
+}
+
 }  // namespace
 
 void add_llm_ops(OpTable& t) {
+  for (const std::string& name : symint_operators()) t[name] = symint_op;
   t["et_vk.select_as_symint.default"] = select_as_symint;
   t["sdpa_with_kv_cache.default"] = sdpa_with_kv_cache;
   t["et_vk.rms_norm.default"] = rms_norm;

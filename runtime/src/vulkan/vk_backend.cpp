@@ -19,6 +19,10 @@ class VulkanBackend final : public Backend {
   std::unique_ptr<DelegateInstance> init(const serializer::BackendDelegate& d, const NamedDataMap& named) override {
     return std::make_unique<vk::VulkanDelegate>(dev_, d, named);
   }
+  std::unique_ptr<DelegateInstance> init_shared(const serializer::BackendDelegate& d, const NamedDataMap& named,
+                                                std::shared_ptr<SharedDelegateState>& shared) override {
+    return std::make_unique<vk::VulkanDelegate>(dev_, d, named, &shared);
+  }
 
  private:
   std::shared_ptr<vk::Device> dev_;

@@ -53,8 +53,15 @@ std::vector<int64_t> dims_of(const VkTensor& t) { return {t.dims.begin(), t.dims
 }  // namespace
 
 VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer::BackendDelegate& d,
-                               const NamedDataMap& named)
+                               const NamedDataMap& named, std::shared_ptr<SharedDelegateState>* shared)
     : dev_(std::move(device)), named_(named) {
+  if (shared && *shared) {
+    common_ = std::dynamic_pointer_cast<DelegateShared>(*shared);
+    if (!common_) throw RuntimeError("a delegate's instances are shared across backends");
+  } else {
+    common_ = std::make_shared<DelegateShared>();
+    if (shared) *shared = common_;
+  }
   serializer::VkPayload payload = serializer::read_vk_payload(d.processed.bytes());
   graph_ = std::move(payload.graph);
   payload_bytes_ = payload.bytes;
@@ -65,6 +72,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     embedded_spirv_[s.named_key] = payload_bytes_.subspan(s.offset, s.length);
   }
   Encoder::graph_ = &graph_;
+  set_symints(&encoded_symints);
   tensors_.resize(graph_.values.size());
   serializer::VkOperatorCall planning_call{kStagingNode, "memory objects", {}};
   call_ = &planning_call;
@@ -122,7 +130,13 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
       if (t && t->texture) images.push_back(t->image.image);
     }
   };
-  add_images(tensors_), add_images(materialized_), add_images(scratch_);
+  add_images(tensors_), add_images(scratch_);
+  std::vector<VkImage> mine = std::move(images);
+  images.clear();
+  add_images(common_->materialized), add_images(common_->persistent);  // only those new in this instance
+  for (VkImage im : images)
+    if (common_->prepared.insert(im).second) mine.push_back(im);
+  images = std::move(mine);
   Recording(dev_->ctx, *dev_->pipelines, prepack_, images).run();
   if (const char* env = std::getenv("VKC_VULKAN_MEMORY"); env && std::string_view(env) == "1")
     fmt::print(stderr, "vulkan delegate: {} memory object(s) shared; tensors use {} bytes ({} without sharing)\n",
@@ -336,7 +350,7 @@ std::unique_ptr<GpuTensor> VulkanDelegate::upload(std::vector<int64_t> dims, ir:
 
 GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t numel) {
   auto key = std::make_tuple(id, static_cast<int>(dtype), numel);
-  if (auto it = constants_.find(key); it != constants_.end()) return *it->second;
+  if (auto it = common_->constants.find(key); it != common_->constants.end()) return *it->second;
   const HostTensor h = constant_host(id, dtype);
   std::vector<uint8_t> bytes(h.data.bytes().begin(), h.data.bytes().end());
   if (numel > 0 && h.numel() != numel) {
@@ -346,16 +360,16 @@ GpuTensor& VulkanDelegate::constant_buffer(int32_t id, ir::DType dtype, int64_t 
     for (int64_t k = 0; k < numel; ++k) bytes.insert(bytes.end(), one.begin(), one.end());
   }
   auto g = upload(numel > 0 && h.numel() != numel ? std::vector<int64_t>{numel} : h.shape, dtype, bytes);
-  return *constants_.emplace(key, std::move(g)).first->second;
+  return *common_->constants.emplace(key, std::move(g)).first->second;
 }
 
 VkBuffer VulkanDelegate::packed(size_t i, ir::DType dtype, std::string_view packing, const Packer& pack) {
   if (!is_constant(i)) fail(fmt::format("argument {} must be a constant (weights are prepacked at load)", i));
   auto key = std::make_tuple(id(i), static_cast<int>(dtype), std::string(packing));
-  if (auto it = packed_.find(key); it != packed_.end()) return it->second->buffer.buffer;
+  if (auto it = common_->packed.find(key); it != common_->packed.end()) return it->second->buffer.buffer;
   const std::vector<uint8_t> bytes = pack(constant_host(id(i), dtype));
   const int64_t n = static_cast<int64_t>(bytes.size() / ir::dtype_size(dtype));
-  return packed_.emplace(key, upload({n}, dtype, bytes)).first->second->buffer.buffer;
+  return common_->packed.emplace(key, upload({n}, dtype, bytes)).first->second->buffer.buffer;
 }
 
 GpuTensor& VulkanDelegate::tensor(size_t i, const GpuTensor* like) {
@@ -365,7 +379,7 @@ GpuTensor& VulkanDelegate::tensor(size_t i, const GpuTensor* like) {
   }
   if (!like) fail(fmt::format("argument {} is a constant; this operator needs it prepacked", i));
   auto key = std::make_tuple(id(i), like->texture, like->packed_dim, static_cast<int>(like->dtype));
-  if (auto it = materialized_.find(key); it != materialized_.end()) return *it->second;
+  if (auto it = common_->materialized.find(key); it != common_->materialized.end()) return *it->second;
   GpuTensor& src = constant_buffer(id(i), like->dtype, 0);
   if (like->int8x4) fail(fmt::format("argument {} is a constant where an int8 activation is expected", i));
   auto g = make_tensor(vk_tensor(id(i)), {like->dtype, like->texture, like->packed_dim});
@@ -373,7 +387,7 @@ GpuTensor& VulkanDelegate::tensor(size_t i, const GpuTensor* like) {
   prepacking_ = true;
   encode_copy(*this, *g, src, {});
   prepacking_ = was;
-  return *materialized_.emplace(key, std::move(g)).first->second;
+  return *common_->materialized.emplace(key, std::move(g)).first->second;
 }
 
 VkBuffer VulkanDelegate::raw(size_t i, ir::DType dtype, int64_t numel) {
@@ -409,6 +423,19 @@ GpuTensor& VulkanDelegate::scratch(std::vector<int64_t> dims, const GpuTensor& l
   t.dims.assign(dims.begin(), dims.end());
   scratch_.push_back(make_tensor(t, {like.dtype, like.texture, like.packed_dim, like.int8x4}));
   return *scratch_.back();
+}
+
+GpuTensor& VulkanDelegate::persistent(int slot, std::vector<int64_t> dims, const GpuTensor& like) {
+  const auto key = std::make_pair(static_cast<size_t>(call_ - graph_.chain.data()), slot);
+  auto& t = common_->persistent[key];
+  if (!t) {
+    VkTensor v;
+    v.dims.assign(dims.begin(), dims.end());
+    t = make_tensor(v, {like.dtype, like.texture, like.packed_dim, like.int8x4});
+  } else if (t->dims != dims) {
+    fail(fmt::format("state {} is [{}] in another instance, [{}] here", slot, fmt::join(t->dims, ","), fmt::join(dims, ",")));
+  }
+  return *t;
 }
 
 // The _dot variants where the device runs the packed dot product fast (on lavapipe, which has

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <memory>
 #include <tuple>
 #include <unordered_map>
@@ -20,9 +21,22 @@ struct Device {
   std::unique_ptr<PipelineCache> pipelines;
 };
 
+/// What the instances of one delegate at several sizes share (backend.h): constants staged once
+/// (keyed by value id, the same in every size's payload) and the state kept across runs.
+struct DelegateShared : SharedDelegateState {
+  std::map<std::tuple<int32_t, int, int64_t>, std::unique_ptr<GpuTensor>> constants;  // (id, dtype, numel)
+  std::map<std::tuple<int32_t, bool, int, int>, std::unique_ptr<GpuTensor>> materialized;
+  std::map<std::tuple<int32_t, int, std::string>, std::unique_ptr<GpuTensor>> packed;  // (id, dtype, packing)
+  std::map<std::pair<size_t, int>, std::unique_ptr<GpuTensor>> persistent;             // (chain index, slot)
+  std::set<VkImage> prepared;  // shared images already moved to the general layout (their contents kept)
+};
+
 class VulkanDelegate final : public DelegateInstance, private Encoder {
  public:
-  VulkanDelegate(std::shared_ptr<Device> device, const serializer::BackendDelegate& d, const NamedDataMap& named);
+  /// `shared`: the state of the delegate's other instances (created here when null); without it
+  /// the instance keeps its own.
+  VulkanDelegate(std::shared_ptr<Device> device, const serializer::BackendDelegate& d, const NamedDataMap& named,
+                 std::shared_ptr<SharedDelegateState>* shared = nullptr);
   ~VulkanDelegate() override;
   void execute(std::span<kernels::HostTensor* const> args) override;
 
@@ -34,6 +48,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, const Packer& pack) override;
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
+  GpuTensor& persistent(int slot, std::vector<int64_t> dims, const GpuTensor& like) override;
   void require_unused(int32_t id, const char* what) override;
   bool cpu_device() const override;
   bool cooperative_matrix() const override;
@@ -72,10 +87,8 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   // Memory of the shared memory objects; declared before the tensors bound to it, so it outlives them.
   std::vector<SharedMemory> shared_;
   VkDeviceSize device_bytes_ = 0, unshared_bytes_ = 0;  // tensor memory allocated / without sharing
-  std::vector<std::unique_ptr<GpuTensor>> tensors_;                                     // by value id
-  std::map<std::tuple<int32_t, int, int64_t>, std::unique_ptr<GpuTensor>> constants_;  // (id, dtype, numel)
-  std::map<std::tuple<int32_t, bool, int, int>, std::unique_ptr<GpuTensor>> materialized_;
-  std::map<std::tuple<int32_t, int, std::string>, std::unique_ptr<GpuTensor>> packed_;  // (id, dtype, packing)
+  std::vector<std::unique_ptr<GpuTensor>> tensors_;  // by value id
+  std::shared_ptr<DelegateShared> common_;
   std::vector<std::unique_ptr<GpuTensor>> scratch_;
   std::vector<std::unique_ptr<GpuTensor>> in_stage_, out_stage_;
   std::vector<Dispatch> prepack_, run_;

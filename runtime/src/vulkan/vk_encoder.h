@@ -81,6 +81,9 @@ class Encoder : public CallArgs {
   /// A device tensor of this delegate's lifetime for intermediate results (e.g. a 1-D convolution
   /// run as a 2-D one); `like` gives dtype, storage and packing.
   virtual GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) = 0;
+  /// A device tensor kept across runs (state such as a KV cache), slot `slot` of this call; shared
+  /// by the instances of one delegate at several sizes.
+  virtual GpuTensor& persistent(int slot, std::vector<int64_t> dims, const GpuTensor& like) = 0;
   /// Fails when value `id` is read by another operator or is a graph output (ops that do not
   /// write some of their outputs).
   virtual void require_unused(int32_t id, const char* what) = 0;
@@ -93,6 +96,8 @@ class Encoder : public CallArgs {
     int32_t index = 0;
   };
   std::unordered_map<int32_t, SymIntSource> symint_sources;
+  /// SymInts known while encoding (sym_size.int and its arithmetic); int_arg reads them.
+  std::unordered_map<int32_t, int64_t> encoded_symints;
   /// SymInt argument i's run-time source; fails for a SymInt no et_vk.select_as_symint defined.
   SymIntSource symint_source(size_t i) const;
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "../symint_ops.h"
 #include "vk_encoder.h"
 
 namespace vkc::runtime::vk {
@@ -163,8 +164,8 @@ void sdpa_with_kv_cache(Encoder& e) {
   const Encoder::SymIntSource pos = e.symint_source(5);
   GpuTensor like;
   like.dtype = out.dtype;
-  GpuTensor& k_cache = e.scratch(cache_dims, like);
-  GpuTensor& v_cache = e.scratch(cache_dims, like);
+  GpuTensor& k_cache = e.persistent(0, cache_dims, like);
+  GpuTensor& v_cache = e.persistent(1, cache_dims, like);
   for (const auto& [value, cache] : {std::pair<GpuTensor*, GpuTensor*>{&k, &k_cache}, {&v, &v_cache}}) {
     const auto& var = e.variant(*value, {}, "kv_cache_update");
     Push p(var);
@@ -182,12 +183,23 @@ void sdpa_with_kv_cache(Encoder& e) {
              p, out.items());
 }
 
+// sym_size.int and the SymInt arithmetic of bounded dynamic dims (symint_ops.h): evaluated while
+// the instance of one size is encoded, from its tensors' dims.
+void symint_op(Encoder& e) {
+  e.encoded_symints[e.id(e.num_args() - 1)] =
+      eval_symint_op(e, e.op(), [&](size_t i) {
+        const auto& d = e.vk_tensor(e.id(i)).dims;
+        return std::vector<int64_t>(d.begin(), d.end());
+      });
+}
+
 }  // namespace
 
 void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["et_vk.rms_norm.default"] = rms_norm;
   t["et_vk.sdpa.default"] = sdpa;
   t["et_vk.select_as_symint.default"] = select_as_symint;
+  for (const std::string& name : symint_operators()) t[name] = symint_op;
   t["sdpa_with_kv_cache.default"] = sdpa_with_kv_cache;
   t["aten.embedding.default"] = embedding;
   t["et_vk.apply_rotary_emb.default"] = rotary;

@@ -29,6 +29,10 @@ struct CompileOptions {
   /// compiled for each (each combination, over several dims; at most 8) and the program picks the
   /// one its inputs' shapes match as it runs.
   std::map<std::string, std::vector<int64_t>> dim_sizes;
+  /// --dim NAME=MIN..MAX: a bounded dynamic dim (not also in `dims` or `dim_sizes`): one program
+  /// whose inputs may take any size of the dim in [MIN, MAX] (MIN < MAX); its graph resizes as it
+  /// runs, in vkc's runtime and in ExecuTorch's (docs/options.md).
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
   /// --input-value NAME=V[,V...]: binds a graph input to constant values (comma-separated, in the
   /// input's element type); what depends on it folds, and the program no longer takes it.
   std::map<std::string, std::string> input_values;

@@ -42,6 +42,9 @@ struct CompileConfig {
   /// --dim NAME=V1,V2,...: several sizes of a named dim; the model is compiled for each (each
   /// combination, over several dims) and the program picks by its inputs' shapes as it runs.
   std::map<std::string, std::vector<int64_t>> dim_sizes;
+  /// --dim NAME=MIN..MAX: one program whose graph resizes as it runs for every size of the dim in
+  /// the range (compiler/src/dynamic_programs.h).
+  std::map<std::string, std::pair<int64_t, int64_t>> dim_ranges;
   /// --input-value NAME=V[,V...]: the input becomes a constant (the program no longer takes it).
   std::map<std::string, std::string> input_values;
   /// --max-seq-len N: a decode-step graph's concat-style KV cache becomes a static cache of N

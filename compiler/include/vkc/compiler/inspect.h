@@ -38,6 +38,13 @@ struct PlanInputReport {
   std::vector<int64_t> shape;
   bool dynamic = false;
   std::map<int64_t, std::vector<int64_t>> sizes;  // dim -> sizes tested, in chain order
+  /// A bounded dynamic dim of a program that resizes (--dim NAME=MIN..MAX): dim -> its range,
+  /// read from the delegates' tables (serializer/dynamic_dims.h).
+  struct Range {
+    std::string name;
+    int64_t min = 0, max = 0;
+  };
+  std::map<int64_t, Range> ranges;
 };
 
 struct PlanReport {

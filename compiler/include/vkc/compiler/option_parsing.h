@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ std::pair<std::string, std::vector<int64_t>> parse_input_shape(std::string_view 
 /// "sequence=128" -> {"sequence", {128}}, "sequence=16,64" -> {"sequence", {16, 64}} (--dim);
 /// throws OptionError.
 std::pair<std::string, std::vector<int64_t>> parse_dim(std::string_view text);
+/// "sequence=1..64" -> {"sequence", {1, 64}} (--dim with a range); nullopt when the value is not
+/// a range; throws OptionError for a malformed one (MIN must be positive and below MAX).
+std::optional<std::pair<std::string, std::pair<int64_t, int64_t>>> parse_dim_range(std::string_view text);
 /// --input-value NAME=V[,V...] -> (NAME, "V[,V...]"); the values are read in the input's type at import.
 std::pair<std::string, std::string> parse_input_value(std::string_view text);
 /// "X,Y,Z" with positive 32-bit values.

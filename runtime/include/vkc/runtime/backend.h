@@ -36,6 +36,13 @@ class DelegateInstance {
   virtual void execute(std::span<kernels::HostTensor* const> args) = 0;
 };
 
+/// What the instances of one delegate share when a program with bounded dynamic dims is
+/// instantiated at several sizes (one instance per size, serializer/dynamic_dims.h): constants
+/// staged once, and state kept across runs (KV caches). Each backend keeps its own kind.
+struct SharedDelegateState {
+  virtual ~SharedDelegateState() = default;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -46,6 +53,11 @@ class Backend {
   /// Throws RuntimeError.
   virtual std::unique_ptr<DelegateInstance> init(const serializer::BackendDelegate& delegate,
                                                  const NamedDataMap& named_data) = 0;
+  /// init() for one size of a delegate that several instances share `shared` with (created by
+  /// the first instance when null).
+  virtual std::unique_ptr<DelegateInstance> init_shared(const serializer::BackendDelegate& delegate,
+                                                        const NamedDataMap& named_data,
+                                                        std::shared_ptr<SharedDelegateState>& shared) = 0;
 };
 
 /// The runtime operators (registry names) the cpu backend has kernels for, sorted.

@@ -21,9 +21,12 @@ inline constexpr const char* kVulkanBackendId = "VulkanBackend";
 struct DtypeRules {
   bool downcast_64_bit = true;  // i64 -> INT32, f64 -> FLOAT32 on the GPU
   bool force_fp16 = false;      // f32 -> FLOAT16 on the GPU (constants converted), I/O staging stays f32
+  /// require_dynamic_shapes: every Int and IntList argument is a value of its own (others share
+  /// one value per distinct scalar), so that the ones that follow a dynamic dim can become SymInts.
+  bool own_integers = false;
 
   static DtypeRules from(const CompileOptions& o) {
-    return {o.downcast_64_bit.value_or(true), o.force_fp16.value_or(false)};
+    return {o.downcast_64_bit.value_or(true), o.force_fp16.value_or(false), o.require_dynamic_shapes.value_or(false)};
   }
 };
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Exports the tiny decoders of export_decoders.py (same weights: same seed and layer scale) as step
+graphs whose token count is symbolic too, for a bounded dynamic sequence under --max-seq-len:
+
+  <family>/<family>_dyn_<exporter>/model.onnx
+      input_ids [1, sequence], position_ids [1, sequence],
+      past_key_i / past_value_i [1, Hkv, past, D]      (sequence and past symbolic)
+      -> logits [1, sequence, V], present_key_i / present_value_i [1, Hkv, past + sequence, D]
+  <family>/<family>_dyn_<exporter>/test_data_set_N    inputs and onnxruntime's outputs:
+      0: the prompt's first 5 tokens at an empty cache
+      1: 3 tokens at a past of 5 (the real cache of the prompt's first 5)
+      2: 1 token at a past of 8 (the whole prompt's cache)
+
+<exporter> is `dynamo` (torch.onnx.export(dynamo=True), Dim("sequence"), Dim("past")) and `legacy`
+(TorchScript, dynamic_axes). The greedy tokens to compare with are the family's greedy.json.
+
+Run where PyTorch, transformers, onnx and onnxruntime are (the GPU machine), from tests/models:
+  python3 export_dynamic_steps.py decoders [family ...]
+"""
+import json
+import os
+import sys
+import traceback
+
+import numpy as np
+import torch
+
+import export_decoders as ed
+from onnx_test_data import save_set
+
+
+def do_family(out, fam, cfg, report):
+    with open(os.path.join(out, fam, "greedy.json")) as f:
+        greedy = json.load(f)
+    model = ed.make_model(cfg, greedy.get("layer_init_scale", 3.0))
+    assert ed.generate(model) == greedy["hf_generate"], "weights differ from the family's exports"
+    layers = cfg.num_hidden_layers
+    in_names, out_names = ed.step_names(layers)
+    dyn = {"input_ids": {1: "sequence"}, "position_ids": {1: "sequence"}, "logits": {1: "sequence"}}
+    for i in range(layers):
+        for kind in ("key", "value"):
+            dyn[f"past_{kind}_{i}"] = {2: "past"}
+            dyn[f"present_{kind}_{i}"] = {2: "total"}
+    prompt = ed.PROMPT
+    empty = [np.zeros(ed.kv_shape(cfg, 0), dtype=np.float32) for _ in range(2 * layers)]
+    sets = [(prompt[:5], 0, empty), (prompt[5:8], 5, ed.prompt_cache(model, cfg, prompt[:5]))]
+    with torch.no_grad():
+        nxt = int(model(input_ids=torch.tensor([prompt])).logits[0, -1].argmax())
+    sets.append(([nxt], len(prompt), ed.prompt_cache(model, cfg, prompt)))
+    for exporter in ("dynamo", "legacy"):
+        name = f"{fam}_dyn_{exporter}"
+        folder = os.path.join(out, fam, name)
+        path = os.path.join(folder, "model.onnx")
+        try:
+            past3 = ed.prompt_cache(model, cfg, prompt[:3])
+            ex_args = (torch.tensor([prompt[3:7]]), torch.tensor([list(range(3, 7))]), *[torch.tensor(p) for p in past3])
+            ed.export(ed.Step(model), ex_args, path, exporter == "dynamo", in_names, out_names, dyn)
+            sess = ed.ort_session(path)
+            errs = []
+            for k, (ids, pos, past) in enumerate(sets):
+                arrays = [np.array([ids], dtype=np.int64), np.array([list(range(pos, pos + len(ids)))], dtype=np.int64),
+                          *past]
+                res = sess.run(None, ed.feed(sess, arrays))
+                save_set(folder, k, arrays, res)
+                with torch.no_grad():
+                    full = model(input_ids=torch.tensor([prompt[:pos] + ids])).logits
+                errs.append(float(np.abs(res[0][0] - full[0, pos:pos + len(ids)].numpy()).max()))
+            report.append(f"{name}: ok, ort vs the full sequence's rows max abs {max(errs):.2e}")
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
+            report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            traceback.print_exc()
+
+
+def main():
+    out = sys.argv[1]
+    want = sys.argv[2:] or ["llama", "qwen3"]
+    report = []
+    for fam, cfg in ed.configs().items():
+        if fam in want:
+            do_family(out, fam, cfg, report)
+    print("\n".join(report))
+
+
+if __name__ == "__main__":
+    main()
