@@ -142,6 +142,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     partitioner::PartitionOptions p;
     p.limits = limits_for(options, config.device);
     p.skip_memory_planning = options.skip_memory_planning.value_or(false);
+    p.size_independent_layouts = !config.dim_ranges.empty();
     return p;
   }();
   // One compile of the model as far as partitioning; the first (`timed`) reports its phases and
@@ -244,7 +245,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   } else {
     if (config.max_seq_len > 0)
       throw CompileError("--dim with several sizes cannot be combined with --max-seq-len (each variant would keep "
-                         "its own KV cache)");
+                         "its own KV cache; a range, --dim sequence=1..S, keeps one)");
     const auto combinations = detail::size_combinations(config.dim_sizes);
     std::vector<detail::Split> variants;
     for (size_t k = 0; k < combinations.size(); ++k) {

@@ -352,6 +352,15 @@ serializer::Program merge_probes(const std::function<serializer::Program(const D
     const serializer::Program probe = build(probes[p]);
     w.program(probe);
     const std::string at = describe(probes[p]);
+    for (size_t i = 0; i < std::min(w.items.size(), first.items.size()); ++i) {
+      const Item& a = first.items[i];
+      const Item& b = w.items[i];
+      const bool same = a.loc.kind == b.loc.kind && (a.fixed == b.fixed || a.loc.kind == Loc::ConstKey);
+      if (!same && w.items.size() != first.items.size())
+        throw CompileError(fmt::format("--dim range: at {} the program has another structure than at {}, first in "
+                                       "{}: '{}' against '{}' (compile for a list of sizes instead)",
+                                       at, describe(probes[0]), where(a.loc, first), b.fixed, a.fixed));
+    }
     if (w.items.size() != first.items.size())
       throw CompileError(fmt::format("--dim range: the program compiled at {} differs from the one at {} in its "
                                      "structure ({} against {} elements); compile for a list of sizes instead",

@@ -131,7 +131,7 @@ Partition partition_graph(ir::Graph& g, const PartitionOptions& options,
     Delegate d;
     d.nodes = std::move(run);
     insert_prepack(g, d);
-    tag_storage(g, d, options.limits);
+    tag_storage(g, d, options.limits, options.size_independent_layouts);
     compute_boundary(g, d);
     if (!options.skip_memory_planning) plan_memory(d);
     p.delegates.push_back(std::move(d));

@@ -35,7 +35,8 @@ ir::Layout int8_layout(const ir::Graph& g, const ir::Node& n, const ir::OpDef& d
   return ir::Layout::PackedInt8_4W4C;
 }
 
-ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d, const DeviceLimits& limits) {
+ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d, const DeviceLimits& limits,
+                     bool size_independent) {
   // The primary input's representation, when allowed, avoids a transition.
   for (size_t i = 0; i < n.inputs().size(); ++i) {
     const ir::Value* v = n.input(i);
@@ -45,9 +46,10 @@ ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d,
       return it->second.rep;
     break;
   }
-  // Otherwise as the runtime would pick: width-packed for rank < 3 or a single channel, else channels-packed.
+  // Otherwise as the runtime would pick: width-packed for rank < 3 or a single channel, else
+  // channels-packed. Where sizes must not count (a dim that resizes may be the channels), width-packed.
   const auto& shape = n.output(0)->shape();
-  const bool width_first = shape.rank() < 3 || shape.dims[shape.rank() - 3].value == 1;
+  const bool width_first = size_independent || shape.rank() < 3 || shape.dims[shape.rank() - 3].value == 1;
   const ir::Layout order[3] = {width_first ? ir::Layout::WidthPacked : ir::Layout::ChannelsPacked,
                                width_first ? ir::Layout::ChannelsPacked : ir::Layout::WidthPacked,
                                ir::Layout::HeightPacked};
@@ -59,7 +61,7 @@ ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d,
 
 }  // namespace
 
-void tag_storage(ir::Graph& g, Delegate& d, const DeviceLimits& limits) {
+void tag_storage(ir::Graph& g, Delegate& d, const DeviceLimits& limits, bool size_independent_layouts) {
   std::map<std::pair<const ir::Value*, uint16_t>, ir::Value*> transitions;
   std::vector<ir::Node*> nodes;
   for (ir::Node* n : d.nodes) {
@@ -68,7 +70,7 @@ void tag_storage(ir::Graph& g, Delegate& d, const DeviceLimits& limits) {
       continue;
     }
     const ir::OpDef& def = *ir::find_op(n->op_type());
-    const ir::TensorRep float_rep = choose(*n, def, d, limits);
+    const ir::TensorRep float_rep = choose(*n, def, d, limits, size_independent_layouts);
     const ir::TensorRep int8_rep{ir::Storage::Buffer, def.packed_int8 ? int8_layout(g, *n, def, d) : ir::Layout{}};
     for (size_t i = 0; i < n->inputs().size(); ++i) {
       ir::Value* v = n->input(i);

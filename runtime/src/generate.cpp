@@ -46,9 +46,10 @@ kernels::HostTensor ints_tensor(ir::DType dtype, std::vector<int64_t> shape, con
   return kernels::HostTensor::of(dtype, std::move(shape), v);
 }
 
-kernels::HostTensor int_tensor(const TensorSpec& spec, const std::vector<int64_t>& values) {
-  if (spec.dtype == ir::DType::Int32) return ints_tensor<int32_t>(spec.dtype, spec.shape, values);
-  return ints_tensor<int64_t>(ir::DType::Int64, spec.shape, values);
+kernels::HostTensor int_tensor(const TensorSpec& spec, const std::vector<int64_t>& values,
+                               std::vector<int64_t> shape) {
+  if (spec.dtype == ir::DType::Int32) return ints_tensor<int32_t>(spec.dtype, std::move(shape), values);
+  return ints_tensor<int64_t>(ir::DType::Int64, std::move(shape), values);
 }
 
 int64_t argmax_row(const kernels::HostTensor& logits, int64_t row) {
@@ -85,13 +86,15 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, size
     throw RuntimeError(fmt::format("{} prompt + {} new tokens need {} positions; the program's cache holds {}",
                                    prompt.size(), n, total - 1, max_positions));
   const TensorSpec &tok_spec = exec.inputs()[sig.tokens], &pos_spec = exec.inputs()[sig.position];
-  // Feeds tokens [pos, pos + chunk.size()) and returns the logits row of the last one.
+  // Feeds tokens [pos, pos + chunk.size()) and returns the logits row of the last one. A program
+  // with a static S takes chunks padded to S; one whose sequence dim resizes (--dim sequence=1..S)
+  // takes each chunk as it is (a decode step is one token).
   auto step = [&](const std::vector<int64_t>& chunk, int64_t pos) {
-    std::vector<int64_t> padded = chunk;
-    padded.resize(static_cast<size_t>(sig.seq), chunk.back());
+    std::vector<int64_t> ids = chunk;
+    if (!tok_spec.dynamic) ids.resize(static_cast<size_t>(sig.seq), chunk.back());
     std::vector<kernels::HostTensor> ins(2);
-    ins[sig.tokens] = int_tensor(tok_spec, padded);
-    ins[sig.position] = int_tensor(pos_spec, {pos});
+    ins[sig.tokens] = int_tensor(tok_spec, ids, {1, static_cast<int64_t>(ids.size())});
+    ins[sig.position] = int_tensor(pos_spec, {pos}, pos_spec.shape);
     auto outs = exec.run(ins);
     return argmax_row(outs[0], static_cast<int64_t>(chunk.size()) - 1);
   };

@@ -130,6 +130,53 @@ TEST(DecoderExports, ChunkedPrefillGeneratesTransformersGreedyTokens) {
   }
 }
 
+// A bounded dynamic sequence (export_dynamic_steps.py: step graphs whose token count is symbolic
+// too) under --max-seq-len and --dim sequence=1..S: one program and one cache take a prefill of
+// any length up to S and one-token decode steps. One session runs the data sets in order (5 tokens
+// at an empty cache, 3 more, then 1: each extends the cache the previous left) and every call's
+// logits equal onnxruntime's with the concat-style cache; then greedy generation in chunks of up
+// to 3 equals transformers' generate().
+TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
+  for (const char* fam : {"llama", "qwen3"}) {
+    std::ifstream f(kDir / fam / "greedy.json");
+    const nlohmann::json greedy = nlohmann::json::parse(f);
+    const auto prompt = ints(greedy.at("prompt")), want = ints(greedy.at("hf_generate"));
+    for (const char* exporter : {"dynamo", "legacy"}) {
+      const fs::path dir = kDir / fam / (std::string(fam) + "_dyn_" + exporter);
+      SCOPED_TRACE(dir.string());
+      for (const int64_t max : {int64_t{5}, int64_t{3}}) {
+        CompileOptions o;
+        o.max_seq_len = 32;
+        o.dim_ranges = {{"sequence", {1, max}}};
+        const CompileResult r = compile(dir / "model.onnx", o);
+        ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+        EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
+        for (const std::string& b : backends()) {
+          RunOptions ro;
+          ro.backend = b;
+          Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+          ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+          ASSERT_TRUE(s.inputs().at(0).dynamic);
+          if (max == 5)
+            for (const char* set : {"test_data_set_0", "test_data_set_1", "test_data_set_2"}) {
+              const auto in = read_set(dir / set, "input");
+              const auto expected = read_set(dir / set, "output");
+              const Tensor pos = Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{in.at(1).get_i(0)});
+              const RunResult out = s.run({in.at(0), pos});
+              ASSERT_TRUE(out.ok) << diags(out.diagnostics);
+              expect_close({out.outputs.at(0)}, {expected.at(0)}, std::string(set) + " on " + b);
+            }
+          else {
+            const GenerateResult g = s.generate(prompt, want.size());
+            ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+            EXPECT_EQ(g.tokens, want) << "on " << b;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend) {
   // Every linear quantized (groups of 32 fit the tiny dims); decoding runs the split-K kernels.
   for (const char* recipe : {"8da4w:32-embedding", "int4-weight-only:32", "int8-weight-only"}) {

@@ -20,6 +20,9 @@ struct PartitionOptions {
   DeviceLimits limits;
   /// Leave every tensor in its own memory (mem_obj_id -1) instead of sharing.
   bool skip_memory_planning = false;
+  /// Choose layouts without looking at dim sizes (a program whose dims resize: a dim of size 1
+  /// at one size is not at another, and the programs compiled at each must agree).
+  bool size_independent_layouts = false;
 };
 
 struct TensorPlacement {
