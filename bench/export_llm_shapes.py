@@ -10,9 +10,12 @@ stored inline so that every shape constant survives.
 
 Shapes (from the models' published configs): TinyLlama-1.1B (the "1.1B Llama-shaped" export),
 Llama-3.2-1B, Qwen3-0.6B, Phi-4-mini. Each graph: input_ids [1, 1], position_ids [1, 1],
-past_key/value_i [1, Hkv, past, D] (past symbolic) -> logits, present_key/value_i.
+past_key/value_i [1, Hkv, past, D] (past symbolic) -> logits, present_key/value_i. With
+--sequence the token count is symbolic too (input_ids / position_ids [1, sequence], for
+--dim sequence=1..S prefill benchmarks; written to OUT_DIR/<name>_seq).
 
-Run where PyTorch, transformers and onnx are (the GPU machine): python3 export_llm_shapes.py OUT_DIR [name ...]
+Run where PyTorch, transformers and onnx are (the GPU machine):
+  python3 export_llm_shapes.py [--sequence] OUT_DIR [name ...]
 """
 import os
 import sys
@@ -60,7 +63,7 @@ class Step(torch.nn.Module):
         return (out.logits, *pres)
 
 
-def export(name, out_dir):
+def export(name, out_dir, sequence=False):
     cfg = CONFIGS[name]()
     t0 = time.time()
     with torch.device("meta"):
@@ -73,11 +76,16 @@ def export(name, out_dir):
     names_out = ["logits"] + [f"present_{k}_{i}" for i in range(layers) for k in ("key", "value")]
     dim = torch.export.Dim("past", min=1, max=4096)
     # forward(input_ids, position_ids, *past): the varargs take one tuple of specs.
-    dynamic = (None, None, tuple({2: dim} for _ in range(2 * layers)))
-    prog = torch.onnx.export(Step(model), (torch.tensor([[1]]), torch.tensor([[8]]), *past), None, dynamo=True,
+    tokens = None
+    ids, pos = torch.tensor([[1]]), torch.tensor([[8]])
+    if sequence:  # an example of 4 tokens: a size of 1 would specialize the dim
+        tokens = {1: torch.export.Dim("sequence", min=1, max=2048)}
+        ids, pos = torch.tensor([[1, 2, 3, 4]]), torch.tensor([[8, 9, 10, 11]])
+    dynamic = (tokens, tokens, tuple({2: dim} for _ in range(2 * layers)))
+    prog = torch.onnx.export(Step(model), (ids, pos, *past), None, dynamo=True,
                              dynamic_shapes=dynamic, input_names=names_in, output_names=names_out,
                              external_data=True)
-    folder = os.path.join(out_dir, name)
+    folder = os.path.join(out_dir, name + ("_seq" if sequence else ""))
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "model.onnx")
     prog.save(path, external_data=True)
@@ -106,9 +114,12 @@ def export(name, out_dir):
 
 
 def main():
-    out_dir = sys.argv[1]
-    for name in sys.argv[2:] or CONFIGS:
-        export(name, out_dir)
+    args = sys.argv[1:]
+    sequence = "--sequence" in args
+    args = [a for a in args if a != "--sequence"]
+    out_dir = args[0]
+    for name in args[1:] or CONFIGS:
+        export(name, out_dir, sequence)
 
 
 if __name__ == "__main__":

@@ -473,9 +473,11 @@ int main(int argc, char** argv) {
     std::vector<int64_t> pending = prompt;
     size_t pi = 0;
     int steps = 0;
+    double prefill_ms = 0, decode_ms = 0;
     while ((int)out_tokens.size() < gen_n) {
       std::vector<int64_t> chunk;
-      if (pi < pending.size()) {
+      const bool prefill = pi < pending.size();
+      if (prefill) {
         for (int k = 0; k < S && pi < pending.size(); k++) chunk.push_back(pending[pi++]);
       } else {
         chunk.push_back(out_tokens.back());
@@ -500,6 +502,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       step_ms.push_back(b - a);
+      (prefill ? prefill_ms : decode_ms) += b - a;
       steps++;
       if (!dump0.empty()) {
         const Tensor& lg = method->get_output(0).toTensor();
@@ -536,6 +539,11 @@ int main(int argc, char** argv) {
     for (size_t i = 1; i < step_ms.size(); i++) { tail += step_ms[i]; nt++; }
     printf("steps: %d, first step %.2f ms, mean %.2f ms/step (excl. first %.2f), min %.2f\n",
            steps, step_ms[0], tot / steps, nt ? tail / nt : 0.0, mn);
+    // As vkc run --generate counts them: the prompt's calls, then the calls after the first token.
+    const size_t decoded = out_tokens.size() > 1 ? out_tokens.size() - 1 : 0;
+    printf("prefill: %zu tokens in %.3f ms (%.1f tokens/s); decode: %zu tokens in %.3f ms (%.1f tokens/s)\n",
+           prompt.size(), prefill_ms, prefill_ms > 0 ? 1000.0 * prompt.size() / prefill_ms : 0.0, decoded, decode_ms,
+           decode_ms > 0 ? 1000.0 * decoded / decode_ms : 0.0);
     return 0;
   }
 

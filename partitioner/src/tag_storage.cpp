@@ -47,7 +47,9 @@ ir::TensorRep choose(const ir::Node& n, const ir::OpDef& def, const Delegate& d,
     break;
   }
   // Otherwise as the runtime would pick: width-packed for rank < 3 or a single channel, else
-  // channels-packed. Where sizes must not count (a dim that resizes may be the channels), width-packed.
+  // channels-packed. Where sizes must not count (a dim that resizes may be the channels, and
+  // ExecuTorch's runtime computed wrong values with channels packed along a resizing sequence dim),
+  // width-packed.
   const auto& shape = n.output(0)->shape();
   const bool width_first = size_independent || shape.rank() < 3 || shape.dims[shape.rank() - 3].value == 1;
   const ir::Layout order[3] = {width_first ? ir::Layout::WidthPacked : ir::Layout::ChannelsPacked,

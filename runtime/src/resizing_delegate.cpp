@@ -25,10 +25,14 @@ class ResizingDelegate final : public DelegateInstance {
       bytes_ = payload.bytes;
       for (const auto& y : table_.symbols)
         if (y.input >= graph_.input_ids.size()) throw serializer::SerializeError(fmt::format("dim '{}' names input {} of {}", y.name, y.input, graph_.input_ids.size()));
-      (void)table_.resized(graph_, max_symbols());  // checks every entry once
     } catch (const serializer::SerializeError& e) {
       throw RuntimeError(e.what());
     }
+    // The largest and the smallest sizes are made at load, as a static program is: an LLM's
+    // prefill chunks and its one-token decode steps then find theirs ready (shaders, pipelines
+    // and memory set up). Other sizes are made when first met.
+    instance_for(bound_symbols(true));
+    instance_for(bound_symbols(false));
   }
 
   void execute(std::span<kernels::HostTensor* const> args) override {
@@ -57,9 +61,9 @@ class ResizingDelegate final : public DelegateInstance {
     uint64_t last_use = 0;
   };
 
-  std::vector<int64_t> max_symbols() const {
+  std::vector<int64_t> bound_symbols(bool max) const {
     std::vector<int64_t> s;
-    for (const auto& y : table_.symbols) s.push_back(y.max);
+    for (const auto& y : table_.symbols) s.push_back(max ? y.max : y.min);
     return s;
   }
 

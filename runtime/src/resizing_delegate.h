@@ -1,7 +1,7 @@
 // A delegate with bounded dynamic dims (serializer/dynamic_dims.h) run at the sizes its inputs
-// have: one backend instance per distinct size, made on first use from the payload with every
-// listed dim evaluated at that size, and kept (at most kMaxInstances, the least recently used
-// replaced). The instances share constants and state (KV caches) through the backend's
+// have: one backend instance per distinct size, made from the payload with every listed dim
+// evaluated at that size (at load for the largest and the smallest sizes, else on first use), and
+// kept (at most kMaxInstances, the least recently used replaced). The instances share constants and state (KV caches) through the backend's
 // SharedDelegateState, so a prefill at one size and decode steps at another extend one cache.
 #pragma once
 
