@@ -186,6 +186,32 @@ TEST(Cli, AFailedCompileLeavesAnExistingOutputUntouched) {
   EXPECT_EQ(slurp(out), "old");
 }
 
+// --dim NAME=MIN..MAX: one program whose graph resizes; inspect names the range; `vkc run` takes
+// an input of any size in it (here the committed dynamo BERT, sequence 5 of its data sets, checked
+// against onnxruntime's outputs); malformed ranges are usage errors.
+TEST(Cli, ARangeOfSizesIsOneProgramThatRunsEverySize) {
+  TempDir dir;
+  const std::string bert = std::string(VKC_SOURCE_DIR) + "/tests/models/dynamic_dims/bert_dynamo";
+  const std::string pte = (dir / "bert.pte").string();
+  const CliResult c = run_vkc("compile " + bert + "/model.onnx --dim sequence=1..16 -o " + pte);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.err.find("compiled for sequence in 1..16: one program that resizes as it runs"), std::string::npos) << c.err;
+  const CliResult i = run_vkc("inspect " + pte);
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  EXPECT_NE(i.out.find("input 0: [1,16] dynamic-bound; dim 1 takes 1..16 (sequence)"), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("vkc_dynamic_dims=\"sequence 1..16;"), std::string::npos) << i.out;
+  for (const char* set : {"test_data_set_0", "test_data_set_1"}) {
+    const CliResult r = run_vkc("run " + pte + " --backend cpu --expect " + bert + "/" + set);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("result: pass"), std::string::npos) << r.out;
+  }
+  const std::string base = "compile " + bert + "/model.onnx -o " + (dir / "o.pte").string();
+  expect_one_line_error(run_vkc(base + " --dim sequence=16..4"), 2, "MIN 16 must be below MAX 4");
+  expect_one_line_error(run_vkc(base + " --dim sequence=1..x"), 2, "'x' is not a positive integer");
+  expect_one_line_error(run_vkc(base + " --dim sequence=1..8 --dim sequence=4"), 2, "--dim given twice for 'sequence'");
+  EXPECT_FALSE(fs::exists(dir / "o.pte"));
+}
+
 TEST(Cli, BadOptionValuesExitWithUsageErrors) {
   TempDir dir;
   const std::string base = "compile " + kExample + " -o " + (dir / "o.pte").string();
