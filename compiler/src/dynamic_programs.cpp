@@ -30,6 +30,19 @@ struct Loc {
   int32_t sub = -1;  // the dim or list item
 };
 
+// The text of a value that must not change with the dims (its kind is compared apart).
+std::string text_of(double x) { return fmt::format("{:a}", x); }
+std::string text_of(bool b) { return b ? "true" : "false"; }
+std::string text_of(int64_t i) { return std::to_string(i); }
+std::string text_of(const std::string& s) { return s; }
+std::string text_of(const serializer::VkSymInt& s) { return fmt::format("symint {}", s.value); }
+template <typename List>
+  requires requires(const List& l) { l.items; }
+std::string text_of(const List& l) {
+  return fmt::format("{}", fmt::join(l.items, ","));
+}
+std::string text_of(const auto&) { return ""; }  // null, and tensors (walked apart)
+
 // One element of a program's walk: an integer that may follow the dims, or a piece of structure
 // (`fixed`) that must not change with them.
 struct Item {
@@ -77,20 +90,8 @@ struct Walk {
         fixed(at, fmt::format("int list of {}", l->items.size()));
         for (size_t k = 0; k < l->items.size(); ++k)
           num({Loc::VkListItem, p, d, static_cast<int32_t>(id), static_cast<int32_t>(k)}, l->items[k]);
-      } else if (const auto* x = std::get_if<double>(&v)) {
-        fixed(at, fmt::format("{:a}", *x));
-      } else if (const auto* b = std::get_if<bool>(&v)) {
-        fixed(at, *b ? "true" : "false");
-      } else if (const auto* s = std::get_if<std::string>(&v)) {
-        fixed(at, *s);
-      } else if (const auto* dl = std::get_if<serializer::VkDoubleList>(&v)) {
-        fixed(at, fmt::format("{}", fmt::join(dl->items, ",")));
-      } else if (const auto* bl = std::get_if<serializer::VkBoolList>(&v)) {
-        fixed(at, fmt::format("{}", fmt::join(bl->items, ",")));
-      } else if (const auto* vl = std::get_if<serializer::VkValueList>(&v)) {
-        fixed(at, fmt::format("{}", fmt::join(vl->items, ",")));
-      } else if (const auto* si = std::get_if<serializer::VkSymInt>(&v)) {
-        fixed(at, fmt::format("symint {}", si->value));
+      } else {
+        fixed(at, std::visit([](const auto& x) { return text_of(x); }, v));
       }
     }
   }
@@ -113,18 +114,8 @@ struct Walk {
                                 fmt::join(t->dim_order, ","), t->data_buffer_idx));
           for (size_t k = 0; k < t->sizes.size(); ++k)
             num({Loc::PlanTensorDim, p, -1, static_cast<int32_t>(id), static_cast<int32_t>(k)}, t->sizes[k]);
-        } else if (const auto* i = std::get_if<int64_t>(&v)) {
-          fixed(at, std::to_string(*i));
-        } else if (const auto* l = std::get_if<serializer::EtIntList>(&v)) {
-          fixed(at, fmt::format("{}", fmt::join(l->items, ",")));
-        } else if (const auto* tl = std::get_if<serializer::EtTensorList>(&v)) {
-          fixed(at, fmt::format("{}", fmt::join(tl->items, ",")));
-        } else if (const auto* x = std::get_if<double>(&v)) {
-          fixed(at, fmt::format("{:a}", *x));
-        } else if (const auto* b = std::get_if<bool>(&v)) {
-          fixed(at, *b ? "true" : "false");
-        } else if (const auto* s = std::get_if<std::string>(&v)) {
-          fixed(at, *s);
+        } else {
+          fixed(at, std::visit([](const auto& x) { return text_of(x); }, v));
         }
       }
       graphs.emplace_back();
