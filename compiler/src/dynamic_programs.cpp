@@ -161,6 +161,11 @@ struct Affine {
   auto operator<=>(const Affine&) const = default;
 };
 
+// Whether a probe sets some dim to 1 (passes treat size-1 dims as the views they are).
+bool ones(const DimSizes& sizes) {
+  return std::any_of(sizes.begin(), sizes.end(), [](const auto& kv) { return kv.second == 1; });
+}
+
 std::vector<int64_t> values_of(const DimSizes& sizes, const std::vector<DimRange>& ranges) {
   std::vector<int64_t> s;
   for (const auto& r : ranges) s.push_back(sizes.at(r.name));
@@ -349,8 +354,10 @@ serializer::Program merge_probes(const std::function<serializer::Program(const D
       const bool same = a.loc.kind == b.loc.kind && (a.fixed == b.fixed || a.loc.kind == Loc::ConstKey);
       if (!same && w.items.size() != first.items.size())
         throw CompileError(fmt::format("--dim range: at {} the program has another structure than at {}, first in "
-                                       "{}: '{}' against '{}' (compile for a list of sizes instead)",
-                                       at, describe(probes[0]), where(a.loc, first), b.fixed, a.fixed));
+                                       "{}: '{}' against '{}' ({}compile for a list of sizes instead)",
+                                       at, describe(probes[0]), where(a.loc, first), b.fixed, a.fixed,
+                                       ones(probes[p]) ? "a size of 1 often compiles differently: try a MIN of 2, or "
+                                                       : ""));
     }
     if (w.items.size() != first.items.size())
       throw CompileError(fmt::format("--dim range: the program compiled at {} differs from the one at {} in its "
@@ -372,8 +379,10 @@ serializer::Program merge_probes(const std::function<serializer::Program(const D
       }
       if (a.loc.kind != b.loc.kind || a.fixed != b.fixed)
         throw CompileError(fmt::format("--dim range: at {} the program differs from the one at {} in {}: '{}' "
-                                       "against '{}' (compile for a list of sizes instead)",
-                                       at, describe(probes[0]), where(a.loc, first), b.fixed, a.fixed));
+                                       "against '{}' ({}compile for a list of sizes instead)",
+                                       at, describe(probes[0]), where(a.loc, first), b.fixed, a.fixed,
+                                       ones(probes[p]) ? "a size of 1 often compiles differently: try a MIN of 2, or "
+                                                       : ""));
       xs[i].push_back(b.v);
     }
   }
@@ -499,8 +508,12 @@ serializer::Program merge_probes(const std::function<serializer::Program(const D
                   for (int32_t& x : g.chain[cj].args)
                     if (x == whole) x = cut;
             } else {
+              // Staged in the storage and layout of the call's output (as the runtime
+              // materializes a constant operand for the operator).
               VkTensor t = std::get<VkTensor>(g.values[c]);
               t.constant_id = -1, t.mem_obj_id = -1;
+              if (const auto* o = std::get_if<VkTensor>(&g.values[call.args.back()]))
+                t.storage = o->storage, t.layout = o->layout;
               const int32_t whole = syms.add_value(t);
               before[ci].push_back({syms.next_node(), "et_vk.prepack.default", {c, whole}});
               call.args[ai] = slices(whole, fit, before[ci]);

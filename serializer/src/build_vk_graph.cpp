@@ -235,6 +235,27 @@ class VkGraphBuilder {
         return;
       }
     }
+    if (rules_.own_integers && n.op_type() == "aten.split_with_sizes_copy.default" && n.num_inputs() == 1) {
+      // A program that resizes: ET-VK's split has no resize function, its slices do. One
+      // slice_copy(x, dim, start, end, 1) per part.
+      const ir::Attribute* sizes = n.attr("split_sizes");
+      const ir::Attribute* dim = n.attr("dim");
+      if (sizes && std::holds_alternative<std::vector<int64_t>>(*sizes) &&
+          std::get<std::vector<int64_t>>(*sizes).size() == n.outputs().size()) {
+        const int64_t axis = dim && std::holds_alternative<int64_t>(*dim) ? std::get<int64_t>(*dim) : 0;
+        int64_t start = 0;
+        const int32_t in = tensor(n.input(0));
+        for (size_t k = 0; k < n.outputs().size(); ++k) {
+          const int64_t end = start + std::get<std::vector<int64_t>>(*sizes)[k];
+          g_.chain.push_back({node_id, "aten.slice_copy.Tensor",
+                              {in, scalar(axis, ir::ArgKind::Int), scalar(start, ir::ArgKind::Int),
+                               scalar(end, ir::ArgKind::Int), scalar(int64_t{1}, ir::ArgKind::Int),
+                               tensor(n.output(k))}});
+          start = end;
+        }
+        return;
+      }
+    }
     const ir::OpSchema& s = ir::find_op(n.op_type())->schema;
     VkOperatorCall call{node_id, n.op_type(), {}};
     size_t next_input = 0;

@@ -54,6 +54,32 @@ TEST(DecoderExports, SequenceGraphsFuseAndMatchOnnxruntime) {
   }
 }
 
+// The full-sequence graphs compiled for a range of sequence lengths: one resizing program (the
+// folded [0, S) positions and the causal mask are prefixes of their largest forms) computes
+// onnxruntime's logits at the data set's length. Gemma's rotary pairs fuse differently at a
+// sequence of 1 (its q transpose is a view there), so its range starts at 2; at 1 it is refused
+// with that hint.
+TEST(DecoderExports, SequenceGraphsResizeOverARange) {
+  for (const std::string& fam : kFamilies) {
+    const fs::path dir = kDir / fam / (fam + "_seq_dynamo");
+    SCOPED_TRACE(dir.string());
+    const auto inputs = read_set(dir / "test_data_set_0", "input");
+    const auto want = read_set(dir / "test_data_set_0", "output");
+    CompileOptions o;
+    o.dim_ranges["sequence"] = {fam == "gemma" ? 2 : 1, 16};
+    const CompileResult r = compile(dir / "model.onnx", o);
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    EXPECT_TRUE(ops_of(r).count("vk.et_vk.sdpa.default"));
+    for (const std::string& b : backends()) expect_close(run_pte(r.pte, inputs, b), want, fam + " on " + b);
+    if (fam == "gemma") {
+      o.dim_ranges["sequence"] = {1, 16};
+      const CompileResult at1 = compile(dir / "model.onnx", o);
+      EXPECT_FALSE(at1.ok);
+      EXPECT_NE(at1.error().find("try a MIN of 2"), std::string::npos) << at1.error();
+    }
+  }
+}
+
 TEST(DecoderExports, StepGraphsMatchOnnxruntimeAtTwoPastLengths) {
   for (const std::string& fam : kFamilies)
     for (const char* exporter : {"dynamo", "legacy"}) {
