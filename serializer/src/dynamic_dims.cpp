@@ -74,9 +74,11 @@ VkGraph DynamicDims::resized(const VkGraph& graph, std::span<const int64_t> symb
     auto* t = d.value < g.values.size() ? std::get_if<VkTensor>(&g.values[d.value]) : nullptr;
     if (!t || d.dim >= t->dims.size())
       throw SerializeError(fmt::format("{}: value {} dim {} is not a tensor dim", kDynamicDimsKey, d.value, d.dim));
-    int64_t v = d.offset;
-    for (size_t k = 0; k < symbols.size(); ++k) v += d.coeffs[k] * symbols[k];
-    if (v < 0 || v > static_cast<int64_t>(t->dims[d.dim]))
+    int64_t v = d.offset, term = 0;
+    bool overflow = false;
+    for (size_t k = 0; k < symbols.size(); ++k)
+      overflow = overflow || __builtin_mul_overflow(d.coeffs[k], symbols[k], &term) || __builtin_add_overflow(v, term, &v);
+    if (overflow || v < 0 || v > static_cast<int64_t>(t->dims[d.dim]))
       throw SerializeError(fmt::format("{}: value {} dim {} would be {}, outside [0, {}]", kDynamicDimsKey, d.value,
                                        d.dim, v, t->dims[d.dim]));
     t->dims[d.dim] = static_cast<uint32_t>(v);
