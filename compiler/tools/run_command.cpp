@@ -39,6 +39,27 @@ HostTensor load_input(const fs::path& file, const runtime::TensorSpec& spec, siz
   return t;
 }
 
+// The input NAME (an ONNX input name the program keeps, or an index) names; `what` prefixes errors.
+size_t input_index(const std::string& name, const std::vector<runtime::TensorSpec>& specs, const std::string& what) {
+  size_t index = 0;
+  if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
+    index = std::stoul(name);
+  } else {  // an ONNX input name, which the program keeps (vkc.io_names)
+    auto it = std::find_if(specs.begin(), specs.end(), [&](const runtime::TensorSpec& t) { return t.name == name; });
+    if (it == specs.end()) {
+      std::vector<std::string> names;
+      for (const auto& t : specs) names.push_back(t.name.empty() ? "?" : t.name);
+      throw compiler::OptionError(
+          specs.empty() || specs[0].name.empty()
+              ? fmt::format("{}: this .pte keeps no input names; name inputs by index (0..{})", what, specs.size() - 1)
+              : fmt::format("{}: no input '{}' (inputs: {})", what, name, fmt::join(names, ", ")));
+    }
+    index = static_cast<size_t>(it - specs.begin());
+  }
+  if (index >= specs.size()) throw compiler::OptionError(fmt::format("{}: the program has {} input(s)", what, specs.size()));
+  return index;
+}
+
 std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime::TensorSpec>& specs) {
   std::vector<std::optional<HostTensor>> given(specs.size());
   size_t next = 0;
@@ -46,29 +67,24 @@ std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime:
     size_t index = next;
     std::string file = s;
     if (auto eq = s.find('='); eq != std::string::npos) {
-      const std::string name = s.substr(0, eq);
       file = s.substr(eq + 1);
-      if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) {
-        index = std::stoul(name);
-      } else {  // an ONNX input name, which the program keeps (vkc.io_names)
-        auto it = std::find_if(specs.begin(), specs.end(), [&](const runtime::TensorSpec& t) { return t.name == name; });
-        if (it == specs.end()) {
-          std::vector<std::string> names;
-          for (const auto& t : specs) names.push_back(t.name.empty() ? "?" : t.name);
-          throw compiler::OptionError(
-              specs.empty() || specs[0].name.empty()
-                  ? fmt::format("--input {}: this .pte keeps no input names; name inputs by index (0..{})", s,
-                                specs.size() - 1)
-                  : fmt::format("--input {}: no input '{}' (inputs: {})", s, name, fmt::join(names, ", ")));
-        }
-        index = static_cast<size_t>(it - specs.begin());
-      }
+      index = input_index(s.substr(0, eq), specs, "--input " + s);
     }
     if (index >= specs.size())
       throw compiler::OptionError(fmt::format("--input {}: the program has {} input(s)", s, specs.size()));
     if (given[index]) throw compiler::OptionError(fmt::format("--input: input {} given twice", index));
     given[index] = load_input(file, specs[index], index);
     next = index + 1;
+  }
+  // --input-shape: the shape a --random input takes (a dynamic-bound input, any within its bound).
+  std::vector<std::optional<std::vector<int64_t>>> shapes(specs.size());
+  for (const std::string& s : a.input_shapes) {
+    auto [name, dims] = compiler::parse_input_shape(s);
+    const size_t index = input_index(name, specs, "--input-shape " + s);
+    if (!specs[index].accepts(dims))
+      throw compiler::OptionError(fmt::format("--input-shape {}: input {} takes [{}]{}", s, index,
+                                              fmt::join(specs[index].shape, ","), specs[index].dynamic ? " or smaller" : ""));
+    shapes[index] = dims;
   }
   OrtRandom rng(a.random_seed.value_or(0));
   std::vector<HostTensor> out;
@@ -80,7 +96,7 @@ std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime:
     // An ONNX test-data folder holds the inputs beside the expected outputs.
     const fs::path from_expect = a.expect_dir.empty() ? fs::path() : fs::path(a.expect_dir) / fmt::format("input_{}.pb", i);
     if (!from_expect.empty() && !a.random_seed && fs::exists(from_expect)) out.push_back(load_input(from_expect.string(), specs[i], i));
-    else if (a.random_seed) out.push_back(rng.tensor(specs[i].dtype, specs[i].shape));
+    else if (a.random_seed) out.push_back(rng.tensor(specs[i].dtype, shapes[i].value_or(specs[i].shape)));
     else throw compiler::OptionError(fmt::format("input {} is not given (use --input FILE, --random SEED, or --expect DIR holding input_<i>.pb)", i));
   }
   return out;
@@ -104,6 +120,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
       ->capture_default_str();
   run->add_option("--input", a.inputs, "an input tensor: FILE.pb|FILE.bin, NAME=FILE (the ONNX input name) or INDEX=FILE (repeatable, in order)");
   run->add_option("--random", a.random_seed, "fill inputs not given with seeded values (as ort-reference.js)");
+  run->add_option("--input-shape", a.input_shapes, "the shape of a --random input, NAME|INDEX=D1xD2x... (an input "
+                                                  "with dynamic dims takes any shape within its bound; repeatable)");
   run->add_option("--generate", a.generate, "generate N tokens greedily after --prompt-ids (programs compiled with "
                                             "--max-seq-len; docs/llm.md)");
   run->add_option("--prompt-ids", a.prompt_ids, "the prompt's token ids for --generate: 1,2,3");

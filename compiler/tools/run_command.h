@@ -18,6 +18,7 @@ struct RunArgs {
   std::string backend = "cpu";
   std::vector<std::string> inputs;  // FILE or INDEX=FILE (.pb or .bin)
   std::optional<uint64_t> random_seed;
+  std::vector<std::string> input_shapes;  // NAME|INDEX=D1xD2...: a --random input's shape
   std::string expect_dir;           // output_<i>.pb or output_<i>.bin
   std::string save_dir;             // writes output_<i>.pb
   double rtol = 1e-3, atol = 1e-4;

@@ -205,6 +205,13 @@ TEST(Cli, ARangeOfSizesIsOneProgramThatRunsEverySize) {
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("result: pass"), std::string::npos) << r.out;
   }
+  // Seeded inputs of a size in the range (every input that carries the sequence), and one beyond it.
+  const CliResult seven = run_vkc("run " + pte + " --random 1 --input-shape input_ids=1x7 --input-shape 1=1x7 "
+                                  "--input-shape 2=1x7");
+  EXPECT_EQ(seven.exit_code, 0) << seven.err;
+  EXPECT_NE(seven.out.find("output 0 (last_hidden_state): f32 [1,7,64]"), std::string::npos) << seven.out;
+  expect_one_line_error(run_vkc("run " + pte + " --random 1 --input-shape 0=1x17"), 2,
+                        "--input-shape 0=1x17: input 0 takes [1,16] or smaller");
   const std::string base = "compile " + bert + "/model.onnx -o " + (dir / "o.pte").string();
   expect_one_line_error(run_vkc(base + " --dim sequence=16..4"), 2, "MIN 16 must be below MAX 4");
   expect_one_line_error(run_vkc(base + " --dim sequence=1..x"), 2, "'x' is not a positive integer");
