@@ -2,7 +2,8 @@
 // (dynamo and legacy) from transformers' Llama, Qwen3, Phi-3 and Gemma, with onnxruntime's outputs
 // and transformers' greedy tokens saved beside them (tests/models/decoders/).
 // - Full-sequence graphs: fully delegated, attention/RoPE/RMSNorm fused, logits equal onnxruntime's,
-//   and the fused program equals the unfused one (fusions skipped, run with --fallback cpu).
+//   the fused program equals the unfused one (fusions skipped, run with --fallback cpu), and so does
+//   one compiled for a range of lengths (--dim sequence=1..16).
 // - Decode-step graphs with a concat-style cache (past length fixed with --dim): every output equals
 //   onnxruntime's at two past lengths.
 // - The same step graphs compiled with --max-seq-len (the cache inside the program): greedy tokens
@@ -51,29 +52,19 @@ TEST(DecoderExports, SequenceGraphsFuseAndMatchOnnxruntime) {
     ASSERT_TRUE(unfused.ok) << diags(unfused.diagnostics);
     const auto a = run_pte(fused.pte, inputs, "cpu"), b = run_pte(unfused.pte, inputs, "cpu");
     expect_close(a, b, fam + ": fused vs unfused");
-  }
-}
-
-// The full-sequence graphs compiled for a range of sequence lengths: one resizing program (the
-// folded [0, S) positions and the causal mask are prefixes of their largest forms) computes
-// onnxruntime's logits at the data set's length. Gemma's rotary pairs fuse differently at a
-// sequence of 1 (its q transpose is a view there), so its range starts at 2; at 1 it is refused
-// with that hint.
-TEST(DecoderExports, SequenceGraphsResizeOverARange) {
-  for (const std::string& fam : kFamilies) {
-    const fs::path dir = kDir / fam / (fam + "_seq_dynamo");
-    SCOPED_TRACE(dir.string());
-    const auto inputs = read_set(dir / "test_data_set_0", "input");
-    const auto want = read_set(dir / "test_data_set_0", "output");
-    CompileOptions o;
-    o.dim_ranges["sequence"] = {fam == "gemma" ? 2 : 1, 16};
-    const CompileResult r = compile(dir / "model.onnx", o);
-    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-    EXPECT_TRUE(ops_of(r).count("vk.et_vk.sdpa.default"));
-    for (const std::string& b : backends()) expect_close(run_pte(r.pte, inputs, b), want, fam + " on " + b);
+    // Over a range of lengths: one resizing program (the folded [0, S) positions and the causal
+    // mask are prefixes of their largest forms) computes the same logits at the set's length.
+    // Gemma's rotary pairs fuse differently at a length of 1 (its q transpose is a view there), so
+    // its range starts at 2; from 1 it is refused with that hint.
+    CompileOptions ranged;
+    ranged.dim_ranges["sequence"] = {fam == "gemma" ? 2 : 1, 16};
+    const CompileResult resizing = compile(dir / "model.onnx", ranged);
+    ASSERT_TRUE(resizing.ok) << diags(resizing.diagnostics);
+    EXPECT_TRUE(ops_of(resizing).count("vk.et_vk.sdpa.default"));
+    for (const std::string& be : backends()) expect_close(run_pte(resizing.pte, inputs, be), want, fam + " resizing on " + be);
     if (fam == "gemma") {
-      o.dim_ranges["sequence"] = {1, 16};
-      const CompileResult at1 = compile(dir / "model.onnx", o);
+      ranged.dim_ranges["sequence"] = {1, 16};
+      const CompileResult at1 = compile(dir / "model.onnx", ranged);
       EXPECT_FALSE(at1.ok);
       EXPECT_NE(at1.error().find("try a MIN of 2"), std::string::npos) << at1.error();
     }
