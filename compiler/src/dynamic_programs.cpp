@@ -60,10 +60,11 @@ struct Walk {
 
   void graph(const VkGraph& g, size_t p, int d) {
     const Loc here{Loc::Fixed, p, d};
-    fixed(here, fmt::format("v{} overrides {} {} in [{}] out [{}] shaders {} constants {}", g.version,
+    fixed(here, fmt::format("{} operator calls, {} values, in [{}] out [{}] (v{} overrides {} {} shaders {} constants {})",
+                            g.chain.size(), g.values.size(), fmt::join(g.input_ids, ","), fmt::join(g.output_ids, ","),
+                            g.version,
                             static_cast<int>(g.storage_type_override), static_cast<int>(g.memory_layout_override),
-                            fmt::join(g.input_ids, ","), fmt::join(g.output_ids, ","), g.shaders.size(),
-                            g.constants.size()));
+                            g.shaders.size(), g.constants.size()));
     for (const auto& s : g.shaders) fixed(here, "shader " + s.named_key);
     for (const auto& c : g.chain) fixed(here, fmt::format("node {} {}({})", c.node_id, c.name, fmt::join(c.args, ",")));
     for (size_t id = 0; id < g.values.size(); ++id) {
