@@ -38,7 +38,13 @@ TEST(DimRanges, OneProgramResizesToEverySizeInTheRange) {
   const auto& in = info.report.plans.at(0).input_shapes.at(0);
   EXPECT_TRUE(in.dynamic);
   EXPECT_EQ(in.shape, (std::vector<int64_t>{1, 9, kWidth}));
-  EXPECT_THAT(info.text(), HasSubstr("dim 1 takes 1..9"));
+  EXPECT_THAT(info.text(), HasSubstr("dim 1 takes 1..9 (sequence)"));
+  ASSERT_EQ(in.ranges.size(), 1u);
+  EXPECT_EQ(in.ranges.at(1).name, "sequence");
+  EXPECT_EQ(in.ranges.at(1).min, 1);
+  EXPECT_EQ(in.ranges.at(1).max, 9);
+  EXPECT_THAT(info.json(), HasSubstr(R"("name": "sequence",)"));
+  EXPECT_THAT(info.json(), HasSubstr(R"("vkc_dynamic_dims": "sequence 1..9; 3 tensor dims follow")"));
   for (int64_t s = 1; s <= 9; ++s) expect_runs(r.pte, 1, s);
   expect_runs(r.pte, 1, 4);  // a size run before, again (its instance is kept)
 }
