@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/error_of.h"
 #include "vkc/codegen/spec.h"
 
 namespace vkc::codegen {
@@ -18,12 +19,7 @@ std::vector<std::string> names(const ShaderSpec& s) {
 }
 
 std::string error_of(const std::string& yaml) {
-  try {
-    parse_spec(yaml, "specs/bad.yaml");
-  } catch (const SpecError& e) {
-    return e.what();
-  }
-  return "no error";
+  return vkc::testing::error_of<SpecError>([&] { parse_spec(yaml, "specs/bad.yaml"); });
 }
 
 TEST(Spec, ExpandsForallWithOverridesAndSuffixes) {

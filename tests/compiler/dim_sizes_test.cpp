@@ -20,28 +20,22 @@ using ::testing::HasSubstr;
 
 TEST(DimSizes, AProgramCompiledForSeveralSizesRunsEachAndPicksByTheInputsShape) {
   CompileOptions o;
-  o.dims = {{"batch", 1}};
   o.dim_sizes = {{"sequence", {3, 7}}};
-  const CompileResult r = compile(sequence_model(), fs::path(), o);
-  ASSERT_TRUE(r.ok) << r.error();
-  ASSERT_EQ(r.diagnostics.size(), 1u);
-  EXPECT_THAT(r.diagnostics[0].message, HasSubstr("compiled for sequence in {3, 7}: the program holds 2 variants"));
   // The plan's input is dynamic-bound by the largest size; inspect reads the sizes tested.
-  const InspectResult info = inspect(std::span<const uint8_t>(r.pte));
-  ASSERT_TRUE(info.ok);
+  const auto p = dynamic_sequence_program(o, "compiled for sequence in {3, 7}: the program holds 2 variants", 7);
+  ASSERT_TRUE(p.ok());
+  const InspectResult& info = p.info;
   const auto& in = info.report.plans.at(0).input_shapes.at(0);
-  EXPECT_TRUE(in.dynamic);
-  EXPECT_EQ(in.shape, (std::vector<int64_t>{1, 7, kWidth}));
   EXPECT_EQ(in.sizes, (std::map<int64_t, std::vector<int64_t>>{{1, {3, 7}}}));
   EXPECT_THAT(info.text(), HasSubstr("input 0: [1,7,4] dynamic-bound; dim 1 takes 3, 7"));
   EXPECT_EQ(info.report.plans.at(0).delegate_calls, 2u);
-  expect_runs(r.pte, 1, 3);
-  expect_runs(r.pte, 1, 7);
+  expect_runs(p.pte(), 1, 3);
+  expect_runs(p.pte(), 1, 7);
   // A size between or beyond them: one clear error, on every backend.
   for (const std::string backend : {"cpu", "vulkan"}) {
     if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
-    EXPECT_THAT(run_error(r.pte, 1, 5, backend), HasSubstr("no variant of the program takes input 0 [1,5,4]"));
-    EXPECT_THAT(run_error(r.pte, 1, 9, backend), HasSubstr("or smaller"));
+    EXPECT_THAT(run_error(p.pte(), 1, 5, backend), HasSubstr("no variant of the program takes input 0 [1,5,4]"));
+    EXPECT_THAT(run_error(p.pte(), 1, 9, backend), HasSubstr("or smaller"));
   }
 }
 

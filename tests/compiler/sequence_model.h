@@ -3,6 +3,7 @@
 // (dim_ranges_test.cpp).
 #pragma once
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -81,6 +82,46 @@ inline std::string run_error(const std::vector<uint8_t>& pte, int64_t b, int64_t
   ro.backend = backend;
   const RunResult out = run(std::span<const uint8_t>(pte), {Tensor::of(ir::DType::Float32, {b, s, kWidth}, input_values(b, s))}, ro);
   return out.ok ? std::string("(ran)") : out.diagnostics.at(0).message;
+}
+
+/// The sequence model compiled with `o` (batch fixed at 1) for several sequence lengths up to
+/// `max_sequence`: its one note must contain `note`, and inspect() must read plan input 0 as
+/// dynamic-bound by [1, max_sequence, 4].
+struct DynamicSequenceProgram {
+  CompileResult compiled;
+  InspectResult info;
+  bool ok() const { return compiled.ok && info.ok; }
+  const std::vector<uint8_t>& pte() const { return compiled.pte; }
+};
+inline CompileResult compile_sequence_model(const CompileOptions& o, const std::string& note);
+inline InspectResult inspect_dynamic_input(const std::vector<uint8_t>& pte, int64_t max_sequence);
+inline DynamicSequenceProgram dynamic_sequence_program(const CompileOptions& o, const std::string& note,
+                                                       int64_t max_sequence) {
+  DynamicSequenceProgram p{compile_sequence_model(o, note), {}};
+  if (p.compiled.ok) p.info = inspect_dynamic_input(p.compiled.pte, max_sequence);
+  return p;
+}
+
+inline CompileResult compile_sequence_model(const CompileOptions& o, const std::string& note) {
+  CompileOptions with_batch = o;
+  with_batch.dims.emplace("batch", 1);
+  CompileResult r = compile(sequence_model(), fs::path(), with_batch);
+  EXPECT_TRUE(r.ok) << r.error();
+  EXPECT_EQ(r.diagnostics.size(), r.ok ? 1u : 0u);
+  if (r.ok && !r.diagnostics.empty()) EXPECT_THAT(r.diagnostics[0].message, ::testing::HasSubstr(note));
+  return r;
+}
+
+/// inspect() of a program whose plan input 0 must be dynamic-bound by [1, max_sequence, 4].
+inline InspectResult inspect_dynamic_input(const std::vector<uint8_t>& pte, int64_t max_sequence) {
+  InspectResult info = inspect(std::span<const uint8_t>(pte));
+  EXPECT_TRUE(info.ok);
+  if (info.ok) {
+    const auto& in = info.report.plans.at(0).input_shapes.at(0);
+    EXPECT_TRUE(in.dynamic);
+    EXPECT_EQ(in.shape, (std::vector<int64_t>{1, max_sequence, kWidth}));
+  }
+  return info;
 }
 
 }  // namespace vkc::test

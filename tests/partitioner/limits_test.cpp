@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/error_of.h"
 #include "vkc/partitioner/limits.h"
 
 namespace vkc::partitioner {
@@ -92,12 +93,7 @@ TEST(DeviceProfiles, BadProfilesNameFileLineAndKey) {
       "int8_dot_product: false\nsubgroup_size: 4\ncooperative_matrix: none\n";
   EXPECT_EQ(parse_device_profile(base, "p.yaml").limits.texture, (std::array<uint32_t, 3>{1, 2, 3}));
   auto error_of = [](const std::string& yaml) {
-    try {
-      parse_device_profile(yaml, "p.yaml");
-    } catch (const ProfileError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
+    return vkc::testing::error_of<ProfileError>([&] { parse_device_profile(yaml, "p.yaml"); });
   };
   EXPECT_EQ(error_of(base + "bogus: 1\n"), "p.yaml:10: unknown key 'bogus'");
   EXPECT_EQ(error_of("name: x\n"), "p.yaml:1: missing key 'texture_limits'");

@@ -2,6 +2,7 @@
 // check and its one-line errors.
 #include <gtest/gtest.h>
 
+#include "common/error_of.h"
 #include "graph_builder.h"
 #include "test_util.h"
 #include "vkc/ir/op_registry.h"
@@ -23,12 +24,7 @@ std::vector<HostTensor> run(VkProgramBuilder& b, const std::vector<HostTensor>& 
 // The message of the RuntimeError `fn` throws ("" when it does not).
 template <typename Fn>
 std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const RuntimeError& e) {
-    return e.what();
-  }
-  return "";
+  return vkc::testing::error_of<RuntimeError>(std::forward<Fn>(fn), "");
 }
 
 TEST(CpuBackend, AddWithAlphaBroadcastsAConstant) {

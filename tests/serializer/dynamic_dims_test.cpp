@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "common/error_of.h"
 #include "vkc/serializer/dynamic_dims.h"
 #include "vkc/serializer/errors.h"
 
@@ -34,14 +35,7 @@ VkGraph graph() {
   return g;
 }
 
-std::string what(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const SerializeError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string what(const std::function<void()>& f) { return vkc::testing::error_of<SerializeError>(f); }
 
 TEST(DynamicDims, TheTextFormRoundTrips) {
   const DynamicDims t = table();

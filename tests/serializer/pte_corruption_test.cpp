@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/error_of.h"
 #include "sample_data.h"
 #include "vkc/serializer/errors.h"
 #include "vkc/serializer/pte_reader.h"
@@ -22,12 +23,7 @@ void put64(std::vector<uint8_t>& b, size_t offset, uint64_t v) {
 }
 
 std::string error_of(std::span<const uint8_t> bytes) {
-  try {
-    read_pte_bytes(bytes);
-  } catch (const SerializeError& e) {
-    return e.what();
-  }
-  return "no error";
+  return vkc::testing::error_of<SerializeError>([&] { read_pte_bytes(bytes); });
 }
 
 TEST(PteCorruption, EveryTruncationIsAnError) {
