@@ -11,6 +11,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "dim_expression.h"
 #include "onnx_model_checks.h"
 #include "vkc/compiler/onnx_importer.h"
 
@@ -155,6 +156,8 @@ void substitute_symbols(ValueInfos& infos, const std::map<std::string, int64_t>&
       if (!dim.has_dim_param()) continue;
       auto it = fixed.find(dim.dim_param());
       if (it != fixed.end()) dim.set_dim_value(it->second);
+      // A dim written as arithmetic over fixed dims ("past_sequence_length + sequence_length").
+      else if (auto v = eval_dim_expression(dim.dim_param(), fixed); v && *v >= 0) dim.set_dim_value(*v);
     }
   }
 }
@@ -212,7 +215,10 @@ void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std
   for (const auto& input : graph.input())
     if (input.type().has_tensor_type() && input.type().tensor_type().has_shape())
       for (const auto& d : input.type().tensor_type().shape().dim())
-        if (d.has_dim_param() && !d.dim_param().empty()) symbols.insert(d.dim_param());
+        if (d.has_dim_param() && !d.dim_param().empty()) {
+          symbols.insert(d.dim_param());
+          symbols.merge(dim_expression_symbols(d.dim_param()));  // "past + seq" names past and seq
+        }
   for (const auto& [name, size] : dims) {
     if (size < 0) throw ImportError(fmt::format("--dim {}={}: a size cannot be negative", name, size));
     if (!symbols.count(name))
