@@ -9,6 +9,7 @@
 // - Guard is optional: dynamo's Where(IsNaN(p), 0, p), which zeroes rows whose every score was
 //   masked. Fused attention gives such rows the mean of V instead; rows of a causal or padding
 //   mask always keep at least one position, so for them the two agree.
+// - K and V may broadcast over Q's batch and heads (size 1 there): they are Expanded first.
 #include "pattern_utils.h"
 #include "view_chain.h"
 #include "vkc/passes/passes.h"
@@ -96,6 +97,19 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
   ir::Value* v = out->input(1);
   if (!is_rank4(q) || (k && !is_rank4(k)) || !is_rank4(v)) return false;
   if (q->dtype() != ir::DType::Float32 && q->dtype() != ir::DType::Float16) return false;
+  // MatMul broadcasts K and V over Q's batch and heads (multi-query attention: one K/V head for
+  // all, as Falcon's export leaves it); et_vk.sdpa takes them whole, so a broadcast is expanded.
+  const auto qs = q->shape().sizes(), ktsz = kt->shape().sizes(), vs = v->shape().sizes();
+  for (int i = 0; i < 2; ++i)
+    if ((ktsz[i] != qs[i] && ktsz[i] != 1) || (vs[i] != qs[i] && vs[i] != 1)) return false;
+  auto expanded = [&](ir::Value* x) {
+    const auto xs = x->shape().sizes();
+    if (xs[0] == qs[0] && xs[1] == qs[1]) return x;
+    const std::vector<int64_t> to{qs[0], qs[1], xs[2], xs[3]};
+    return add_onnx_node(g, out, "Expand", {x, add_i64_constant(g, g.unique_name(out->name() + "_bcast"), {4}, to)},
+                         {x->dtype(), ir::Shape::of(to)});
+  };
+  v = expanded(v);
   if (k_src) {
     const auto ks = kt->shape().sizes();
     ir::Node* t = g.add_node(ir::kOnnxDomain, "Transpose", {k_src}, {{kt->dtype(), ir::Shape::of({ks[0], ks[1], ks[3], ks[2]})}},
@@ -104,6 +118,7 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
     t->set_opset(13);
     k = t->output(0);
   }
+  k = expanded(k);
   out->morph(ir::kVulkanDomain, "et_vk.sdpa.default", mask ? std::vector<ir::Value*>{q, k, v, mask}
                                                            : std::vector<ir::Value*>{q, k, v, nullptr},
              {{"scale", scale}});
