@@ -97,11 +97,15 @@ ir::Value* transpose12(ir::Graph& g, const ir::Node* before, ir::Value* x) {
                        {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
 }
 
-// The embedding lookup's index input: the input read as Gather's indices into a float constant.
-bool is_token_input(const ir::Graph& g, const ir::Value* v) {
-  for (const ir::Node* u : g.users(v))
+// The embedding lookup's index input: the input read as Gather's indices into a float constant,
+// directly or through reshapes (OPT flattens the tokens first).
+bool is_token_input(const ir::Graph& g, const ir::Value* v, int depth = 0) {
+  for (const ir::Node* u : g.users(v)) {
     if (u->is_onnx("Gather") && u->input(1) == v && u->input(0)->is_constant() && ir::is_float(u->input(0)->dtype()))
       return true;
+    const bool view = u->is_onnx("Reshape") || u->is_onnx("Unsqueeze") || u->is_onnx("Squeeze") || u->is_onnx("Flatten");
+    if (view && u->input(0) == v && depth < 4 && is_token_input(g, u->output(0), depth + 1)) return true;
+  }
   return false;
 }
 
