@@ -316,6 +316,44 @@ std::optional<std::vector<Sizes>> recurrent(const ir::Node& n, const std::vector
   return std::vector<Sizes>{batch_first ? Sizes{b, s, d, h} : Sizes{s, d, b, h}, state, state};
 }
 
+// Split: the sizes from its `split` input (opset 13+) or attribute, else equal parts (opset 18's
+// num_outputs: ceil(dim / parts) each, the last what remains).
+std::optional<std::vector<Sizes>> split(const ir::Node& n, const std::vector<Sizes>& in) {
+  const Sizes& x = in.at(0);
+  const int64_t rank = static_cast<int64_t>(x.size());
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) throw ShapeContradiction(fmt::format("axis {} of a rank-{} input", n.attr_int("axis", 0), rank));
+  std::vector<int64_t> parts;
+  if (n.num_inputs() > 1 && n.input(1)) {
+    auto c = constant_ints(n.input(1));
+    if (!c) return std::nullopt;
+    parts = *c;
+  } else if (n.has_attr("split")) {
+    parts = n.attr_ints("split");
+  } else {
+    const int64_t k = static_cast<int64_t>(n.outputs().size()), d = x[axis];
+    if (k <= 0) return std::nullopt;
+    const int64_t each = (d + k - 1) / k;
+    for (int64_t i = 0; i < k; ++i) parts.push_back(std::max<int64_t>(0, std::min(each, d - i * each)));
+  }
+  int64_t total = 0;
+  for (int64_t p : parts) {
+    if (p < 0) throw ShapeContradiction(fmt::format("a negative split size {}", p));
+    total += p;
+  }
+  if (total != x[axis] || parts.size() != n.outputs().size())
+    throw ShapeContradiction(fmt::format("split sizes [{}] do not cut dim {} of {} into {} outputs", fmt::join(parts, ","),
+                                         axis, dims(x), n.outputs().size()));
+  std::vector<Sizes> outs;
+  for (int64_t p : parts) {
+    Sizes o = x;
+    o[axis] = p;
+    outs.push_back(o);
+  }
+  return outs;
+}
+
 // The output's dtype when nothing recorded it: comparisons and predicates give bool, Where its
 // branches' type, Cast its `to`, everything else here its first input's type.
 ir::DType output_dtype(const ir::Node& n) {
@@ -364,7 +402,7 @@ const std::map<std::string, ShapeFn, std::less<>>& shape_fns() {
 using MultiShapeFn = std::function<std::optional<std::vector<Sizes>>(const ir::Node&, const std::vector<Sizes>&)>;
 const std::map<std::string, MultiShapeFn, std::less<>>& multi_shape_fns() {
   static const std::map<std::string, MultiShapeFn, std::less<>> kFns = {
-      {"LSTM", recurrent}, {"GRU", recurrent}, {"RNN", recurrent}};
+      {"LSTM", recurrent}, {"GRU", recurrent}, {"RNN", recurrent}, {"Split", split}};
   return kFns;
 }
 
