@@ -205,6 +205,22 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
       if (dim.has_dim_param() && !dim.dim_param().empty()) dims.emplace(dim.dim_param(), max_seq_len - seq);
     }
   }
+  // An attention mask covers the past and the new positions: N. Its length is either a sum of the
+  // dims just fixed (optimum's "past_sequence_length + sequence_length", evaluated later) or, as
+  // the dynamo exporter writes it, a symbol of its own: an integer or bool [1, L] input whose L
+  // is neither fixed nor a sum of fixed dims, once S is known from the tokens.
+  if (seqs.size() != 1) return;
+  for (const auto& in : graph.input()) {
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+    const int elem = in.type().tensor_type().elem_type();
+    const auto& shape = in.type().tensor_type().shape();
+    const bool int_or_bool = elem == onnx::TensorProto::INT64 || elem == onnx::TensorProto::INT32 ||
+                             elem == onnx::TensorProto::BOOL;
+    if (!int_or_bool || shape.dim_size() != 2 || !shape.dim(1).has_dim_param()) continue;
+    const std::string& sym = shape.dim(1).dim_param();
+    if (sym.empty() || dims.count(sym) || eval_dim_expression(sym, dims)) continue;
+    dims.emplace(sym, max_seq_len);
+  }
 }
 
 void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
