@@ -41,15 +41,49 @@ VOCAB = 256
 
 
 def configs():
+    """Each family's config, built on demand: a constructor that fails is one family's failure."""
     common = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128)
-    c = {}
-    c["llama"] = transformers.LlamaConfig(**common, tie_word_embeddings=False)
-    c["qwen3"] = transformers.Qwen3Config(**common, head_dim=16, tie_word_embeddings=True)
-    c["phi3"] = transformers.Phi3Config(**dict(common, num_key_value_heads=4), partial_rotary_factor=0.5,
-                                        tie_word_embeddings=False, pad_token_id=0)
-    c["gemma"] = transformers.GemmaConfig(**dict(common, num_key_value_heads=1), head_dim=16)
-    return c
+    # The later families are narrower (hidden 32, head 8) to keep the committed files small.
+    small = dict(common, hidden_size=32, intermediate_size=64)
+    plain = dict(vocab_size=VOCAB, num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=128)
+    T = transformers
+    return {
+        "llama": lambda: T.LlamaConfig(**common, tie_word_embeddings=False),
+        "qwen3": lambda: T.Qwen3Config(**common, head_dim=16, tie_word_embeddings=True),
+        "phi3": lambda: T.Phi3Config(**dict(common, num_key_value_heads=4), partial_rotary_factor=0.5,
+                                     tie_word_embeddings=False, pad_token_id=0),
+        "gemma": lambda: T.GemmaConfig(**dict(common, num_key_value_heads=1), head_dim=16),
+        # learned absolute positions, Conv1D projections, fused qkv split, tanh GELU
+        "gpt2": lambda: T.GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=128, n_inner=64),
+        # q/k/v biases
+        "qwen2": lambda: T.Qwen2Config(**small, tie_word_embeddings=True),
+        "mistral": lambda: T.MistralConfig(**small, sliding_window=None),
+        # LayerNorm with bias, partial rotary
+        "stablelm": lambda: T.StableLmConfig(**small, partial_rotary_factor=0.5),
+        # parallel residual, per-head interleaved fused qkv, partial rotary
+        "gpt_neox": lambda: T.GPTNeoXConfig(**plain, hidden_size=32, intermediate_size=64, rotary_pct=0.5),
+        # scalar multipliers on embeddings, residuals, attention and logits
+        "granite": lambda: T.GraniteConfig(**small, embedding_multiplier=4.0, logits_scaling=2.0,
+                                           residual_multiplier=0.5, attention_multiplier=0.25),
+        # q/k RMSNorm over all heads, norms after attention and MLP
+        "olmo2": lambda: T.Olmo2Config(**small),
+        # a layer without RoPE
+        "smollm3": lambda: T.SmolLM3Config(**small, no_rope_layers=[1, 0]),
+        # parallel attention and MLP, partial rotary, dense layers with bias
+        "phi": lambda: T.PhiConfig(**plain, hidden_size=32, intermediate_size=64, partial_rotary_factor=0.5),
+        # multi-query attention, parallel attention, rotary
+        "falcon": lambda: T.FalconConfig(**plain, hidden_size=32),
+        # learned positions with an offset, ReLU, LayerNorm
+        "opt": lambda: T.OPTConfig(vocab_size=VOCAB, hidden_size=32, ffn_dim=64, num_hidden_layers=2,
+                                   num_attention_heads=4, max_position_embeddings=128, word_embed_proj_dim=32),
+        # q/k norms, local (sliding-window) layers wider than any cache here, soft-capping off
+        "gemma3": lambda: T.Gemma3TextConfig(**dict(small, num_key_value_heads=1), head_dim=8, sliding_window=64,
+                                             query_pre_attn_scalar=8),
+        # attention logit soft-capping (tanh), local layers
+        "gemma2": lambda: T.Gemma2Config(**dict(small, num_key_value_heads=1), head_dim=8, sliding_window=64,
+                                         query_pre_attn_scalar=8),
+    }
 
 
 def make_model(cfg, scale=3.0):
@@ -120,13 +154,9 @@ def step_names(layers):
     return ins, outs
 
 
-def kv_shape(cfg, past):
-    hd = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
-    return (1, cfg.num_key_value_heads, past, hd)
-
-
 def export(module, args, path, dynamo, in_names, out_names, dyn_axes):
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    module.eval()  # a wrapper module starts in training mode: the dynamo exporter would keep dropout
     if dynamo:
         ds = {}
         dims = {}
@@ -164,6 +194,11 @@ def prompt_cache(model, cfg, ids):
     for layer in out.past_key_values.layers:
         past += [layer.keys.numpy().copy(), layer.values.numpy().copy()]
     return past
+
+
+def empty_cache(model, cfg):
+    """Zero-length past keys and values of the shapes the model's cache has."""
+    return [np.zeros_like(p[:, :, :0]) for p in prompt_cache(model, cfg, PROMPT[:1])]
 
 
 def do_family(out, fam, cfg, report):
@@ -215,7 +250,7 @@ def do_family(out, fam, cfg, report):
                 res = sess.run(None, feed(sess, arrays))
                 save_set(folder, k, arrays, res)
             # An onnxruntime loop over the step graph from an empty cache.
-            past = [np.zeros(kv_shape(cfg, 0), dtype=np.float32) for _ in range(2 * layers)]
+            past = empty_cache(model, cfg)
             toks = []
             seq = list(PROMPT)
             for pos in range(len(PROMPT) + NEW_TOKENS - 1):
@@ -242,16 +277,17 @@ def main():
     want = sys.argv[2:]
     report = [f"torch {torch.__version__}, transformers {transformers.__version__}, onnx {onnx.__version__}, "
               f"onnxruntime {ort.__version__}"]
-    for fam, cfg in configs().items():
+    for fam, make_cfg in configs().items():
         if want and fam not in want:
             continue
         try:
-            do_family(out, fam, cfg, report)
+            do_family(out, fam, make_cfg(), report)
         except Exception as e:  # noqa: BLE001
             report.append(f"{fam}: FAILED {type(e).__name__}: {e}")
             traceback.print_exc()
     print("\n".join(report))
-    with open(os.path.join(out, "export_report.txt"), "w") as f:
+    # Appended: exporting some families adds their lines to the others'.
+    with open(os.path.join(out, "export_report.txt"), "a") as f:
         f.write("\n".join(report) + "\n")
 
 

@@ -42,7 +42,7 @@ def do_family(out, fam, cfg, report):
             dyn[f"past_{kind}_{i}"] = {2: "past"}
             dyn[f"present_{kind}_{i}"] = {2: "total"}
     prompt = ed.PROMPT
-    empty = [np.zeros(ed.kv_shape(cfg, 0), dtype=np.float32) for _ in range(2 * layers)]
+    empty = ed.empty_cache(model, cfg)
     sets = [(prompt[:5], 0, empty), (prompt[5:8], 5, ed.prompt_cache(model, cfg, prompt[:5]))]
     with torch.no_grad():
         nxt = int(model(input_ids=torch.tensor([prompt])).logits[0, -1].argmax())
@@ -75,9 +75,9 @@ def main():
     out = sys.argv[1]
     want = sys.argv[2:] or ["llama", "qwen3"]
     report = []
-    for fam, cfg in ed.configs().items():
+    for fam, make_cfg in ed.configs().items():
         if fam in want:
-            do_family(out, fam, cfg, report)
+            do_family(out, fam, make_cfg(), report)
     print("\n".join(report))
 
 

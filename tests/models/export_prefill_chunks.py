@@ -27,7 +27,7 @@ CHUNK = 4
 
 def main():
     out = sys.argv[1]
-    cfg = ed.configs()["llama"]
+    cfg = ed.configs()["llama"]()
     with open(os.path.join(out, "llama", "greedy.json")) as f:
         scale = json.load(f).get("layer_init_scale", 3.0)
     model = ed.make_model(cfg, scale)
@@ -46,7 +46,7 @@ def main():
     path = os.path.join(folder, "model.onnx")
     ed.export(ed.Step(model), args, path, True, in_names, out_names, dyn)
     sess = ed.ort_session(path)
-    empty = [np.zeros(ed.kv_shape(cfg, 0), dtype=np.float32) for _ in range(2 * layers)]
+    empty = ed.empty_cache(model, cfg)
     arrays = [np.array([ids], dtype=np.int64), np.array([list(range(CHUNK))], dtype=np.int64), *empty]
     res = sess.run(None, ed.feed(sess, arrays))
     ed.save_set(folder, 0, arrays, res)
