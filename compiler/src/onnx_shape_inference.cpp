@@ -184,12 +184,17 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
   // What a one-input Concat or an Identity passes through (the legacy exporter wraps inputs so).
   std::map<std::string, std::string> passes_through;
   for (const auto& n : graph.node())
-    if ((n.op_type() == "Identity" || n.op_type() == "Concat") && n.input_size() == 1 && n.output_size() == 1)
+    if (((n.op_type() == "Identity" || n.op_type() == "Concat") && n.input_size() == 1 && n.output_size() == 1) ||
+        (n.op_type() == "Slice" && n.input_size() > 0 && n.output_size() == 1))  // a sliding-window layer's past
       passes_through[n.output(0)] = n.input(0);
   auto source = [&](std::string name) {
     for (int hops = 0; hops < 8 && passes_through.count(name); ++hops) name = passes_through.at(name);
     return name;
   };
+  // A present may reach its graph output through a Slice (a sliding-window layer's cache).
+  for (const auto& n : graph.node())
+    if (n.op_type() == "Slice" && n.input_size() > 0 && n.output_size() == 1 && outputs.count(n.output(0)))
+      outputs.insert(n.input(0));
   for (const auto& n : graph.node()) {
     if (n.op_type() != "Concat" || n.input_size() != 2 || n.output_size() != 1 || !outputs.count(n.output(0))) continue;
     int64_t axis = 0;

@@ -14,6 +14,7 @@
 // compile with the reason.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -28,23 +29,48 @@ namespace {
 
 constexpr std::string_view kCacheOp = "sdpa_with_kv_cache.default";
 
-// present = Concat(past, new) on axis 2 of rank-4 tensors, past a graph input and present a graph output.
+// present = Concat(past, new) on axis 2 of rank-4 tensors, past a graph input and present a graph
+// output; a sliding-window layer (Gemma-2/3's local layers) writes Slices of the past and of the
+// present besides, which pass everything through when the window is at least the cache.
 struct CachePair {
   ir::Value* past = nullptr;
-  ir::Value* present = nullptr;
-  ir::Value* fresh = nullptr;  // the new positions, [1, Hkv, S, D]
+  ir::Value* present = nullptr;  // the Concat's output
+  ir::Value* output = nullptr;   // the graph output: the present, or the Slice of it
+  ir::Value* fresh = nullptr;    // the new positions, [1, Hkv, S, D]
 };
+
+// Whether Slice `n` passes its input through whole (same static shape, unit steps).
+bool keeps_everything(const ir::Node* n) {
+  const ir::Value *in = n->input(0), *out = n->output(0);
+  if (!in || !in->type().known() || !out->type().known() || !in->shape().is_static() || in->shape() != out->shape())
+    return false;
+  if (n->num_inputs() < 5 || !n->input(4)) return true;
+  auto steps = constant_ints(n->input(4));
+  return steps && std::all_of(steps->begin(), steps->end(), [](int64_t v) { return v == 1; });
+}
 
 std::map<const ir::Value*, CachePair> find_cache_pairs(const ir::Graph& g) {
   std::map<const ir::Value*, CachePair> pairs;  // by present
   for (ir::Node* n : g.nodes()) {
-    if (!n->is_onnx("Concat") || n->num_inputs() != 2 || !g.is_output(n->output(0))) continue;
-    const ir::Value* out = n->output(0);
-    if (!out->type().known() || out->shape().rank() != 4) continue;
+    if (!n->is_onnx("Concat") || n->num_inputs() != 2) continue;
+    ir::Value* present = n->output(0);
+    ir::Value* output = g.is_output(present) ? present : nullptr;
+    for (ir::Node* u : g.users(present))
+      if (!output && u->is_onnx("Slice") && u->input(0) == present && g.is_output(u->output(0))) {
+        if (!keeps_everything(u))
+          throw PassError(fmt::format("--max-seq-len: cache output '{}' keeps the last {} of its {} positions (a "
+                                      "sliding window shorter than the cache): compile with a --max-seq-len of at "
+                                      "most the window",
+                                      u->output(0)->name(), u->output(0)->shape().sizes()[2], present->shape().sizes()[2]));
+        output = u->output(0);
+      }
+    if (!output || !present->type().known() || present->shape().rank() != 4) continue;
     const int64_t axis = n->attr_int("axis", 0);
     if (axis != 2 && axis != -2) continue;
-    if (!g.is_input(n->input(0))) continue;
-    pairs[out] = CachePair{n->input(0), n->output(0), n->input(1)};
+    ir::Value* past = n->input(0);
+    if (ir::Node* cut = past->producer(); cut && cut->is_onnx("Slice") && keeps_everything(cut)) past = cut->input(0);
+    if (!g.is_input(past)) continue;
+    pairs[present] = CachePair{past, present, output, n->input(1)};
   }
   return pairs;
 }
@@ -215,9 +241,11 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     else if (!pasts.count(in)) inputs.push_back(in);
   }
   g.inputs = std::move(inputs);
+  std::set<const ir::Value*> cache_outputs;
+  for (const auto& [present, p] : pairs) cache_outputs.insert(p.output);
   std::vector<ir::Value*> outputs;
   for (ir::Value* out : g.outputs)
-    if (!pairs.count(out)) outputs.push_back(out);
+    if (!cache_outputs.count(out)) outputs.push_back(out);
   g.outputs = std::move(outputs);
   g.topo_sort();
   eliminate_dead_code(g, ctx);

@@ -6,6 +6,7 @@
 // - With the mask as an input (its dims fixed): every output equals onnxruntime's at two past lengths.
 // - Under --max-seq-len with a range of sequence lengths: the mask is taken as all ones, the program
 //   takes tokens and input_pos, and greedy generation equals transformers' generate().
+// - Gemma-2/3's sliding-window layers keep their cache while the window holds it.
 // - Full-sequence graphs of GPT-2 (learned positions, fused qkv Split) and Falcon (multi-query
 //   attention that MatMul broadcasts over the heads) fuse attention and match onnxruntime.
 // Each on the cpu backend and, where a Vulkan device exists (lavapipe in CI), on the vulkan backend.
@@ -82,6 +83,37 @@ TEST(DecoderFamilies, MaskFormStepsUnderMaxSeqLenGenerateTransformersGreedyToken
       ASSERT_TRUE(g.ok) << diags(g.diagnostics);
       EXPECT_EQ(g.tokens, want) << "on " << b;
     }
+  }
+}
+
+// Gemma-2 and Gemma-3 (window 64): their local layers slice the past and the present to the
+// window. Under --max-seq-len 32 the slices keep everything and the program keeps the cache;
+// at 80 the cache would outgrow the window, which is refused with the reason.
+TEST(DecoderFamilies, SlidingWindowLayersKeepTheirCacheWhenTheWindowHoldsIt) {
+  for (const char* fam : {"gemma2", "gemma3"}) {
+    const fs::path model = kDir / fam / (std::string(fam) + "_step_legacy") / "model.onnx";
+    SCOPED_TRACE(model.string());
+    std::ifstream f(kDir / fam / "greedy.json");
+    const nlohmann::json greedy = nlohmann::json::parse(f);
+    CompileOptions o;
+    o.max_seq_len = 32;
+    const CompileResult r = compile(model, o);
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
+    for (const std::string& b : backends()) {
+      RunOptions ro;
+      ro.backend = b;
+      Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+      ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+      const GenerateResult g = s.generate(ints(greedy.at("prompt")), 16);
+      ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+      EXPECT_EQ(g.tokens, ints(greedy.at("hf_generate"))) << "on " << b;
+    }
+    o.max_seq_len = 80;
+    const CompileResult longer = compile(model, o);
+    EXPECT_FALSE(longer.ok);
+    EXPECT_NE(longer.error().find("keeps the last 63 of its 64 positions (a sliding window"), std::string::npos)
+        << longer.error();
   }
 }
 
