@@ -64,3 +64,23 @@ for bk in 32 64 128; do
   "$GLSLANG" --target-env vulkan1.3 -V -DBK=$bk "$HERE/coopmat_bdirect.comp" -o "$out" >/dev/null || exit 1
   echo "$(basename "$out")"
 done
+
+# The staging of coopmat_exp.comp without the products (NO_MMA), and its global loads alone
+# (LOADS_ONLY: no shared stores, no barriers): what the tile's operand traffic costs by itself.
+# name  TM TN SG_M SG_N BK INV RSETS NO_MMA LOADS_ONLY
+while read -r tag tm tn sgm sgn bk inv rs nomma lo; do
+  case $tag in ''|\#*) continue ;; esac
+  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
+  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
+    -DRSETS=$rs -DNO_MMA=$nomma -DLOADS_ONLY=$lo "$HERE/coopmat_exp.comp" -o "$out" 2>&1); then
+    echo "$log" >&2
+    exit 1
+  fi
+  echo "$(basename "$out")"
+done <<'LIST'
+stage    128 256 64 64 48 256 1 1 0
+loads    128 256 64 64 48 256 1 1 1
+loads    128 256 64 64 32 256 2 1 1
+loads    128 128 64 32 64 256 1 1 1
+loads    128 128 64 32 32 256 2 1 1
+LIST
