@@ -108,16 +108,7 @@ TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
         EXPECT_TRUE(ops.count(op)) << op << " missing";
       for (const char* op : {"vk.et_vk.sdpa.default", "vk.aten.softmax.default", "vk.aten.pow.Tensor_Scalar"})
         EXPECT_FALSE(ops.count(op)) << op << " left: a pattern did not fuse";
-      for (const std::string& b : backends()) {
-        RunOptions ro;
-        ro.backend = b;
-        Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-        ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
-        ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the caches are inside
-        const GenerateResult g = s.generate(prompt, want.size());
-        ASSERT_TRUE(g.ok) << diags(g.diagnostics);
-        EXPECT_EQ(g.tokens, want) << "on " << b;
-      }
+      expect_generates(r.pte, prompt, want);
     }
   }
 }

@@ -73,16 +73,7 @@ TEST(DecoderFamilies, MaskFormStepsUnderMaxSeqLenGenerateTransformersGreedyToken
     EXPECT_NE(diags(r.diagnostics).find("'attention_mask' i64[1,32] is taken as an attention mask of all ones"),
               std::string::npos)
         << diags(r.diagnostics);
-    for (const std::string& b : backends()) {
-      RunOptions ro;
-      ro.backend = b;
-      Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-      ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
-      ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the mask and the caches are inside
-      const GenerateResult g = s.generate(prompt, want.size());
-      ASSERT_TRUE(g.ok) << diags(g.diagnostics);
-      EXPECT_EQ(g.tokens, want) << "on " << b;
-    }
+    expect_generates(r.pte, prompt, want);  // tokens and input_pos in: the mask and the caches are inside
   }
 }
 
@@ -100,15 +91,7 @@ TEST(DecoderFamilies, SlidingWindowLayersKeepTheirCacheWhenTheWindowHoldsIt) {
     const CompileResult r = compile(model, o);
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
     EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
-    for (const std::string& b : backends()) {
-      RunOptions ro;
-      ro.backend = b;
-      Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-      ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
-      const GenerateResult g = s.generate(ints(greedy.at("prompt")), 16);
-      ASSERT_TRUE(g.ok) << diags(g.diagnostics);
-      EXPECT_EQ(g.tokens, ints(greedy.at("hf_generate"))) << "on " << b;
-    }
+    expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
     o.max_seq_len = 80;
     const CompileResult longer = compile(model, o);
     EXPECT_FALSE(longer.ok);

@@ -201,6 +201,39 @@ def empty_cache(model, cfg):
     return [np.zeros_like(p[:, :, :0]) for p in prompt_cache(model, cfg, PROMPT[:1])]
 
 
+def family_model(out, fam, cfg):
+    """The family's model with the weights of its committed exports (greedy.json's layer scale)."""
+    with open(os.path.join(out, fam, "greedy.json")) as f:
+        greedy = json.load(f)
+    model = make_model(cfg, greedy.get("layer_init_scale", 3.0))
+    assert generate(model) == greedy["hf_generate"], "weights differ from the family's exports"
+    return model
+
+
+def symbolic_step_sets(model, cfg):
+    """(token ids, past length, past caches) for steps whose token count varies: the prompt's first 5
+    tokens at an empty cache, 3 more at a past of 5, then the next token at the whole prompt's cache."""
+    prompt = PROMPT
+    sets = [(prompt[:5], 0, empty_cache(model, cfg)), (prompt[5:8], 5, prompt_cache(model, cfg, prompt[:5]))]
+    with torch.no_grad():
+        nxt = int(model(input_ids=torch.tensor([prompt])).logits[0, -1].argmax())
+    sets.append(([nxt], len(prompt), prompt_cache(model, cfg, prompt)))
+    return sets
+
+
+def for_families(want, report, fn):
+    """fn(family, config) for each family in configs() (those named in `want`, or all); a failure is
+    reported and the others go on."""
+    for fam, make_cfg in configs().items():
+        if want and fam not in want:
+            continue
+        try:
+            fn(fam, make_cfg())
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
+            report.append(f"{fam}: FAILED {type(e).__name__}: {e}")
+            traceback.print_exc()
+
+
 def do_family(out, fam, cfg, report):
     model, scale, tokens = varied_model(cfg)
     layers = cfg.num_hidden_layers
@@ -277,14 +310,7 @@ def main():
     want = sys.argv[2:]
     report = [f"torch {torch.__version__}, transformers {transformers.__version__}, onnx {onnx.__version__}, "
               f"onnxruntime {ort.__version__}"]
-    for fam, make_cfg in configs().items():
-        if want and fam not in want:
-            continue
-        try:
-            do_family(out, fam, make_cfg(), report)
-        except Exception as e:  # noqa: BLE001
-            report.append(f"{fam}: FAILED {type(e).__name__}: {e}")
-            traceback.print_exc()
+    for_families(want, report, lambda fam, cfg: do_family(out, fam, cfg, report))
     print("\n".join(report))
     # Appended: exporting some families adds their lines to the others'.
     with open(os.path.join(out, "export_report.txt"), "a") as f:

@@ -17,7 +17,6 @@ graphs whose token count is symbolic too, for a bounded dynamic sequence under -
 Run where PyTorch, transformers, onnx and onnxruntime are (the GPU machine), from tests/models:
   python3 export_dynamic_steps.py decoders [family ...]
 """
-import json
 import os
 import sys
 import traceback
@@ -30,10 +29,7 @@ from onnx_test_data import save_set
 
 
 def do_family(out, fam, cfg, report):
-    with open(os.path.join(out, fam, "greedy.json")) as f:
-        greedy = json.load(f)
-    model = ed.make_model(cfg, greedy.get("layer_init_scale", 3.0))
-    assert ed.generate(model) == greedy["hf_generate"], "weights differ from the family's exports"
+    model = ed.family_model(out, fam, cfg)
     layers = cfg.num_hidden_layers
     in_names, out_names = ed.step_names(layers)
     dyn = {"input_ids": {1: "sequence"}, "position_ids": {1: "sequence"}, "logits": {1: "sequence"}}
@@ -42,11 +38,7 @@ def do_family(out, fam, cfg, report):
             dyn[f"past_{kind}_{i}"] = {2: "past"}
             dyn[f"present_{kind}_{i}"] = {2: "total"}
     prompt = ed.PROMPT
-    empty = ed.empty_cache(model, cfg)
-    sets = [(prompt[:5], 0, empty), (prompt[5:8], 5, ed.prompt_cache(model, cfg, prompt[:5]))]
-    with torch.no_grad():
-        nxt = int(model(input_ids=torch.tensor([prompt])).logits[0, -1].argmax())
-    sets.append(([nxt], len(prompt), ed.prompt_cache(model, cfg, prompt)))
+    sets = ed.symbolic_step_sets(model, cfg)
     for exporter in ("dynamo", "legacy"):
         name = f"{fam}_dyn_{exporter}"
         folder = os.path.join(out, fam, name)

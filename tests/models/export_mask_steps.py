@@ -21,7 +21,6 @@ greedy tokens to compare with are the family's greedy.json.
 Run where PyTorch, transformers, onnx and onnxruntime are (the GPU machine), from tests/models:
   python3 export_mask_steps.py decoders [family ...]
 """
-import json
 import os
 import sys
 import traceback
@@ -91,15 +90,9 @@ def export(module, args, path, dynamo):
 
 
 def do_family(out, fam, cfg, report):
-    with open(os.path.join(out, fam, "greedy.json")) as f:
-        greedy = json.load(f)
-    model = ed.make_model(cfg, greedy.get("layer_init_scale", 3.0))
-    assert ed.generate(model) == greedy["hf_generate"], "weights differ from the family's exports"
+    model = ed.family_model(out, fam, cfg)
     prompt = ed.PROMPT
-    sets = [(prompt[:5], 0, ed.empty_cache(model, cfg)), (prompt[5:8], 5, ed.prompt_cache(model, cfg, prompt[:5]))]
-    with torch.no_grad():
-        nxt = int(model(input_ids=torch.tensor([prompt])).logits[0, -1].argmax())
-    sets.append(([nxt], len(prompt), ed.prompt_cache(model, cfg, prompt)))
+    sets = ed.symbolic_step_sets(model, cfg)
     for exporter in ("dynamo", "legacy"):
         name = f"{fam}_mask_{exporter}"
         folder = os.path.join(out, fam, name)
@@ -131,17 +124,13 @@ def main():
     out = sys.argv[1]
     want = sys.argv[2:]
     report = []
-    for fam, make_cfg in ed.configs().items():
-        if want and fam not in want:
-            continue
+    def one(fam, cfg):
         if not os.path.exists(os.path.join(out, fam, "greedy.json")):
             report.append(f"{fam}: skipped, no greedy.json (export_decoders.py failed for it)")
-            continue
-        try:
-            do_family(out, fam, make_cfg(), report)
-        except Exception as e:  # noqa: BLE001
-            report.append(f"{fam}: FAILED {type(e).__name__}: {e}")
-            traceback.print_exc()
+        else:
+            do_family(out, fam, cfg, report)
+
+    ed.for_families(want, report, one)
     print("\n".join(report))
     with open(os.path.join(out, "export_report.txt"), "a") as f:
         f.write("\n".join(report) + "\n")

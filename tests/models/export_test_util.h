@@ -130,4 +130,20 @@ inline std::vector<std::vector<int64_t>> expect_every_set_matches(const fs::path
   return shapes;
 }
 
+/// Opens the KV-cache program `pte` on every backend and checks that it takes tokens and input_pos
+/// only (the caches inside) and that greedy generation from `prompt` gives `want`.
+inline void expect_generates(const std::vector<uint8_t>& pte, const std::vector<int64_t>& prompt,
+                             const std::vector<int64_t>& want) {
+  for (const std::string& b : backends()) {
+    RunOptions ro;
+    ro.backend = b;
+    Session s = Session::open(std::span<const uint8_t>(pte), ro);
+    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the caches are inside
+    const GenerateResult g = s.generate(prompt, want.size());
+    ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+    EXPECT_EQ(g.tokens, want) << "on " << b;
+  }
+}
+
 }  // namespace vkc::test
