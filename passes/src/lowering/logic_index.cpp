@@ -1,6 +1,8 @@
 // Cast, Where, comparisons, And/Or/Not, Gather, GatherElements, Expand, Tile, DepthToSpace, Sum.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -93,7 +95,7 @@ Result lower_is_nan(ir::Graph& g, ir::Node* n) {
 }
 
 // Gather: a constant table with runtime indices is an embedding lookup; one constant scalar index
-// is select_copy; other indices (constant or computed, any rank) are index_select over them
+// is select_copy; constant 1-D indices that count up by one are slice_copy; other indices (constant or computed, any rank) are index_select over them
 // flattened to 1-D, viewed to the output's shape when they are not 1-D.
 Result lower_gather(ir::Graph& g, ir::Node* n) {
   ir::Value* data = n->input(0);
@@ -133,6 +135,16 @@ Result lower_gather(ir::Graph& g, ir::Node* n) {
   if (!idx->type().known() || !idx->shape().is_static() || !data->shape().is_static() ||
       !n->output(0)->shape().is_static())
     return std::string("data, indices and output must have static shapes");
+  // Constant indices i, i+1, ..., i+k-1 (one head cut from a fused projection, as Falcon's export
+  // gathers K and V) are a slice: a plain copy, and what ExecuTorch's runtime computes right.
+  const bool run = indices && !indices->empty() &&
+                   std::adjacent_find(indices->begin(), indices->end(),
+                                      [](int64_t a, int64_t b) { return b != a + 1; }) == indices->end();
+  if (idx->shape().rank() == 1 && run) {
+    const int64_t start = indices->front(), end = indices->back() + 1;
+    to_runtime(n, "aten.slice_copy.Tensor", {data}, {{"dim", axis}, {"start", start}, {"end", end}, {"step", int64_t{1}}});
+    return std::nullopt;
+  }
   if (idx->shape().rank() == 1) {
     to_runtime(n, "aten.index_select.default", {data, idx}, {{"dim", axis}});
     return std::nullopt;
