@@ -134,6 +134,7 @@ struct Match {
   int seq_axis = 1;          // 1: [1, S, H, D]; 2: [1, H, S, D]
   int64_t cols = 0;          // table columns: R (halves) or D/2 (pairs)
   std::vector<ir::Node*> nodes;
+  bool either_axis = false;  // x is [1, 1, 1, D] (one head, one token): both readings hold
 };
 
 // The sequence axis (1 or 2) of x [1, d1, d2, D] that `table` (broadcasting to x with `cols` columns)
@@ -169,6 +170,7 @@ bool finish(const ir::Graph& g, Match& m) {
       m.x->dtype() != ir::DType::Float32)
     return false;
   m.seq_axis = seq_axis_of(m.x, m.cos, m.cols);
+  m.either_axis = m.x->shape().sizes()[1] == 1 && m.x->shape().sizes()[2] == 1;
   // The runtime shaders work on whole texel pairs (pairs) or texels of the rotated half (halves).
   const bool aligned = m.halves ? m.cols % 8 == 0 : last_dim(m.x) % 8 == 0;
   return m.seq_axis != 0 && aligned && self_contained(g, m);
@@ -333,10 +335,22 @@ bool depends_on(const ir::Value* v, const ir::Value* target) {
   return false;
 }
 
-bool can_pair(const Match& a, const Match& b) {
+// Whether a and b rotate with the same tables in one call; a [1, 1, 1, D] x (a key of one head at
+// one token: Falcon's multi-query attention, Gemma) takes its partner's sequence axis, so the program
+// is the same at one token as at several.
+bool can_pair(Match& a, Match& b) {
   const Ints da = a.x->shape().sizes(), db = b.x->shape().sizes();
-  return a.halves == b.halves && a.cos == b.cos && a.sin == b.sin && a.seq_axis == b.seq_axis &&
-         da[3] == db[3] && da[a.seq_axis] == db[a.seq_axis] && !depends_on(a.x, b.out) && !depends_on(b.x, a.out);
+  int axis = a.seq_axis;
+  if (a.seq_axis != b.seq_axis) {
+    if (b.either_axis) axis = a.seq_axis;
+    else if (a.either_axis) axis = b.seq_axis;
+    else return false;
+  }
+  if (!(a.halves == b.halves && a.cos == b.cos && a.sin == b.sin && da[3] == db[3] && da[axis] == db[axis] &&
+        !depends_on(a.x, b.out) && !depends_on(b.x, a.out)))
+    return false;
+  a.seq_axis = b.seq_axis = axis;
+  return true;
 }
 
 // x as [1, S, H, D]: itself, the input of the Transpose that made it [1, H, S, D], or a new permute.

@@ -138,6 +138,17 @@ std::vector<uint8_t> unresizable_model(bool stride) {
   return m.bytes();
 }
 
+// Squeeze without axes drops every dim of size 1: the sequence dim too when it is 1, so the program
+// at a size of 1 has another shape than at the others.
+std::vector<uint8_t> squeeze_model() {
+  ModelBuilder m(8, 13);
+  m.input("x", kF32, {1, std::string("sequence"), kWidth});
+  m.node("Squeeze", {"x"}, {"s"}, "squeeze_all");
+  m.node("Relu", {"s"}, {"y"}, "relu");
+  m.output("y", kF32, {});
+  return m.bytes();
+}
+
 TEST(DimRanges, WhatOneResizingProgramCannotHoldIsRefusedWithTheReason) {
   CompileOptions o;
   o.dim_ranges = {{"sequence", {1, 8}}};
@@ -148,6 +159,13 @@ TEST(DimRanges, WhatOneResizingProgramCannotHoldIsRefusedWithTheReason) {
   r = compile(unresizable_model(false), fs::path(), o);
   EXPECT_FALSE(r.ok);
   EXPECT_THAT(r.error(), HasSubstr("a constant that changes with the dims other than as a prefix"));
+  // What changes only at a size of 1 is refused with the hint to start the range at 2, which works.
+  r = compile(squeeze_model(), fs::path(), o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_THAT(r.error(), HasSubstr("try a MIN of 2"));
+  CompileOptions from2;
+  from2.dim_ranges = {{"sequence", {2, 8}}};
+  EXPECT_TRUE(compile(squeeze_model(), fs::path(), from2).ok);
   // The same models compile for a list of sizes.
   CompileOptions listed;
   listed.dim_sizes = {{"sequence", {3, 8}}};

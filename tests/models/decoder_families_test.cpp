@@ -4,7 +4,7 @@
 // and export_mask_steps.py (`<family>_mask_<exporter>`: input_ids, attention_mask
 // [1, past_sequence_length + sequence_length], position_ids and past key/values, all symbolic).
 // - With the mask as an input (its dims fixed): every output equals onnxruntime's at two past lengths.
-// - Under --max-seq-len with a range of sequence lengths: the mask is taken as all ones, the program
+// - Under --max-seq-len with a range of sequence lengths (1..3): the mask is taken as all ones, the program
 //   takes tokens and input_pos, and greedy generation equals transformers' generate().
 // - Gemma-2/3's sliding-window layers keep their cache while the window holds it.
 // - Full-sequence graphs of GPT-2 (learned positions, fused qkv Split) and Falcon (multi-query
@@ -62,11 +62,7 @@ TEST(DecoderFamilies, MaskFormStepsUnderMaxSeqLenGenerateTransformersGreedyToken
     const auto prompt = ints(greedy.at("prompt")), want = ints(greedy.at("hf_generate"));
     CompileOptions o;
     o.max_seq_len = 32;
-    // Prefill chunks of up to 3 tokens and decode steps in one program. Falcon's graph fuses its
-    // rotary embedding differently at one token (its q transpose is a view there), so one range
-    // cannot hold both; it is compiled for decode steps alone.
-    if (name.starts_with("falcon/")) o.dims["sequence_length"] = 1;
-    else o.dim_ranges = {{"sequence_length", {1, 3}}};
+    o.dim_ranges = {{"sequence_length", {1, 3}}};  // prefill chunks of up to 3 tokens and decode steps
     const CompileResult r = compile(dir / "model.onnx", o);
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
     EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
