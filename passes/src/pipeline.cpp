@@ -22,6 +22,10 @@ const std::vector<PassInfo>& pipeline() {
       // constant before folding, so the causal mask computed beside it folds too).
       {"assume-unpadded-mask", "under --max-seq-len, take an attention-mask input [1, N] as all ones (no padding)",
        assume_unpadded_mask, true},
+      // --max-seq-len without position ids: the positions the graph computes from the cache length
+      // (transformers' cache_position) follow a run-time input_pos instead of folding.
+      {"keep-cache-positions", "under --max-seq-len, positions computed from the cache length follow a run-time input_pos",
+       keep_cache_positions, true},
       // Shape subgraphs become constants once input shapes are static; lowering needs them so.
       {"fold-constants", "evaluate nodes whose inputs are constants with the CPU reference kernels", fold_constants,
        true},

@@ -20,6 +20,8 @@
 #include <set>
 
 #include "constants.h"
+#include "folding/evaluate.h"
+#include "kv_cache_pairs.h"
 #include "pattern_utils.h"
 #include "view_chain.h"
 #include "vkc/passes/passes.h"
@@ -28,52 +30,6 @@ namespace vkc::passes {
 namespace {
 
 constexpr std::string_view kCacheOp = "sdpa_with_kv_cache.default";
-
-// present = Concat(past, new) on axis 2 of rank-4 tensors, past a graph input and present a graph
-// output; a sliding-window layer (Gemma-2/3's local layers) writes Slices of the past and of the
-// present besides, which pass everything through when the window is at least the cache.
-struct CachePair {
-  ir::Value* past = nullptr;
-  ir::Value* present = nullptr;  // the Concat's output
-  ir::Value* output = nullptr;   // the graph output: the present, or the Slice of it
-  ir::Value* fresh = nullptr;    // the new positions, [1, Hkv, S, D]
-};
-
-// Whether Slice `n` passes its input through whole (same static shape, unit steps).
-bool keeps_everything(const ir::Node* n) {
-  const ir::Value *in = n->input(0), *out = n->output(0);
-  if (!in || !in->type().known() || !out->type().known() || !in->shape().is_static() || in->shape() != out->shape())
-    return false;
-  if (n->num_inputs() < 5 || !n->input(4)) return true;
-  auto steps = constant_ints(n->input(4));
-  return steps && std::all_of(steps->begin(), steps->end(), [](int64_t v) { return v == 1; });
-}
-
-std::map<const ir::Value*, CachePair> find_cache_pairs(const ir::Graph& g) {
-  std::map<const ir::Value*, CachePair> pairs;  // by present
-  for (ir::Node* n : g.nodes()) {
-    if (!n->is_onnx("Concat") || n->num_inputs() != 2) continue;
-    ir::Value* present = n->output(0);
-    ir::Value* output = g.is_output(present) ? present : nullptr;
-    for (ir::Node* u : g.users(present))
-      if (!output && u->is_onnx("Slice") && u->input(0) == present && g.is_output(u->output(0))) {
-        if (!keeps_everything(u))
-          throw PassError(fmt::format("--max-seq-len: cache output '{}' keeps the last {} of its {} positions (a "
-                                      "sliding window shorter than the cache): compile with a --max-seq-len of at "
-                                      "most the window",
-                                      u->output(0)->name(), u->output(0)->shape().sizes()[2], present->shape().sizes()[2]));
-        output = u->output(0);
-      }
-    if (!output || !present->type().known() || present->shape().rank() != 4) continue;
-    const int64_t axis = n->attr_int("axis", 0);
-    if (axis != 2 && axis != -2) continue;
-    ir::Value* past = n->input(0);
-    if (ir::Node* cut = past->producer(); cut && cut->is_onnx("Slice") && keeps_everything(cut)) past = cut->input(0);
-    if (!g.is_input(past)) continue;
-    pairs[present] = CachePair{past, present, output, n->input(1)};
-  }
-  return pairs;
-}
 
 // The present that `x` ([1, Hq, L, D]) reads, directly or through a head repeat; null if none.
 const CachePair* cache_source(const ir::Graph& g, ir::Value* x, const std::map<const ir::Value*, CachePair>& pairs,
@@ -96,10 +52,37 @@ const CachePair* cache_source(const ir::Graph& g, ir::Value* x, const std::map<c
 
 // Whether an additive mask (absent, or a constant broadcasting to [.., S, L]) lets query row i
 // see exactly the keys j <= L - S + i: causal attention over a cache whose last S rows are new.
-std::string non_causal_reason(const ir::Value* mask, int64_t s, int64_t l) {
+// With `pos` (the first query's position, P = L - S for a constant mask), query row i may see
+// exactly keys j <= pos + i.
+std::string non_causal_reason(const ir::Value* mask, const std::vector<float>& v, int64_t s, int64_t l, int64_t pos);
+
+// A mask computed from input_pos (a graph that computes its positions from the cache length): its
+// value at every position input_pos may take, each checked like a constant one.
+std::string non_causal_reason_at_every_position(const ir::Value* mask, const ir::Value* input_pos, int64_t s,
+                                                int64_t l) {
+  for (int64_t p = 0; p + s <= l; ++p) {
+    const auto bound = kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p});
+    const auto value = folding::evaluate(mask, {{input_pos, bound}});
+    if (!value || !ir::is_float(value->dtype))
+      return fmt::format("its mask '{}' is computed at run time from more than input_pos", mask->name());
+    std::vector<float> v(static_cast<size_t>(value->numel()));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(value->get_f(static_cast<int64_t>(i)));
+    if (std::string why = non_causal_reason(mask, v, s, l, p); !why.empty())
+      return fmt::format("{} at input_pos {}", why, p);
+  }
+  return {};
+}
+
+std::string non_causal_reason(const ir::Value* mask, int64_t s, int64_t l, const ir::Value* input_pos) {
   if (!mask) return {};
   auto values = constant_floats(mask);
+  if (!values && input_pos) return non_causal_reason_at_every_position(mask, input_pos, s, l);
   if (!values) return fmt::format("its mask '{}' is computed at run time", mask->name());
+  return non_causal_reason(mask, *values, s, l, l - s);
+}
+
+std::string non_causal_reason(const ir::Value* mask, const std::vector<float>& v, int64_t s, int64_t l, int64_t pos) {
+  const std::vector<float>* values = &v;
   const auto shape = mask->shape().sizes();
   if (shape.size() < 2 || shape[shape.size() - 1] != l || (shape[shape.size() - 2] != s && shape[shape.size() - 2] != 1))
     return fmt::format("its mask '{}' has shape {}", mask->name(), mask->shape().str());
@@ -107,14 +90,29 @@ std::string non_causal_reason(const ir::Value* mask, int64_t s, int64_t l) {
   for (size_t base = 0; base < values->size(); base += static_cast<size_t>(rows * l))
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < l; ++j) {
-        const float v = (*values)[base + i * l + j];
-        const bool allowed = v == 0.0f, blocked = v <= -1e9f;
+        const float x = (*values)[base + i * l + j];
+        const bool allowed = x == 0.0f, blocked = x <= -1e9f;
         const int64_t row = rows == 1 ? s - 1 : i;
-        if ((j <= l - s + row) ? !allowed : !blocked)
-          return fmt::format("its mask '{}' is not causal (row {}, column {}: {})", mask->name(), i, j, v);
+        if ((j <= pos + row) ? !allowed : !blocked)
+          return fmt::format("its mask '{}' is not causal (row {}, column {}: {})", mask->name(), i, j, x);
         if (rows == 1 && s != 1) return fmt::format("its mask '{}' has one row for {} queries", mask->name(), s);
       }
   return {};
+}
+
+// The position ids become input_pos + [0, S).
+void replace_positions(ir::Graph& g, ir::Value* positions, ir::Value* input_pos, int64_t seq) {
+  ir::Node* first = g.nodes().front();
+  ir::Value* pos_col = add_onnx_node(g, first, "Reshape", {input_pos, add_i64_constant(g, g.unique_name("pos_shape"), {2}, {1, 1})},
+                                     {ir::DType::Int64, ir::Shape::of({1, 1})});
+  std::vector<int64_t> steps(seq);
+  for (int64_t i = 0; i < seq; ++i) steps[i] = i;
+  ir::Value* pos_ids = add_onnx_node(g, first, "Add", {pos_col, add_i64_constant(g, g.unique_name("pos_steps"), {1, seq}, steps)},
+                                     {ir::DType::Int64, ir::Shape::of({1, seq})});
+  if (positions->dtype() != ir::DType::Int64)
+    pos_ids = add_onnx_node(g, first, "Cast", {pos_ids}, positions->type(),
+                            {{"to", static_cast<int64_t>(positions->dtype() == ir::DType::Int32 ? 6 : 7)}});
+  g.replace_all_uses(positions, pos_ids);
 }
 
 ir::Value* transpose12(ir::Graph& g, const ir::Node* before, ir::Value* x) {
@@ -155,7 +153,7 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   ir::Value* positions = nullptr;
   ir::Value* tokens = nullptr;
   for (ir::Value* in : g.inputs) {
-    if (pasts.count(in)) continue;
+    if (pasts.count(in) || in == ctx.kv_input_pos) continue;
     if (!ir::is_integer(in->dtype()) || in->shape().rank() != 2)
       throw PassError(fmt::format("--max-seq-len: input '{}' {} is neither tokens nor position ids", in->name(),
                                   in->type().str()));
@@ -165,25 +163,15 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
                                      "program takes tokens and a position only", in->name()));
   }
   if (!tokens) throw PassError("--max-seq-len: no input feeds the token embedding");
-  if (!positions)
-    throw PassError("--max-seq-len: the graph has no position ids input; positions computed from the cache length "
-                    "cannot be kept (export with position_ids)");
-  if (positions->shape() != tokens->shape())
+  if (!positions && !ctx.kv_input_pos)
+    throw PassError("--max-seq-len: the graph has no position ids input, and no positions computed from the cache "
+                    "length (a Range over a past input's size) were found");
+  if (positions && positions->shape() != tokens->shape())
     throw PassError(fmt::format("--max-seq-len: position ids {} do not match tokens {}", positions->shape().str(),
                                 tokens->shape().str()));
   const int64_t seq = tokens->shape().sizes()[1];
-  ir::Node* first = g.nodes().front();
-  ir::Value* input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})});
-  ir::Value* pos_col = add_onnx_node(g, first, "Reshape", {input_pos, add_i64_constant(g, g.unique_name("pos_shape"), {2}, {1, 1})},
-                                     {ir::DType::Int64, ir::Shape::of({1, 1})});
-  std::vector<int64_t> steps(seq);
-  for (int64_t i = 0; i < seq; ++i) steps[i] = i;
-  ir::Value* pos_ids = add_onnx_node(g, first, "Add", {pos_col, add_i64_constant(g, g.unique_name("pos_steps"), {1, seq}, steps)},
-                                     {ir::DType::Int64, ir::Shape::of({1, seq})});
-  if (positions->dtype() != ir::DType::Int64)
-    pos_ids = add_onnx_node(g, first, "Cast", {pos_ids}, positions->type(),
-                            {{"to", static_cast<int64_t>(positions->dtype() == ir::DType::Int32 ? 6 : 7)}});
-  g.replace_all_uses(positions, pos_ids);
+  ir::Value* input_pos = ctx.kv_input_pos;
+  if (positions) replace_positions(g, positions, input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})}), seq);
 
   ir::Value* zeros = nullptr;  // one zero constant stands for every cache (the runtime allocates its own)
   size_t fused = 0;
@@ -201,7 +189,7 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
                                   "queries, {} positions)",
                                   n->name(), q->shape().str(), kp->present->shape().str(), vp->present->shape().str(),
                                   seq, n_max));
-    if (std::string why = non_causal_reason(mask, seq, n_max); !why.empty())
+    if (std::string why = non_causal_reason(mask, seq, n_max, ctx.kv_input_pos); !why.empty())
       throw PassError(fmt::format("--max-seq-len: attention '{}': {}", n->name(), why));
     used_presents.insert(kp->present);
     used_presents.insert(vp->present);
@@ -238,7 +226,9 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   std::vector<ir::Value*> inputs;
   for (ir::Value* in : g.inputs) {
     if (in == positions) inputs.push_back(input_pos);
+    else if (in == ctx.kv_input_pos) continue;  // placed after the tokens below
     else if (!pasts.count(in)) inputs.push_back(in);
+    if (in == tokens && !positions) inputs.push_back(input_pos);
   }
   g.inputs = std::move(inputs);
   std::set<const ir::Value*> cache_outputs;

@@ -36,6 +36,9 @@ struct PassContext {
   /// textures avoid tensors wider than this.
   int64_t max_texture_width = 16384;
   size_t kv_cache_layers = 0;
+  /// Set by keep-cache-positions: the input_pos input it made for a graph that computes its
+  /// positions from the cache length (use-kv-cache then keeps it as the program's second input).
+  ir::Value* kv_input_pos = nullptr;
   /// Wall time of each pass run, in pipeline order (filled by run_pipeline).
   std::vector<std::pair<std::string, double>> pass_seconds;
 };

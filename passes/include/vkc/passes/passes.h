@@ -54,6 +54,8 @@ void fuse_attention(ir::Graph& g, PassContext& ctx);
 void use_kv_cache(ir::Graph& g, PassContext& ctx);
 /// Under --max-seq-len N: an integer/bool input [1, N] (an attention mask) becomes a constant of ones.
 void assume_unpadded_mask(ir::Graph& g, PassContext& ctx);
+/// Under --max-seq-len, without a position-ids input: the positions computed from the cache length follow a new input_pos.
+void keep_cache_positions(ir::Graph& g, PassContext& ctx);
 /// Fuses the erf-form GELU decomposition into one Gelu.
 void fuse_gelu(ir::Graph& g, PassContext& ctx);
 /// Folds BatchNormalization into the Conv or Gemm that feeds it.
