@@ -10,6 +10,8 @@
 //   masked. Fused attention gives such rows the mean of V instead; rows of a causal or padding
 //   mask always keep at least one position, so for them the two agree.
 // - K and V may broadcast over Q's batch and heads (size 1 there): they are Expanded first.
+// - fp16 scores and values raised to fp32 by Casts (beside an fp32 mask) fuse in fp16, the result
+//   widened back.
 #include "pattern_utils.h"
 #include "view_chain.h"
 #include "vkc/passes/passes.h"
@@ -30,6 +32,15 @@ ir::Value* unscale(ir::Graph& g, ir::Value* v, double& scale) {
     }
   }
   return v;
+}
+
+// Peels a Cast between float types (fp16 scores and values raised to fp32 beside an fp32 mask, as
+// the legacy exporter writes a model exported in fp16); `cast` is set when one was peeled.
+ir::Value* uncast(const ir::Graph& g, ir::Value* v, bool& cast) {
+  ir::Node* c = sole_producer(g, v, "Cast");
+  if (!c || !ir::is_float(v->dtype()) || !c->input(0)->type().known() || !ir::is_float(c->input(0)->dtype())) return v;
+  cast = true;
+  return c->input(0);
 }
 
 bool is_rank4(const ir::Value* v) { return v && v->type().known() && v->shape().rank() == 4 && v->shape().is_static(); }
@@ -68,11 +79,15 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
   ir::Value* mask = nullptr;
   if (ir::Node* add = sole_producer(g, scores, "Add")) {
     ir::Node* lhs = add->input(0)->producer();
-    const bool left_is_scores = lhs && (lhs->is_onnx("MatMul") || lhs->is_onnx("Mul") || lhs->is_onnx("Div"));
+    const bool left_is_scores =
+        lhs && (lhs->is_onnx("MatMul") || lhs->is_onnx("Mul") || lhs->is_onnx("Div") || lhs->is_onnx("Cast"));
     mask = left_is_scores ? add->input(1) : add->input(0);
     scores = left_is_scores ? add->input(0) : add->input(1);
     if (!ir::is_float(mask->dtype())) return false;
   }
+  scores = unscale(g, scores, scale);
+  bool widened = false;  // fp16 scores and values computed in fp32
+  scores = uncast(g, scores, widened);
   scores = unscale(g, scores, scale);
   ir::Node* qk = sole_producer(g, scores, "MatMul");
   if (!qk) return false;
@@ -95,8 +110,20 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
     if (!is_rank4(k_src)) return false;
   }
   ir::Value* v = out->input(1);
+  if (widened) {
+    bool v_cast = false;
+    v = uncast(g, v, v_cast);
+    if (!v_cast || v->dtype() != q->dtype()) return false;
+  }
   if (!is_rank4(q) || (k && !is_rank4(k)) || !is_rank4(v)) return false;
   if (q->dtype() != ir::DType::Float32 && q->dtype() != ir::DType::Float16) return false;
+  if (widened && mask && mask->dtype() != q->dtype()) {  // the runtime takes the mask in q's dtype
+    if (auto values = constant_floats(mask))
+      mask = add_float_constant(g, g.unique_name(mask->name() + "_narrow"), mask->shape().sizes(), *values, q->dtype());
+    else
+      mask = add_onnx_node(g, out, "Cast", {mask}, {q->dtype(), mask->shape()},
+                           {{"to", static_cast<int64_t>(q->dtype() == ir::DType::Float16 ? 10 : 1)}});
+  }
   // MatMul broadcasts K and V over Q's batch and heads (multi-query attention: one K/V head for
   // all, as Falcon's export leaves it); et_vk.sdpa takes them whole, so a broadcast is expanded.
   const auto qs = q->shape().sizes(), ktsz = kt->shape().sizes(), vs = v->shape().sizes();
@@ -119,6 +146,16 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
     k = t->output(0);
   }
   k = expanded(k);
+  if (widened) {  // the attention runs in q's dtype; its result is widened as the graph's was
+    const ir::TensorType wide = out->output(0)->type();
+    ir::Node* sdpa = g.add_node(ir::kVulkanDomain, "et_vk.sdpa.default", {q, k, v, mask},
+                                {{q->dtype(), wide.shape}}, g.unique_name(out->name() + "_sdpa"), out);
+    sdpa->attrs() = {{"scale", scale}};
+    const int64_t to = wide.dtype == ir::DType::Float64 ? 11 : wide.dtype == ir::DType::Float16 ? 10 : 1;
+    out->morph(ir::kOnnxDomain, "Cast", {sdpa->output(0)}, {{"to", to}});
+    out->set_opset(13);
+    return true;
+  }
   out->morph(ir::kVulkanDomain, "et_vk.sdpa.default", mask ? std::vector<ir::Value*>{q, k, v, mask}
                                                            : std::vector<ir::Value*>{q, k, v, nullptr},
              {{"scale", scale}});

@@ -7,6 +7,8 @@
 // - Under --max-seq-len with a range of sequence lengths (1..3): the mask is taken as all ones, the program
 //   takes tokens and input_pos, and greedy generation equals transformers' generate().
 // - Gemma-2/3's sliding-window layers keep their cache while the window holds it.
+// - Steps without position ids (Llama, GPT-2) follow input_pos; OPT's form is refused.
+// - An fp16 export's attention fuses and its KV-cache program generates transformers' tokens.
 // - Full-sequence graphs of GPT-2 (learned positions, fused qkv Split) and Falcon (multi-query
 //   attention that MatMul broadcasts over the heads) fuse attention and match onnxruntime.
 // Each on the cpu backend and, where a Vulkan device exists (lavapipe in CI), on the vulkan backend.
@@ -94,6 +96,65 @@ TEST(DecoderFamilies, SlidingWindowLayersKeepTheirCacheWhenTheWindowHoldsIt) {
     EXPECT_NE(longer.error().find("keeps the last 63 of its 64 positions (a sliding window"), std::string::npos)
         << longer.error();
   }
+}
+
+// Decode steps without position ids (export_step_variants.py, as older optimum exports): Llama and
+// GPT-2 compute their positions as [past, past + S) from the cache length, which under
+// --max-seq-len follows input_pos (their causal mask, computed from it too, is checked at every
+// position); OPT computes them from a cumulative sum of the mask, which is refused.
+TEST(DecoderFamilies, StepsWithoutPositionIdsFollowInputPos) {
+  for (const char* name : {"llama/llama_nopos_legacy", "gpt2/gpt2_nopos_legacy"}) {
+    const fs::path dir = kDir / name;
+    SCOPED_TRACE(dir.string());
+    std::ifstream f(dir.parent_path() / "greedy.json");
+    const nlohmann::json greedy = nlohmann::json::parse(f);
+    // Without --max-seq-len the past is fixed and every output equals onnxruntime's.
+    const auto inputs = read_set(dir / "test_data_set_1", "input");
+    const auto want = read_set(dir / "test_data_set_1", "output");
+    CompileOptions fixed;
+    fixed.dims = {{"sequence_length", inputs.at(0).shape.at(1)}, {"past_sequence_length", inputs.at(2).shape.at(2)}};
+    const CompileResult step = compile(dir / "model.onnx", fixed);
+    ASSERT_TRUE(step.ok) << diags(step.diagnostics);
+    for (const std::string& b : backends()) expect_close(run_pte(step.pte, inputs, b), want, std::string(name) + " on " + b);
+    CompileOptions o;
+    o.max_seq_len = 32;
+    o.dim_ranges = {{"sequence_length", {1, 3}}};
+    const CompileResult r = compile(dir / "model.onnx", o);
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    EXPECT_NE(diags(r.diagnostics).find("computes its positions from the cache length; they follow input_pos"),
+              std::string::npos)
+        << diags(r.diagnostics);
+    expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+  }
+  CompileOptions o;
+  o.max_seq_len = 32;
+  o.dims = {{"sequence_length", 1}};
+  const CompileResult opt = compile(kDir / "opt/opt_nopos_legacy/model.onnx", o);
+  EXPECT_FALSE(opt.ok);
+  EXPECT_NE(opt.error().find("export with position_ids"), std::string::npos) << opt.error();
+}
+
+// A Llama exported from the model in fp16 (export_step_variants.py): TorchScript raises the fp16
+// scores and values to fp32 beside its fp32 mask; attention fuses in fp16 and the program matches
+// onnxruntime's fp16 outputs, and with the cache inside generates transformers' tokens.
+TEST(DecoderFamilies, Fp16StepsFuseAttentionAndGenerate) {
+  const fs::path dir = kDir / "llama/llama_step16_legacy";
+  const auto inputs = read_set(dir / "test_data_set_0", "input");
+  const auto want = read_set(dir / "test_data_set_0", "output");
+  CompileOptions fixed;
+  fixed.dims = {{"past", inputs.at(2).shape.at(2)}};
+  const CompileResult step = compile(dir / "model.onnx", fixed);
+  ASSERT_TRUE(step.ok) << diags(step.diagnostics);
+  EXPECT_TRUE(ops_of(step).count("vk.et_vk.sdpa.default"));
+  EXPECT_FALSE(ops_of(step).count("vk.aten.softmax.default"));
+  for (const std::string& b : backends()) expect_close(run_pte(step.pte, inputs, b), want, "fp16 step on " + b, 1e-2, 2e-3);
+  std::ifstream f(kDir / "llama/greedy.json");
+  const nlohmann::json greedy = nlohmann::json::parse(f);
+  CompileOptions o;
+  o.max_seq_len = 32;
+  const CompileResult r = compile(dir / "model.onnx", o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
 }
 
 TEST(DecoderFamilies, FullSequenceGraphsFuseAttentionAndMatchOnnxruntime) {
