@@ -9,7 +9,9 @@
 // S, is_causal) on [1, S, H, D] tensors; the runtime owns caches of N positions per call and writes
 // k_i/v_i at input_pos. The position ids become input_pos + [0, S).
 // The importer fixes P to N - S (so the presents hold N positions); what the graph computed from P
-// (the causal mask) is checked to be causal and dropped. Anything else that cannot be kept exactly
+// (the causal mask) is checked to be causal and dropped. A graph without position ids whose positions
+// keep-cache-positions made follow input_pos keeps that input; its mask, computed from input_pos,
+// is checked at the positions input_pos may take. Anything else that cannot be kept exactly
 // (a non-causal mask, an input beside tokens and positions, attention not over a cache) fails the
 // compile with the reason.
 #include <fmt/format.h>
@@ -57,10 +59,16 @@ const CachePair* cache_source(const ir::Graph& g, ir::Value* x, const std::map<c
 std::string non_causal_reason(const ir::Value* mask, const std::vector<float>& v, int64_t s, int64_t l, int64_t pos);
 
 // A mask computed from input_pos (a graph that computes its positions from the cache length): its
-// value at every position input_pos may take, each checked like a constant one.
+// value at the positions input_pos may take, each checked like a constant one. Every position up
+// to 256 of them; beyond, the first and last 128 and every 61st between (the masks exporters write
+// compare positions elementwise, and each evaluation costs a pass over [S, N]).
 std::string non_causal_reason_at_every_position(const ir::Value* mask, const ir::Value* input_pos, int64_t s,
                                                 int64_t l) {
-  for (int64_t p = 0; p + s <= l; ++p) {
+  const int64_t last = l - s;  // input_pos takes 0 .. N - S
+  std::vector<int64_t> positions;
+  for (int64_t p = 0; p <= last; ++p)
+    if (last < 256 || p < 128 || p > last - 128 || p % 61 == 0) positions.push_back(p);
+  for (const int64_t p : positions) {
     const auto bound = kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p});
     const auto value = folding::evaluate(mask, {{input_pos, bound}});
     if (!value || !ir::is_float(value->dtype))
@@ -173,6 +181,7 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   ir::Value* input_pos = ctx.kv_input_pos;
   if (positions) replace_positions(g, positions, input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})}), seq);
 
+  std::map<const ir::Value*, std::string> mask_reasons;
   ir::Value* zeros = nullptr;  // one zero constant stands for every cache (the runtime allocates its own)
   size_t fused = 0;
   std::set<const ir::Value*> used_presents;
@@ -189,7 +198,10 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
                                   "queries, {} positions)",
                                   n->name(), q->shape().str(), kp->present->shape().str(), vp->present->shape().str(),
                                   seq, n_max));
-    if (std::string why = non_causal_reason(mask, seq, n_max, ctx.kv_input_pos); !why.empty())
+    auto checked = mask_reasons.find(mask);
+    if (checked == mask_reasons.end())  // layers share their mask: checked once
+      checked = mask_reasons.emplace(mask, non_causal_reason(mask, seq, n_max, ctx.kv_input_pos)).first;
+    if (const std::string& why = checked->second; !why.empty())
       throw PassError(fmt::format("--max-seq-len: attention '{}': {}", n->name(), why));
     used_presents.insert(kp->present);
     used_presents.insert(vp->present);
