@@ -208,6 +208,8 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
       if (a < 0 || a >= rank) continue;
       const auto& dim = shape.dim(static_cast<int>(a));
       if (dim.has_dim_param() && !dim.dim_param().empty()) dims.emplace(dim.dim_param(), max_seq_len - seq);
+      // The program holds one sequence: a symbolic batch (optimum's batch_size) is 1.
+      if (const auto& b = shape.dim(0); a != 0 && b.has_dim_param() && !b.dim_param().empty()) dims.emplace(b.dim_param(), 1);
     }
   }
   // An attention mask covers the past and the new positions: N. Its length is either a sum of the

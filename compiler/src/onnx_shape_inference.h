@@ -20,7 +20,8 @@ namespace vkc::compiler::detail {
 /// symbol one size within a graph.
 /// For --max-seq-len N: the symbolic dims that past caches (graph inputs a graph output Concat
 /// extends along that dim) have there, set to N - S in `dims` (unless already given; S: dim 1 of the
-/// integer [1, S] token/position inputs where they agree, else 1). Once S is known, an integer or
+/// integer [1, S] token/position inputs where they agree, else 1), and their symbolic batch dim to 1
+/// (the program holds one sequence). Once S is known, an integer or
 /// bool [1, L] input whose L is a symbol of its own (an attention mask, as the dynamo exporter
 /// names it) gets L = N, the past and the new positions.
 void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::map<std::string, int64_t>& dims);

@@ -78,6 +78,33 @@ TEST(DecoderFamilies, MaskFormStepsUnderMaxSeqLenGenerateTransformersGreedyToken
 // Gemma-2 and Gemma-3 (window 64): their local layers slice the past and the present to the
 // window. Under --max-seq-len 32 the slices keep everything and the program keeps the cache;
 // at 80 the cache would outgrow the window, which is refused with the reason.
+// optimum writes every dim 0 as a symbolic batch_size: the same Llama export with its inputs' and
+// outputs' batch made symbolic compiles under --max-seq-len with nothing more (one sequence: the
+// batch is 1) and generates the same tokens.
+TEST(DecoderFamilies, ASymbolicBatchIsOneUnderMaxSeqLen) {
+  const fs::path dir = kDir / "llama/llama_mask_legacy";
+  onnx::ModelProto m;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  ASSERT_TRUE(m.ParseFromIstream(&in));
+  auto batch = [](onnx::ValueInfoProto& v) {
+    v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch_size");
+  };
+  ASSERT_EQ(m.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 1);
+  for (auto& v : *m.mutable_graph()->mutable_input()) batch(v);
+  for (auto& v : *m.mutable_graph()->mutable_output()) batch(v);
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  CompileOptions o;
+  o.max_seq_len = 32;
+  o.dim_ranges = {{"sequence_length", {1, 3}}};
+  const CompileResult r = compile(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                  fs::path(), o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  std::ifstream f(dir.parent_path() / "greedy.json");
+  const nlohmann::json greedy = nlohmann::json::parse(f);
+  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+}
+
 TEST(DecoderFamilies, SlidingWindowLayersKeepTheirCacheWhenTheWindowHoldsIt) {
   for (const char* fam : {"gemma2", "gemma3"}) {
     const fs::path model = kDir / fam / (std::string(fam) + "_step_legacy") / "model.onnx";
