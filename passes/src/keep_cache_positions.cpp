@@ -94,9 +94,12 @@ void keep_cache_positions(ir::Graph& g, PassContext& ctx) {
   // [past, past + S): a Range(past, past + S) (dynamo) or Range(0, S) + past (TorchScript).
   // Evaluated with every input bound to zeros: ONNX inference left some shapes to be computed
   // (a Shape of the token embedding), and what is sought depends on sizes, not on data.
+  // The caches are left out: their sizes are static (Shape reads no data), and zeros for each of
+  // them would cost a cache's memory.
   std::map<const ir::Value*, kernels::HostTensor> zeros;
   for (const ir::Value* in : g.inputs)
-    if (in->type().known() && in->shape().is_static()) zeros.emplace(in, kernels::HostTensor::zeros(in->dtype(), in->shape().sizes()));
+    if (!pasts.count(in) && in->type().known() && in->shape().is_static() && in->shape().numel() <= (1 << 20))
+      zeros.emplace(in, kernels::HostTensor::zeros(in->dtype(), in->shape().sizes()));
   std::vector<ir::Node*> found;
   for (ir::Node* n : g.nodes()) {
     if (!(n->is_onnx("Range") || n->is_onnx("Add")) || n->outputs().size() != 1 || !ir::is_integer(n->output(0)->dtype()))
