@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/graph_builder.h"
+#include "folding/evaluate.h"
 #include "vkc/ir/verifier.h"
 #include "vkc/passes/passes.h"
 
@@ -346,6 +347,71 @@ TEST(FuseAttention, LeavesAttentionWhoseScoresAreUsedElsewhere) {
   PassContext ctx;
   fuse_attention(a.g, ctx);
   EXPECT_TRUE(a.out->is_onnx("MatMul"));
+}
+
+}  // namespace
+}  // namespace vkc::passes
+
+namespace vkc::passes {
+namespace {
+
+TEST(PropagateShapes, SplitFromItsInputAttributeOrEqualParts) {
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 1, 96}));
+  ir::Node* by_input = g.add_node(ir::kOnnxDomain, "Split", {x, testing::constant_i64(g, "sizes", {32, 64})},
+                                  {ir::TensorType{}, ir::TensorType{}}, "by_input");
+  by_input->attrs() = {{"axis", int64_t{2}}};
+  by_input->set_opset(13);
+  ir::Node* by_attr = g.add_node(ir::kOnnxDomain, "Split", {x}, {ir::TensorType{}, ir::TensorType{}}, "by_attr");
+  by_attr->attrs() = {{"axis", int64_t{-1}}, {"split", Ints{90, 6}}};
+  by_attr->set_opset(11);
+  ir::Node* equal = g.add_node(ir::kOnnxDomain, "Split", {x}, {ir::TensorType{}, ir::TensorType{}, ir::TensorType{}},
+                               "equal");
+  equal->attrs() = {{"axis", int64_t{2}}};
+  equal->set_opset(18);
+  ir::Node* wrong = g.add_node(ir::kOnnxDomain, "Split", {x, testing::constant_i64(g, "bad", {32, 32})},
+                               {ir::TensorType{}, ir::TensorType{}}, "wrong");
+  wrong->attrs() = {{"axis", int64_t{2}}};
+  wrong->set_opset(13);
+  g.outputs = {by_input->output(0), by_input->output(1), by_attr->output(0), by_attr->output(1), equal->output(2),
+               wrong->output(0)};
+  std::map<std::string, std::string> contradictions;
+  EXPECT_TRUE(propagate_shapes(g, &contradictions));
+  EXPECT_EQ(by_input->output(0)->type().str(), "f32[1,1,32]");
+  EXPECT_EQ(by_input->output(1)->type().str(), "f32[1,1,64]");
+  EXPECT_EQ(by_attr->output(0)->type().str(), "f32[1,1,90]");
+  EXPECT_EQ(by_attr->output(1)->type().str(), "f32[1,1,6]");
+  EXPECT_EQ(equal->output(2)->type().str(), "f32[1,1,32]");
+  EXPECT_FALSE(wrong->output(0)->type().known());  // 32 + 32 does not cut 96: a contradiction, reported
+  EXPECT_EQ(contradictions.count("wrong"), 1u);
+}
+
+TEST(Evaluate, AValueComputedFromABoundInputAtEachValueItTakes) {
+  // mask[j] = Where(j <= p + 1, 0, -inf) over j in [0, 4): what use-kv-cache checks at each input_pos.
+  ir::Graph g;
+  ir::Value* p = testing::input(g, "p", i64({1}));
+  ir::Value* x = testing::input(g, "x", f32({2, 4}));
+  ir::Node* q = testing::onnx(g, "Add", {p, testing::constant_i64(g, "one", {1})}, i64({1}));
+  ir::Node* size = testing::onnx(g, "Shape", {x}, i64({2}));  // static shape: no data needed
+  ir::Node* len = testing::onnx(g, "Gather", {size->output(0), testing::constant_i64(g, "axis1", {1})}, i64({1}),
+                                {{"axis", int64_t{0}}});
+  ir::Node* squeeze = testing::onnx(g, "Squeeze", {len->output(0)}, i64({}));
+  ir::Value* zero = testing::constant_i64(g, "zero", {0});
+  ir::Value* step = testing::constant_i64(g, "step", {1});
+  zero->set_type(i64({}));  // Range takes 0-D start and delta
+  step->set_type(i64({}));
+  ir::Node* range = testing::onnx(g, "Range", {zero, squeeze->output(0), step}, i64({4}));
+  ir::Node* le = testing::onnx(g, "LessOrEqual", {range->output(0), q->output(0)}, {ir::DType::Bool, ir::Shape::of({4})});
+  ir::Node* where = testing::onnx(g, "Where", {le->output(0), testing::constant(g, "z", {}, {0.0f}),
+                                               testing::constant(g, "ninf", {}, {-INFINITY})},
+                                  f32({4}));
+  g.outputs = {where->output(0)};
+  for (int64_t at : {0, 2}) {
+    const auto v = folding::evaluate(where->output(0), {{p, kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {at})}});
+    ASSERT_TRUE(v.has_value()) << at;
+    for (int64_t j = 0; j < 4; ++j) EXPECT_EQ(v->get_f(j) == 0.0, j <= at + 1) << "p " << at << ", j " << j;
+  }
+  EXPECT_FALSE(folding::evaluate(where->output(0), {}).has_value());  // p unbound
 }
 
 }  // namespace
