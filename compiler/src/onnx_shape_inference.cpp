@@ -181,10 +181,24 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
   const int64_t seq = seqs.size() == 1 && *seqs.begin() >= 1 && *seqs.begin() < max_seq_len ? *seqs.begin() : 1;
   std::set<std::string> outputs;
   for (const auto& o : graph.output()) outputs.insert(o.name());
+  // The nodes that may write a present: the graph's, and those of the branches of an If whose
+  // outputs are graph outputs (a merged decoder: If(use_cache_branch) over the steps with and
+  // without caches), a branch's j-th output standing for the If's.
+  std::vector<const onnx::NodeProto*> nodes;
+  for (const auto& n : graph.node()) {
+    nodes.push_back(&n);
+    if (n.op_type() != "If") continue;
+    for (const auto& a : n.attribute()) {
+      if (!a.has_g()) continue;
+      for (const auto& b : a.g().node()) nodes.push_back(&b);
+      for (int j = 0; j < a.g().output_size() && j < n.output_size(); ++j)
+        if (outputs.count(n.output(j))) outputs.insert(a.g().output(j).name());
+    }
+  }
   // What a one-input Concat or an Identity passes through (the legacy exporter wraps inputs so).
   std::map<std::string, std::string> passes_through;
-  for (const auto& n : graph.node())
-    if (((n.op_type() == "Identity" || n.op_type() == "Concat") && n.input_size() == 1 && n.output_size() == 1) ||
+  for (const onnx::NodeProto* p : nodes)
+    if (const auto& n = *p; ((n.op_type() == "Identity" || n.op_type() == "Concat") && n.input_size() == 1 && n.output_size() == 1) ||
         (n.op_type() == "Slice" && n.input_size() > 0 && n.output_size() == 1))  // a sliding-window layer's past
       passes_through[n.output(0)] = n.input(0);
   auto source = [&](std::string name) {
@@ -192,10 +206,11 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
     return name;
   };
   // A present may reach its graph output through a Slice (a sliding-window layer's cache).
-  for (const auto& n : graph.node())
-    if (n.op_type() == "Slice" && n.input_size() > 0 && n.output_size() == 1 && outputs.count(n.output(0)))
+  for (const onnx::NodeProto* p : nodes)
+    if (const auto& n = *p; n.op_type() == "Slice" && n.input_size() > 0 && n.output_size() == 1 && outputs.count(n.output(0)))
       outputs.insert(n.input(0));
-  for (const auto& n : graph.node()) {
+  for (const onnx::NodeProto* p : nodes) {
+    const auto& n = *p;
     if (n.op_type() != "Concat" || n.input_size() != 2 || n.output_size() != 1 || !outputs.count(n.output(0))) continue;
     int64_t axis = 0;
     for (const auto& a : n.attribute())

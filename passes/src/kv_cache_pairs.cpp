@@ -28,7 +28,9 @@ std::map<const ir::Value*, CachePair> find_cache_pairs(const ir::Graph& g) {
     if (!n->is_onnx("Concat") || n->num_inputs() != 2) continue;
     ir::Value* present = n->output(0);
     ir::Value* output = g.is_output(present) ? present : nullptr;
-    for (ir::Node* u : g.users(present))
+    for (ir::Node* u : g.users(present)) {
+      // An If resolved to its branch keeps the graph output's name through an Identity.
+      if (!output && u->is_onnx("Identity") && g.is_output(u->output(0))) output = u->output(0);
       if (!output && u->is_onnx("Slice") && u->input(0) == present && g.is_output(u->output(0))) {
         if (!keeps_everything(u))
           throw PassError(fmt::format("--max-seq-len: cache output '{}' keeps the last {} of its {} positions (a "
@@ -37,6 +39,7 @@ std::map<const ir::Value*, CachePair> find_cache_pairs(const ir::Graph& g) {
                                       u->output(0)->name(), u->output(0)->shape().sizes()[2], present->shape().sizes()[2]));
         output = u->output(0);
       }
+    }
     if (!output || !present->type().known() || present->shape().rank() != 4) continue;
     const int64_t axis = n->attr_int("axis", 0);
     if (axis != 2 && axis != -2) continue;

@@ -18,6 +18,10 @@ const std::vector<PassInfo>& pipeline() {
       // before anything matches patterns.
       {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/EmbedLayerNorm/RMSNorm ops",
        expand_microsoft_ops},
+      // --max-seq-len: a merged decoder (If over the step with and without caches) takes the
+      // branch with the caches.
+      {"take-cache-branch", "under --max-seq-len, bind a merged decoder's branch input to the branch that reads the caches",
+       take_cache_branch, true},
       // --max-seq-len: a decode step's attention-mask input is all ones in a one-sequence program (a
       // constant before folding, so the causal mask computed beside it folds too).
       {"assume-unpadded-mask", "under --max-seq-len, take an attention-mask input [1, N] as all ones (no padding)",

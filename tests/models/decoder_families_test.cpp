@@ -105,6 +105,78 @@ TEST(DecoderFamilies, ASymbolicBatchIsOneUnderMaxSeqLen) {
   expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
 }
 
+// optimum's merged decoder (decoder_model_merged.onnx): If(use_cache_branch) over the step that
+// extends the caches and the first step, which reads none. Made here from the Llama optimum-form
+// step as the then-branch and, as the else-branch, zeros of each output's type standing for the
+// first step (which reads no cache): under --max-seq-len the branch input is bound to the cache
+// branch and the program generates the step's tokens.
+TEST(DecoderFamilies, AMergedDecoderTakesTheBranchThatReadsTheCaches) {
+  const fs::path dir = kDir / "llama/llama_mask_legacy";
+  onnx::ModelProto src;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  ASSERT_TRUE(src.ParseFromIstream(&in));
+  onnx::ModelProto m = src;
+  onnx::GraphProto* g = m.mutable_graph();
+  onnx::GraphProto with_past;
+  with_past.set_name("with_past");
+  *with_past.mutable_node() = src.graph().node();
+  *with_past.mutable_initializer() = src.graph().initializer();
+  *with_past.mutable_output() = src.graph().output();
+  onnx::GraphProto first;
+  first.set_name("first_step");
+  for (const auto& o : src.graph().output()) {
+    onnx::NodeProto* c = first.add_node();
+    c->set_op_type("Constant");
+    c->add_output(o.name() + "_first");
+    onnx::AttributeProto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    onnx::TensorProto* t = a->mutable_t();
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    int64_t n = 1;
+    for (const auto& d : o.type().tensor_type().shape().dim()) {
+      const int64_t size = d.has_dim_value() ? d.dim_value() : 1;
+      t->add_dims(size);
+      n *= size;
+    }
+    for (int64_t i = 0; i < n; ++i) t->add_float_data(0.0f);
+    onnx::ValueInfoProto* out = first.add_output();
+    out->set_name(o.name() + "_first");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  }
+  g->clear_node();
+  g->clear_initializer();
+  onnx::ValueInfoProto* branch = g->add_input();
+  branch->set_name("use_cache_branch");
+  branch->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+  branch->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  onnx::NodeProto* iff = g->add_node();
+  iff->set_op_type("If");
+  iff->set_name("optimum_merged");
+  iff->add_input("use_cache_branch");
+  for (const auto& o : src.graph().output()) iff->add_output(o.name());
+  for (auto [name, body] : {std::pair{"then_branch", &with_past}, std::pair{"else_branch", &first}}) {
+    onnx::AttributeProto* a = iff->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = *body;
+  }
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  CompileOptions o;
+  o.max_seq_len = 32;
+  o.dim_ranges = {{"sequence_length", {1, 3}}};
+  const CompileResult r = compile(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                  fs::path(), o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  EXPECT_NE(diags(r.diagnostics).find("input 'use_cache_branch' is true: the branch that extends the KV cache"),
+            std::string::npos)
+      << diags(r.diagnostics);
+  std::ifstream f(dir.parent_path() / "greedy.json");
+  const nlohmann::json greedy = nlohmann::json::parse(f);
+  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+}
+
 TEST(DecoderFamilies, SlidingWindowLayersKeepTheirCacheWhenTheWindowHoldsIt) {
   for (const char* fam : {"gemma2", "gemma3"}) {
     const fs::path model = kDir / fam / (std::string(fam) + "_step_legacy") / "model.onnx";
