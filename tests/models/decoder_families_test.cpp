@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "export_test_util.h"
@@ -231,6 +232,54 @@ TEST(DecoderFamilies, StepsWithoutPositionIdsFollowInputPos) {
   const CompileResult opt = compile(kDir / "opt/opt_nopos_legacy/model.onnx", o);
   EXPECT_FALSE(opt.ok);
   EXPECT_NE(opt.error().find("export with position_ids"), std::string::npos) << opt.error();
+}
+
+// The dynamo exporter writes the cache positions as Range(past, past + S) where TorchScript writes
+// Range(0, S) + past: the Llama step without position ids rewritten so (each such Add becomes a
+// Range from the past length) compiles and generates the same tokens.
+TEST(DecoderFamilies, PositionsWrittenAsARangeFromThePastFollowInputPos) {
+  const fs::path dir = kDir / "llama/llama_nopos_legacy";
+  onnx::ModelProto m;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  ASSERT_TRUE(m.ParseFromIstream(&in));
+  std::map<std::string, const onnx::NodeProto*> ranges;  // by output
+  for (const auto& n : m.graph().node())
+    if (n.op_type() == "Range") ranges[n.output(0)] = &n;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  int rewritten = 0;
+  for (const auto& n : m.graph().node()) {
+    auto r = n.op_type() == "Add" && n.input_size() == 2 ? ranges.find(n.input(0)) : ranges.end();
+    if (r == ranges.end()) {
+      *nodes.Add() = n;
+      continue;
+    }
+    // Add(Range(0, S, 1), past) -> Range(past, Add(past, S), 1)
+    onnx::NodeProto* limit = nodes.Add();
+    limit->set_op_type("Add");
+    limit->add_input(n.input(1));
+    limit->add_input(r->second->input(1));
+    limit->add_output(n.output(0) + "_limit");
+    onnx::NodeProto* range = nodes.Add();
+    range->set_op_type("Range");
+    range->add_input(n.input(1));
+    range->add_input(n.output(0) + "_limit");
+    range->add_input(r->second->input(2));
+    range->add_output(n.output(0));
+    ++rewritten;
+  }
+  ASSERT_EQ(rewritten, 2);  // the positions and the mask's query positions
+  *m.mutable_graph()->mutable_node() = nodes;
+  std::string bytes;
+  ASSERT_TRUE(m.SerializeToString(&bytes));
+  CompileOptions o;
+  o.max_seq_len = 32;
+  o.dim_ranges = {{"sequence_length", {1, 3}}};
+  const CompileResult r = compile(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                  fs::path(), o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  std::ifstream f(dir.parent_path() / "greedy.json");
+  const nlohmann::json greedy = nlohmann::json::parse(f);
+  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
 }
 
 // A Llama exported from the model in fp16 (export_step_variants.py): TorchScript raises the fp16
