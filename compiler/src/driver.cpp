@@ -43,9 +43,16 @@ std::string rejected_list(const partitioner::Partition& p) {
 }
 
 // The Vulkan delegate needs static shapes: name the inputs still symbolic, with a fix.
-void require_static_inputs(const ir::Graph& g) {
+void require_static_inputs(const ir::Graph& g, int64_t max_seq_len) {
   for (const ir::Value* v : g.inputs) {
     if (v->shape().is_static()) continue;
+    // A decode step's token count: the two programs --max-seq-len makes of it.
+    const auto& dims = v->shape().dims;
+    if (max_seq_len > 0 && ir::is_integer(v->dtype()) && dims.size() == 2 && !dims[1].value && !dims[1].symbol.empty())
+      throw CompileError(fmt::format(
+          "--max-seq-len: input '{}' {} has a symbolic length '{}': give --dim {}=1 for decode steps, or --dim "
+          "{}=1..S for one program that takes prefill chunks of up to S tokens and decode steps",
+          v->name(), v->shape().str(), dims[1].symbol, dims[1].symbol, dims[1].symbol));
     // Name each symbolic dim with a value that suits it: 1 for a batch, a typical length otherwise.
     auto suggestion = [](const ir::Dim& d) {
       std::string lower = d.symbol;
@@ -157,7 +164,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     io.dims.insert(sizes.begin(), sizes.end());
     part.graph = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, io) : import_onnx_file(model.file, io);
     ir::Graph& g = *part.graph;
-    require_static_inputs(g);
+    require_static_inputs(g, config.max_seq_len);
     detail::bind_conditions(g, bindings);
     const auto conditions = detail::if_conditions(g);
     if (output) {

@@ -79,6 +79,17 @@ TEST(DecoderFamilies, MaskFormStepsUnderMaxSeqLenGenerateTransformersGreedyToken
 // Gemma-2 and Gemma-3 (window 64): their local layers slice the past and the present to the
 // window. Under --max-seq-len 32 the slices keep everything and the program keeps the cache;
 // at 80 the cache would outgrow the window, which is refused with the reason.
+// Without a size for the tokens' symbolic length, --max-seq-len says which two programs it can make.
+TEST(DecoderFamilies, ASymbolicTokenCountAsksForDecodeStepsOrARange) {
+  CompileOptions o;
+  o.max_seq_len = 32;
+  const CompileResult r = compile(kDir / "gpt2/gpt2_mask_legacy/model.onnx", o);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error().find("give --dim sequence_length=1 for decode steps, or --dim sequence_length=1..S"),
+            std::string::npos)
+      << r.error();
+}
+
 // optimum writes every dim 0 as a symbolic batch_size: the same Llama export with its inputs' and
 // outputs' batch made symbolic compiles under --max-seq-len with nothing more (one sequence: the
 // batch is 1) and generates the same tokens.
