@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "export_test_util.h"
+#include "decoder_test_util.h"
 
 namespace vkc::test {
 namespace {
@@ -26,24 +26,20 @@ namespace fs = std::filesystem;
 const fs::path kDir = corpus("decoders");
 const std::vector<std::string> kFamilies = {"llama", "qwen3", "phi3", "gemma"};
 
-std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
-
 TEST(DecoderExports, SequenceGraphsFuseAndMatchOnnxruntime) {
   const std::vector<std::string> fusions = {"fuse-rms-norm", "fuse-rotary-embedding", "fuse-attention"};
   for (const std::string& fam : kFamilies) {
     const fs::path dir = kDir / fam / (fam + "_seq_dynamo");
     SCOPED_TRACE(dir.string());
     const auto inputs = read_set(dir / "test_data_set_0", "input");
-    const auto want = read_set(dir / "test_data_set_0", "output");
     CompileOptions o;
     o.dims["sequence"] = inputs.at(0).shape.at(1);
-    const CompileResult fused = compile(dir / "model.onnx", o);
-    ASSERT_TRUE(fused.ok) << diags(fused.diagnostics);
+    const CompileResult fused = expect_set_compiles_and_matches(dir, "test_data_set_0", inputs, o);
+    ASSERT_TRUE(fused.ok);
     const auto ops = ops_of(fused);
     for (const char* op : {"vk.et_vk.sdpa.default", "vk.et_vk.apply_rotary_emb_hf.default", "vk.et_vk.rms_norm.default"})
       EXPECT_TRUE(ops.count(op)) << op << " missing";
     EXPECT_FALSE(ops.count("vk.aten.softmax.default")) << "an attention was left unfused";
-    for (const std::string& b : backends()) expect_close(run_pte(fused.pte, inputs, b), want, fam + " on " + b);
     // The same graph without the fusions computes the same logits.
     CompileOptions plain = o;
     plain.skip_passes = fusions;
@@ -57,10 +53,7 @@ TEST(DecoderExports, SequenceGraphsFuseAndMatchOnnxruntime) {
     // (Gemma's single key head at one token pairs with its queries' rotary as at other lengths.)
     CompileOptions ranged;
     ranged.dim_ranges["sequence"] = {1, 16};
-    const CompileResult resizing = compile(dir / "model.onnx", ranged);
-    ASSERT_TRUE(resizing.ok) << diags(resizing.diagnostics);
-    EXPECT_TRUE(ops_of(resizing).count("vk.et_vk.sdpa.default"));
-    for (const std::string& be : backends()) expect_close(run_pte(resizing.pte, inputs, be), want, fam + " resizing on " + be);
+    EXPECT_TRUE(ops_of(expect_set_compiles_and_matches(dir, "test_data_set_0", inputs, ranged)).count("vk.et_vk.sdpa.default"));
   }
 }
 
@@ -71,22 +64,15 @@ TEST(DecoderExports, StepGraphsMatchOnnxruntimeAtTwoPastLengths) {
       SCOPED_TRACE(dir.string());
       for (const char* set : {"test_data_set_0", "test_data_set_1"}) {
         const auto inputs = read_set(dir / set, "input");
-        const auto want = read_set(dir / set, "output");
         CompileOptions o;
         o.dims["past"] = inputs.at(2).shape.at(2);
-        const CompileResult r = compile(dir / "model.onnx", o);
-        ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-        EXPECT_TRUE(ops_of(r).count("vk.et_vk.sdpa.default"));
-        for (const std::string& b : backends()) expect_close(run_pte(r.pte, inputs, b), want, fam + " " + set + " on " + b);
+        EXPECT_TRUE(ops_of(expect_set_compiles_and_matches(dir, set, inputs, o)).count("vk.et_vk.sdpa.default"));
       }
     }
 }
 
 TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
   for (const std::string& fam : kFamilies) {
-    std::ifstream f(kDir / fam / "greedy.json");
-    const nlohmann::json greedy = nlohmann::json::parse(f);
-    const auto prompt = ints(greedy.at("prompt")), want = ints(greedy.at("hf_generate"));
     for (const char* exporter : {"dynamo", "legacy"}) {
       const fs::path model = kDir / fam / (fam + "_step_" + std::string(exporter)) / "model.onnx";
       SCOPED_TRACE(model.string());
@@ -101,7 +87,7 @@ TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
         EXPECT_TRUE(ops.count(op)) << op << " missing";
       for (const char* op : {"vk.et_vk.sdpa.default", "vk.aten.softmax.default", "vk.aten.pow.Tensor_Scalar"})
         EXPECT_FALSE(ops.count(op)) << op << " left: a pattern did not fuse";
-      expect_generates(r.pte, prompt, want);
+      expect_family_tokens(r.pte, kDir / fam);
     }
   }
 }
@@ -139,9 +125,7 @@ TEST(DecoderExports, ChunkedPrefillGeneratesTransformersGreedyTokens) {
 // to 3 equals transformers' generate().
 TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
   for (const char* fam : {"llama", "qwen3"}) {
-    std::ifstream f(kDir / fam / "greedy.json");
-    const nlohmann::json greedy = nlohmann::json::parse(f);
-    const auto prompt = ints(greedy.at("prompt")), want = ints(greedy.at("hf_generate"));
+    const Greedy greedy = greedy_of(kDir / fam);
     for (const char* exporter : {"dynamo", "legacy"}) {
       const fs::path dir = kDir / fam / (std::string(fam) + "_dyn_" + exporter);
       SCOPED_TRACE(dir.string());
@@ -168,9 +152,9 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
               expect_close({out.outputs.at(0)}, {expected.at(0)}, std::string(set) + " on " + b);
             }
           else {
-            const GenerateResult g = s.generate(prompt, want.size());
+            const GenerateResult g = s.generate(greedy.prompt, greedy.tokens.size());
             ASSERT_TRUE(g.ok) << diags(g.diagnostics);
-            EXPECT_EQ(g.tokens, want) << "on " << b;
+            EXPECT_EQ(g.tokens, greedy.tokens) << "on " << b;
           }
         }
       }

@@ -17,9 +17,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 
-#include "export_test_util.h"
+#include "decoder_test_util.h"
 
 namespace vkc::test {
 namespace {
@@ -35,23 +34,18 @@ const std::vector<std::string> kMaskExports = {
     "mistral/mistral_mask_legacy", "stablelm/stablelm_mask_legacy", "gpt_neox/gpt_neox_mask_legacy",
     "granite/granite_mask_legacy", "olmo2/olmo2_mask_legacy",     "phi/phi_mask_legacy"};
 
-std::vector<int64_t> ints(const nlohmann::json& j) { return j.get<std::vector<int64_t>>(); }
-
 TEST(DecoderFamilies, MaskFormStepsMatchOnnxruntimeWithTheMaskAsAnInput) {
   for (const std::string& name : kMaskExports) {
     const fs::path dir = kDir / name;
     SCOPED_TRACE(dir.string());
     for (const char* set : {"test_data_set_1", "test_data_set_2"}) {  // 3 tokens at a past of 5, 1 at 8
       const auto inputs = read_set(dir / set, "input");
-      const auto want = read_set(dir / set, "output");
       const int64_t s = inputs.at(0).shape.at(1), past = inputs.at(3).shape.at(2);
       CompileOptions o;
       o.dims = {{"sequence_length", s}, {"past_sequence_length", past}};
       o.input_shapes["attention_mask"] = {1, past + s};  // the dynamo export names its length apart
-      const CompileResult r = compile(dir / "model.onnx", o);
-      ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+      const CompileResult r = expect_set_compiles_and_matches(dir, set, inputs, o);
       EXPECT_TRUE(ops_of(r).count("vk.et_vk.sdpa.default"));
-      for (const std::string& b : backends()) expect_close(run_pte(r.pte, inputs, b), want, name + " " + set + " on " + b);
     }
   }
 }
@@ -60,25 +54,16 @@ TEST(DecoderFamilies, MaskFormStepsUnderMaxSeqLenGenerateTransformersGreedyToken
   for (const std::string& name : kMaskExports) {
     const fs::path dir = kDir / name;
     SCOPED_TRACE(dir.string());
-    std::ifstream f(dir.parent_path() / "greedy.json");
-    const nlohmann::json greedy = nlohmann::json::parse(f);
-    const auto prompt = ints(greedy.at("prompt")), want = ints(greedy.at("hf_generate"));
-    CompileOptions o;
-    o.max_seq_len = 32;
-    o.dim_ranges = {{"sequence_length", {1, 3}}};  // prefill chunks of up to 3 tokens and decode steps
-    const CompileResult r = compile(dir / "model.onnx", o);
+    const CompileResult r = compile(dir / "model.onnx", prefill_and_decode("sequence_length"));
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
     EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
     EXPECT_NE(diags(r.diagnostics).find("'attention_mask' i64[1,32] is taken as an attention mask of all ones"),
               std::string::npos)
         << diags(r.diagnostics);
-    expect_generates(r.pte, prompt, want);  // tokens and input_pos in: the mask and the caches are inside
+    expect_family_tokens(r.pte, dir.parent_path());  // tokens and input_pos in: the mask and the caches are inside
   }
 }
 
-// Gemma-2 and Gemma-3 (window 64): their local layers slice the past and the present to the
-// window. Under --max-seq-len 32 the slices keep everything and the program keeps the cache;
-// at 80 the cache would outgrow the window, which is refused with the reason.
 // Without a size for the tokens' symbolic length, --max-seq-len says which two programs it can make.
 TEST(DecoderFamilies, ASymbolicTokenCountAsksForDecodeStepsOrARange) {
   CompileOptions o;
@@ -95,26 +80,16 @@ TEST(DecoderFamilies, ASymbolicTokenCountAsksForDecodeStepsOrARange) {
 // batch is 1) and generates the same tokens.
 TEST(DecoderFamilies, ASymbolicBatchIsOneUnderMaxSeqLen) {
   const fs::path dir = kDir / "llama/llama_mask_legacy";
-  onnx::ModelProto m;
-  std::ifstream in(dir / "model.onnx", std::ios::binary);
-  ASSERT_TRUE(m.ParseFromIstream(&in));
+  onnx::ModelProto m = read_model(dir / "model.onnx");
   auto batch = [](onnx::ValueInfoProto& v) {
     v.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch_size");
   };
   ASSERT_EQ(m.graph().input(0).type().tensor_type().shape().dim(0).dim_value(), 1);
   for (auto& v : *m.mutable_graph()->mutable_input()) batch(v);
   for (auto& v : *m.mutable_graph()->mutable_output()) batch(v);
-  std::string bytes;
-  ASSERT_TRUE(m.SerializeToString(&bytes));
-  CompileOptions o;
-  o.max_seq_len = 32;
-  o.dim_ranges = {{"sequence_length", {1, 3}}};
-  const CompileResult r = compile(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                                  fs::path(), o);
+  const CompileResult r = compile_model(m, prefill_and_decode("sequence_length"));
   ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-  std::ifstream f(dir.parent_path() / "greedy.json");
-  const nlohmann::json greedy = nlohmann::json::parse(f);
-  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+  expect_family_tokens(r.pte, dir.parent_path());
 }
 
 // optimum's merged decoder (decoder_model_merged.onnx): If(use_cache_branch) over the step that
@@ -124,9 +99,7 @@ TEST(DecoderFamilies, ASymbolicBatchIsOneUnderMaxSeqLen) {
 // branch and the program generates the step's tokens.
 TEST(DecoderFamilies, AMergedDecoderTakesTheBranchThatReadsTheCaches) {
   const fs::path dir = kDir / "llama/llama_mask_legacy";
-  onnx::ModelProto src;
-  std::ifstream in(dir / "model.onnx", std::ios::binary);
-  ASSERT_TRUE(src.ParseFromIstream(&in));
+  const onnx::ModelProto src = read_model(dir / "model.onnx");
   onnx::ModelProto m = src;
   onnx::GraphProto* g = m.mutable_graph();
   onnx::GraphProto with_past;
@@ -173,34 +146,27 @@ TEST(DecoderFamilies, AMergedDecoderTakesTheBranchThatReadsTheCaches) {
     a->set_type(onnx::AttributeProto::GRAPH);
     *a->mutable_g() = *body;
   }
-  std::string bytes;
-  ASSERT_TRUE(m.SerializeToString(&bytes));
-  CompileOptions o;
-  o.max_seq_len = 32;
-  o.dim_ranges = {{"sequence_length", {1, 3}}};
-  const CompileResult r = compile(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                                  fs::path(), o);
+  const CompileResult r = compile_model(m, prefill_and_decode("sequence_length"));
   ASSERT_TRUE(r.ok) << diags(r.diagnostics);
   EXPECT_NE(diags(r.diagnostics).find("input 'use_cache_branch' is true: the branch that extends the KV cache"),
             std::string::npos)
       << diags(r.diagnostics);
-  std::ifstream f(dir.parent_path() / "greedy.json");
-  const nlohmann::json greedy = nlohmann::json::parse(f);
-  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+  expect_family_tokens(r.pte, dir.parent_path());
 }
 
+// Gemma-2 and Gemma-3 (window 64): their local layers slice the past and the present to the
+// window. Under --max-seq-len 32 the slices keep everything and the program keeps the cache;
+// at 80 the cache would outgrow the window, which is refused with the reason.
 TEST(DecoderFamilies, SlidingWindowLayersKeepTheirCacheWhenTheWindowHoldsIt) {
   for (const char* fam : {"gemma2", "gemma3"}) {
     const fs::path model = kDir / fam / (std::string(fam) + "_step_legacy") / "model.onnx";
     SCOPED_TRACE(model.string());
-    std::ifstream f(kDir / fam / "greedy.json");
-    const nlohmann::json greedy = nlohmann::json::parse(f);
     CompileOptions o;
     o.max_seq_len = 32;
     const CompileResult r = compile(model, o);
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
     EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
-    expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+    expect_family_tokens(r.pte, kDir / fam);
     o.max_seq_len = 80;
     const CompileResult longer = compile(model, o);
     EXPECT_FALSE(longer.ok);
@@ -217,25 +183,17 @@ TEST(DecoderFamilies, StepsWithoutPositionIdsFollowInputPos) {
   for (const char* name : {"llama/llama_nopos_legacy", "gpt2/gpt2_nopos_legacy"}) {
     const fs::path dir = kDir / name;
     SCOPED_TRACE(dir.string());
-    std::ifstream f(dir.parent_path() / "greedy.json");
-    const nlohmann::json greedy = nlohmann::json::parse(f);
     // Without --max-seq-len the past is fixed and every output equals onnxruntime's.
     const auto inputs = read_set(dir / "test_data_set_1", "input");
-    const auto want = read_set(dir / "test_data_set_1", "output");
     CompileOptions fixed;
     fixed.dims = {{"sequence_length", inputs.at(0).shape.at(1)}, {"past_sequence_length", inputs.at(2).shape.at(2)}};
-    const CompileResult step = compile(dir / "model.onnx", fixed);
-    ASSERT_TRUE(step.ok) << diags(step.diagnostics);
-    for (const std::string& b : backends()) expect_close(run_pte(step.pte, inputs, b), want, std::string(name) + " on " + b);
-    CompileOptions o;
-    o.max_seq_len = 32;
-    o.dim_ranges = {{"sequence_length", {1, 3}}};
-    const CompileResult r = compile(dir / "model.onnx", o);
+    expect_set_compiles_and_matches(dir, "test_data_set_1", inputs, fixed);
+    const CompileResult r = compile(dir / "model.onnx", prefill_and_decode("sequence_length"));
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
     EXPECT_NE(diags(r.diagnostics).find("computes its positions from the cache length; they follow input_pos"),
               std::string::npos)
         << diags(r.diagnostics);
-    expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+    expect_family_tokens(r.pte, dir.parent_path());
   }
   CompileOptions o;
   o.max_seq_len = 32;
@@ -250,9 +208,7 @@ TEST(DecoderFamilies, StepsWithoutPositionIdsFollowInputPos) {
 // Range from the past length) compiles and generates the same tokens.
 TEST(DecoderFamilies, PositionsWrittenAsARangeFromThePastFollowInputPos) {
   const fs::path dir = kDir / "llama/llama_nopos_legacy";
-  onnx::ModelProto m;
-  std::ifstream in(dir / "model.onnx", std::ios::binary);
-  ASSERT_TRUE(m.ParseFromIstream(&in));
+  onnx::ModelProto m = read_model(dir / "model.onnx");
   std::map<std::string, const onnx::NodeProto*> ranges;  // by output
   for (const auto& n : m.graph().node())
     if (n.op_type() == "Range") ranges[n.output(0)] = &n;
@@ -280,17 +236,9 @@ TEST(DecoderFamilies, PositionsWrittenAsARangeFromThePastFollowInputPos) {
   }
   ASSERT_EQ(rewritten, 2);  // the positions and the mask's query positions
   *m.mutable_graph()->mutable_node() = nodes;
-  std::string bytes;
-  ASSERT_TRUE(m.SerializeToString(&bytes));
-  CompileOptions o;
-  o.max_seq_len = 32;
-  o.dim_ranges = {{"sequence_length", {1, 3}}};
-  const CompileResult r = compile(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
-                                  fs::path(), o);
+  const CompileResult r = compile_model(m, prefill_and_decode("sequence_length"));
   ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-  std::ifstream f(dir.parent_path() / "greedy.json");
-  const nlohmann::json greedy = nlohmann::json::parse(f);
-  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+  expect_family_tokens(r.pte, dir.parent_path());
 }
 
 // A Llama exported from the model in fp16 (export_step_variants.py): TorchScript raises the fp16
@@ -299,21 +247,16 @@ TEST(DecoderFamilies, PositionsWrittenAsARangeFromThePastFollowInputPos) {
 TEST(DecoderFamilies, Fp16StepsFuseAttentionAndGenerate) {
   const fs::path dir = kDir / "llama/llama_step16_legacy";
   const auto inputs = read_set(dir / "test_data_set_0", "input");
-  const auto want = read_set(dir / "test_data_set_0", "output");
   CompileOptions fixed;
   fixed.dims = {{"past", inputs.at(2).shape.at(2)}};
-  const CompileResult step = compile(dir / "model.onnx", fixed);
-  ASSERT_TRUE(step.ok) << diags(step.diagnostics);
+  const CompileResult step = expect_set_compiles_and_matches(dir, "test_data_set_0", inputs, fixed, 1e-2, 2e-3);
   EXPECT_TRUE(ops_of(step).count("vk.et_vk.sdpa.default"));
   EXPECT_FALSE(ops_of(step).count("vk.aten.softmax.default"));
-  for (const std::string& b : backends()) expect_close(run_pte(step.pte, inputs, b), want, "fp16 step on " + b, 1e-2, 2e-3);
-  std::ifstream f(kDir / "llama/greedy.json");
-  const nlohmann::json greedy = nlohmann::json::parse(f);
   CompileOptions o;
   o.max_seq_len = 32;
   const CompileResult r = compile(dir / "model.onnx", o);
   ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-  expect_generates(r.pte, ints(greedy.at("prompt")), ints(greedy.at("hf_generate")));
+  expect_family_tokens(r.pte, dir.parent_path());
 }
 
 TEST(DecoderFamilies, FullSequenceGraphsFuseAttentionAndMatchOnnxruntime) {
@@ -321,15 +264,11 @@ TEST(DecoderFamilies, FullSequenceGraphsFuseAttentionAndMatchOnnxruntime) {
     const fs::path dir = kDir / name;
     SCOPED_TRACE(dir.string());
     const auto inputs = read_set(dir / "test_data_set_0", "input");
-    const auto want = read_set(dir / "test_data_set_0", "output");
     CompileOptions o;
     o.dims["sequence"] = inputs.at(0).shape.at(1);
-    const CompileResult r = compile(dir / "model.onnx", o);
-    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-    const auto ops = ops_of(r);
+    const auto ops = ops_of(expect_set_compiles_and_matches(dir, "test_data_set_0", inputs, o));
     EXPECT_TRUE(ops.count("vk.et_vk.sdpa.default"));
     EXPECT_FALSE(ops.count("vk.aten.softmax.default")) << "an attention was left unfused";
-    for (const std::string& b : backends()) expect_close(run_pte(r.pte, inputs, b), want, std::string(name) + " on " + b);
   }
 }
 

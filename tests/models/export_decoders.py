@@ -221,6 +221,38 @@ def symbolic_step_sets(model, cfg):
     return sets
 
 
+def export_symbolic_steps(out, fam, model, cfg, form, export_fn, arrays_of, report, describe=None):
+    """One family's step exports in `form`, <fam>/<fam>_<form>_<exporter>/, for each exporter:
+    export_fn(path, dynamo, past3) writes the model (past3: the cache of the prompt's first 3 tokens,
+    the example's past); every symbolic_step_sets() set, its inputs as arrays_of(ids, pos, past)
+    gives them, runs through onnxruntime and is saved beside it; the report line compares the
+    logits with the full sequence's rows (and adds describe(path) when given)."""
+    prompt = PROMPT
+    sets = symbolic_step_sets(model, cfg)
+    past3 = prompt_cache(model, cfg, prompt[:3])
+    for exporter in ("dynamo", "legacy"):
+        name = f"{fam}_{form}_{exporter}"
+        folder = os.path.join(out, fam, name)
+        path = os.path.join(folder, "model.onnx")
+        try:
+            os.makedirs(folder, exist_ok=True)
+            export_fn(path, exporter == "dynamo", past3)
+            sess = ort_session(path)
+            errs = []
+            for k, (ids, pos, past) in enumerate(sets):
+                arrays = arrays_of(ids, pos, past)
+                res = sess.run(None, feed(sess, arrays))
+                save_set(folder, k, arrays, res)
+                with torch.no_grad():
+                    full = model(input_ids=torch.tensor([prompt[:pos] + ids])).logits
+                errs.append(float(np.abs(res[0][0] - full[0, pos:pos + len(ids)].numpy()).max()))
+            extra = f"; {describe(path)}" if describe else ""
+            report.append(f"{name}: ok, ort vs the full sequence's rows max abs {max(errs):.2e}{extra}")
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
+            report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+            traceback.print_exc()
+
+
 def for_families(want, report, fn):
     """fn(family, config) for each family in configs() (those named in `want`, or all); a failure is
     reported and the others go on."""

@@ -17,15 +17,12 @@ graphs whose token count is symbolic too, for a bounded dynamic sequence under -
 Run where PyTorch, transformers, onnx and onnxruntime are (the GPU machine), from tests/models:
   python3 export_dynamic_steps.py decoders [family ...]
 """
-import os
 import sys
-import traceback
 
 import numpy as np
 import torch
 
 import export_decoders as ed
-from onnx_test_data import save_set
 
 
 def do_family(out, fam, cfg, report):
@@ -37,30 +34,16 @@ def do_family(out, fam, cfg, report):
         for kind in ("key", "value"):
             dyn[f"past_{kind}_{i}"] = {2: "past"}
             dyn[f"present_{kind}_{i}"] = {2: "total"}
-    prompt = ed.PROMPT
-    sets = ed.symbolic_step_sets(model, cfg)
-    for exporter in ("dynamo", "legacy"):
-        name = f"{fam}_dyn_{exporter}"
-        folder = os.path.join(out, fam, name)
-        path = os.path.join(folder, "model.onnx")
-        try:
-            past3 = ed.prompt_cache(model, cfg, prompt[:3])
-            ex_args = (torch.tensor([prompt[3:7]]), torch.tensor([list(range(3, 7))]), *[torch.tensor(p) for p in past3])
-            ed.export(ed.Step(model), ex_args, path, exporter == "dynamo", in_names, out_names, dyn)
-            sess = ed.ort_session(path)
-            errs = []
-            for k, (ids, pos, past) in enumerate(sets):
-                arrays = [np.array([ids], dtype=np.int64), np.array([list(range(pos, pos + len(ids)))], dtype=np.int64),
-                          *past]
-                res = sess.run(None, ed.feed(sess, arrays))
-                save_set(folder, k, arrays, res)
-                with torch.no_grad():
-                    full = model(input_ids=torch.tensor([prompt[:pos] + ids])).logits
-                errs.append(float(np.abs(res[0][0] - full[0, pos:pos + len(ids)].numpy()).max()))
-            report.append(f"{name}: ok, ort vs the full sequence's rows max abs {max(errs):.2e}")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
-            report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-            traceback.print_exc()
+    ids = ed.PROMPT[3:7]  # the example: 4 tokens at a past of 3
+
+    def export_fn(path, dynamo, past3):
+        args = (torch.tensor([ids]), torch.tensor([list(range(3, 7))]), *[torch.tensor(p) for p in past3])
+        ed.export(ed.Step(model), args, path, dynamo, in_names, out_names, dyn)
+
+    def arrays_of(ids, pos, past):
+        return [np.array([ids], dtype=np.int64), np.array([list(range(pos, pos + len(ids)))], dtype=np.int64), *past]
+
+    ed.export_symbolic_steps(out, fam, model, cfg, "dyn", export_fn, arrays_of, report)
 
 
 def main():

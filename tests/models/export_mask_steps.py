@@ -23,7 +23,6 @@ Run where PyTorch, transformers, onnx and onnxruntime are (the GPU machine), fro
 """
 import os
 import sys
-import traceback
 
 import numpy as np
 import onnx
@@ -31,7 +30,6 @@ import torch
 import transformers
 
 import export_decoders as ed
-from onnx_test_data import save_set
 
 SEQ, PAST = "sequence_length", "past_sequence_length"
 TOTAL = "past_sequence_length + sequence_length"
@@ -57,8 +55,8 @@ class MaskStep(torch.nn.Module):
         return (out.logits, *pres)
 
 
-def names():
-    ins = ["input_ids", "attention_mask", "position_ids"]
+def names(positions=True):
+    ins = ["input_ids", "attention_mask"] + (["position_ids"] if positions else [])
     outs = ["logits"]
     for i in range(2):
         ins += [f"past_key_values.{i}.key", f"past_key_values.{i}.value"]
@@ -66,21 +64,24 @@ def names():
     return ins, outs
 
 
-def export(module, args, path, dynamo):
+def export(module, args, path, dynamo, positions=True):
+    """optimum's names and dims; `positions`: whether the step takes position_ids."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     module.eval()  # a wrapper module starts in training mode: the dynamo exporter would keep dropout
-    in_names, out_names = names()
+    in_names, out_names = names(positions)
     if dynamo:
         seq = torch.export.Dim(SEQ, min=1, max=64)
         past = torch.export.Dim(PAST, min=1, max=64)
         kv = {2: past}
-        ds = (({1: seq}), {1: torch.export.Dim.AUTO}, {1: seq}, kv, kv, kv, kv)
+        ds = ({1: seq}, {1: torch.export.Dim.AUTO}) + (({1: seq},) if positions else ()) + (kv, kv, kv, kv)
         prog = torch.onnx.export(module, args, None, dynamo=True, dynamic_shapes=ds, input_names=in_names,
                                  output_names=out_names, external_data=False)
         prog.save(path, external_data=False)
     else:
-        axes = {"input_ids": {1: SEQ}, "attention_mask": {1: TOTAL}, "position_ids": {1: SEQ}, "logits": {1: SEQ}}
-        for n in in_names[3:]:
+        axes = {"input_ids": {1: SEQ}, "attention_mask": {1: TOTAL}, "logits": {1: SEQ}}
+        if positions:
+            axes["position_ids"] = {1: SEQ}
+        for n in in_names[len(in_names) - 4:]:
             axes[n] = {2: PAST}
         for n in out_names[1:]:
             axes[n] = {2: TOTAL}
@@ -89,35 +90,32 @@ def export(module, args, path, dynamo):
     onnx.checker.check_model(onnx.load(path))
 
 
-def do_family(out, fam, cfg, report):
+def export_family(out, fam, cfg, report, module, form, positions=True):
+    """The family's steps in optimum's form (`positions`: with position_ids) as <fam>_<form>_<exporter>."""
     model = ed.family_model(out, fam, cfg)
-    prompt = ed.PROMPT
-    sets = ed.symbolic_step_sets(model, cfg)
-    for exporter in ("dynamo", "legacy"):
-        name = f"{fam}_mask_{exporter}"
-        folder = os.path.join(out, fam, name)
-        path = os.path.join(folder, "model.onnx")
-        try:
-            past3 = ed.prompt_cache(model, cfg, prompt[:3])
-            ids = prompt[3:7]
-            ex_args = (torch.tensor([ids]), torch.ones((1, 3 + len(ids)), dtype=torch.int64),
-                       torch.tensor([list(range(3, 3 + len(ids)))]), *[torch.tensor(p) for p in past3])
-            export(MaskStep(model), ex_args, path, exporter == "dynamo")
-            sess = ed.ort_session(path)
-            errs = []
-            for k, (ids, pos, past) in enumerate(sets):
-                arrays = [np.array([ids], dtype=np.int64), np.ones((1, pos + len(ids)), dtype=np.int64),
-                          np.array([list(range(pos, pos + len(ids)))], dtype=np.int64), *past]
-                res = sess.run(None, ed.feed(sess, arrays))
-                save_set(folder, k, arrays, res)
-                with torch.no_grad():
-                    full = model(input_ids=torch.tensor([prompt[:pos] + ids])).logits
-                errs.append(float(np.abs(res[0][0] - full[0, pos:pos + len(ids)].numpy()).max()))
-            dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in onnx.load(path).graph.input]
-            report.append(f"{name}: ok, ort vs the full sequence's rows max abs {max(errs):.2e}; inputs {dims[:3]}")
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
-            report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-            traceback.print_exc()
+    ids = ed.PROMPT[3:7]  # the example: 4 tokens at a past of 3
+
+    def export_fn(path, dynamo, past3):
+        args = (torch.tensor([ids]), torch.ones((1, 3 + len(ids)), dtype=torch.int64))
+        if positions:
+            args += (torch.tensor([list(range(3, 3 + len(ids)))]),)
+        export(module(model), args + tuple(torch.tensor(p) for p in past3), path, dynamo, positions)
+
+    def arrays_of(ids, pos, past):
+        arrays = [np.array([ids], dtype=np.int64), np.ones((1, pos + len(ids)), dtype=np.int64)]
+        if positions:
+            arrays.append(np.array([list(range(pos, pos + len(ids)))], dtype=np.int64))
+        return arrays + list(past)
+
+    def describe(path):
+        dims = [[d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in onnx.load(path).graph.input]
+        return f"inputs {dims[:3]}"
+
+    ed.export_symbolic_steps(out, fam, model, cfg, form, export_fn, arrays_of, report, describe)
+
+
+def do_family(out, fam, cfg, report):
+    export_family(out, fam, cfg, report, MaskStep, "mask")
 
 
 def main():

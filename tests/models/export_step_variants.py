@@ -27,6 +27,7 @@ import transformers
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_decoders as ed  # noqa: E402
+import export_mask_steps as ems  # noqa: E402
 from onnx_test_data import save_set  # noqa: E402
 
 
@@ -77,44 +78,8 @@ def fp16_steps(out, report):
 
 
 def nopos_steps(out, report, families=("llama", "gpt2", "opt")):
-    in_names, out_names = ed.step_names(2)
-    names = ["input_ids", "attention_mask"] + in_names[2:]
     for fam in families:
-        cfg = ed.configs()[fam]()
-        model = ed.family_model(out, fam, cfg)
-        for exporter in ("legacy", "dynamo"):
-            name = f"{fam}_nopos_{exporter}"
-            folder = os.path.join(out, fam, name)
-            path = os.path.join(folder, "model.onnx")
-            try:
-                os.makedirs(folder, exist_ok=True)
-                mod = NoPos(model).eval()
-                past3 = ed.prompt_cache(model, cfg, ed.PROMPT[:3])
-                ids = ed.PROMPT[3:7]
-                args = (torch.tensor([ids]), torch.ones((1, 7), dtype=torch.int64), *[torch.tensor(p) for p in past3])
-                if exporter == "dynamo":
-                    seq = torch.export.Dim("sequence_length", min=1, max=64)
-                    pst = torch.export.Dim("past_sequence_length", min=1, max=64)
-                    ds = ({1: seq}, {1: torch.export.Dim.AUTO}, {2: pst}, {2: pst}, {2: pst}, {2: pst})
-                    prog = torch.onnx.export(mod, args, None, dynamo=True, dynamic_shapes=ds, input_names=names,
-                                             output_names=out_names, external_data=False)
-                    prog.save(path, external_data=False)
-                else:
-                    axes = {"input_ids": {1: "sequence_length"},
-                            "attention_mask": {1: "past_sequence_length + sequence_length"},
-                            "logits": {1: "sequence_length"}}
-                    for n in names[2:]:
-                        axes[n] = {2: "past_sequence_length"}
-                    torch.onnx.export(mod, args, path, dynamo=False, input_names=names, output_names=out_names,
-                                      dynamic_axes=axes, opset_version=17)
-                sess = ed.ort_session(path)
-                for k, (ids, pos, past) in enumerate(ed.symbolic_step_sets(model, cfg)):
-                    arrays = [np.array([ids], dtype=np.int64), np.ones((1, pos + len(ids)), dtype=np.int64), *past]
-                    save_set(folder, k, arrays, sess.run(None, ed.feed(sess, arrays)))
-                report.append(f"{name}: ok")
-            except Exception as e:  # noqa: BLE001
-                report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
-                traceback.print_exc()
+        ems.export_family(out, fam, ed.configs()[fam](), report, NoPos, "nopos", positions=False)
 
 
 def main():
