@@ -84,3 +84,30 @@ loads    128 256 64 64 32 256 2 1 1
 loads    128 128 64 32 64 256 1 1 1
 loads    128 128 64 32 32 256 2 1 1
 LIST
+
+# Tenth session: copies straight into the free stage (DIRECT, a two-stage ring), and fp16
+# accumulators (ACC16: half the accumulator registers, so 64x128 or 128x64 blocks per subgroup;
+# coopmat_check's tolerance for names with acc16 allows for the fp16 running sum).
+# name  TM TN SG_M SG_N BK INV STAGES DIRECT ACC16
+while read -r tag tm tn sgm sgn bk inv st direct acc16; do
+  case $tag in ''|\#*) continue ;; esac
+  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
+  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
+    -DSTAGES=$st -DDIRECT=$direct -DACC16=$acc16 "$HERE/coopmat_exp.comp" -o "$out" 2>&1); then
+    echo "$log" >&2
+    exit 1
+  fi
+  echo "$(basename "$out")"
+done <<'LIST'
+direct       128 256 64 64  16 256 2 1 0
+direct       128 128 64 32  32 256 2 1 0
+direct       128 128 64 64  32 128 2 1 0
+acc16        128 256 64 64  48 256 1 0 1
+acc16        128 256 64 128 32 128 1 0 1
+acc16        128 256 64 128 48 128 1 0 1
+directacc16  128 256 64 128 16 128 2 1 1
+directacc16  128 256 64 64  16 256 2 1 1
+acc16        256 256 128 64 32 256 1 0 1
+acc16        256 256 128 64 16 256 1 0 1
+directacc16  256 256 128 64 16 256 2 1 1
+LIST

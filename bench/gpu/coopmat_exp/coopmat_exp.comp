@@ -17,6 +17,10 @@
 //   FRAG_DB    1: the fragments for the next 16 of K are read from shared memory before the
 //              current ones are multiplied (inside a step)
 //   GROUP_M    0: tiles row-major; G: groups of G tile rows walked column by column (L2 reuse)
+//   DIRECT     1 (with STAGES 2, RSETS 1): each step's words are copied straight from the buffers
+//              into the free stage at the top of the step, no register set in between (a copy
+//              the driver may make asynchronous), then the current stage is multiplied
+//   ACC16      1: fp16 accumulators (half the registers of fp32 ones; outputs still f32)
 // Shared rows are BK / 8 + 1 16-byte words (odd: conflict-free 8-row fragment reads).
 #version 450
 #extension GL_KHR_cooperative_matrix : require
@@ -36,6 +40,15 @@
 #endif
 #ifndef GROUP_M
 #define GROUP_M 0
+#endif
+#ifndef DIRECT
+#define DIRECT 0
+#endif
+#ifndef ACC16
+#define ACC16 0
+#endif
+#if DIRECT && (STAGES != 2 || RSETS != 1)
+#error DIRECT needs STAGES 2 and RSETS 1
 #endif
 #ifndef NO_MMA
 #define NO_MMA 0  // 1: staging alone (global loads, shared stores, barriers; the products left out)
@@ -73,7 +86,12 @@ layout(push_constant) uniform Params {
   ivec4 mnk;  // (M, N, K, has_bias)
 } p;
 
-#define ACC coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define ACCF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#if ACC16
+#define ACC coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#else
+#define ACC ACCF
+#endif
 #define FRA coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
 #define FRB coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 
@@ -131,6 +149,23 @@ uvec4 sink = uvec4(0u);  // LOADS_ONLY: every loaded word is folded in, so no lo
   }
 
 DEFINE_SET(ra0, rb0, fetch0, stash0)
+
+// DIRECT: the step at k0 copied from the buffers into stage s (zero past the edges).
+void copy_step(uint k0, uint s) {
+  const uint tid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint q = 0u; q < A_PER; ++q) {
+    const uint i = tid + q * THREADS;
+    const uint row = i / KV, col = (i % KV) * 8u;
+    const uint m = tile_m + row, k = k0 + col;
+    if (i < A_WORDS) sa[s * A_SIZE + row * STRIDE + i % KV] = (m < M && k < K) ? t_a[(m * K + k) / 8u] : uvec4(0u);
+  }
+  [[unroll]] for (uint q = 0u; q < B_PER; ++q) {
+    const uint i = tid + q * THREADS;
+    const uint row = i / KV, col = (i % KV) * 8u;
+    const uint n = tile_n + row, k = k0 + col;
+    if (i < B_WORDS) sb[s * B_SIZE + row * STRIDE + i % KV] = (n < N && k < K) ? t_b[(n * K + k) / 8u] : uvec4(0u);
+  }
+}
 #if RSETS == 2
 DEFINE_SET(ra1, rb1, fetch1, stash1)
 #endif
@@ -179,12 +214,31 @@ void main() {
   const uint bm = (blk / (TN / SG_N)) * SG_M, bn = (blk % (TN / SG_N)) * SG_N;
   ACC acc[FM][FN];
   [[unroll]] for (uint j = 0u; j < FN; ++j) {
-    ACC start = ACC(0.0);
+    ACCF start = ACCF(0.0);
     if (p.mnk.w != 0)
       coopMatLoad(start, t_bias, min(tile_n + bn + 16u * j, n_pad - 16u), n_pad, gl_CooperativeMatrixLayoutRowMajor);
-    [[unroll]] for (uint i = 0u; i < FM; ++i) acc[i][j] = start;
+    [[unroll]] for (uint i = 0u; i < FM; ++i) acc[i][j] = ACC(start);
   }
 
+#if DIRECT
+  copy_step(0u, 0u);
+  barrier();
+  for (uint t = 0u; t < steps; ++t) {
+    const uint s = t & 1u;
+    if (t + 1u < steps) copy_step((t + 1u) * BK, s ^ 1u);
+    [[unroll]] for (uint kk = 0u; kk < KV; kk += 2u) {
+      FRA a[FM];
+      FRB b[FN];
+      [[unroll]] for (uint i = 0u; i < FM; ++i)
+        coopMatLoad(a[i], sa, s * A_SIZE + (bm + 16u * i) * STRIDE + kk, STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+      [[unroll]] for (uint j = 0u; j < FN; ++j)
+        coopMatLoad(b[j], sb, s * B_SIZE + (bn + 16u * j) * STRIDE + kk, STRIDE, gl_CooperativeMatrixLayoutColumnMajor);
+      [[unroll]] for (uint i = 0u; i < FM; ++i)
+        [[unroll]] for (uint j = 0u; j < FN; ++j) acc[i][j] = coopMatMulAdd(a[i], b[j], acc[i][j]);
+    }
+    barrier();
+  }
+#else
   // Prologue: steps 0 .. RSETS-1 in flight, step 0 in stage 0.
   fetch0(0u);
 #if RSETS == 2
@@ -253,6 +307,7 @@ void main() {
     }
   }
 
+#endif
   if (LOADS_ONLY != 0) {  // one word out if the fold hits an unlikely value: the loads stay live
     if (sink == uvec4(0x9e3779b9u, 0x7f4a7c15u, 0x2545f491u, 0x4f6cdd1du)) t_out[tile_m] = 1.0;
     return;
@@ -262,13 +317,14 @@ void main() {
     [[unroll]] for (uint j = 0u; j < FN; ++j) {
       const uint m0 = tile_m + bm + 16u * i, n0 = tile_n + bn + 16u * j;
       if (m0 >= M || n0 >= N) continue;
+      const ACCF res = ACCF(acc[i][j]);
       if (m0 + 16u <= M && n0 + 16u <= N) {
-        coopMatStore(acc[i][j], t_out, m0 * N + n0, N, gl_CooperativeMatrixLayoutRowMajor);
+        coopMatStore(res, t_out, m0 * N + n0, N, gl_CooperativeMatrixLayoutRowMajor);
         continue;
       }
       // An edge tile: through shared memory, element by element.
       const uint base = blk * 64u;
-      coopMatStore(acc[i][j], sa, base, 4u, gl_CooperativeMatrixLayoutRowMajor);
+      coopMatStore(res, sa, base, 4u, gl_CooperativeMatrixLayoutRowMajor);
       subgroupMemoryBarrierShared();
       for (uint e = gl_SubgroupInvocationID; e < 256u; e += gl_SubgroupSize) {
         const uint m = m0 + e / 16u, n = n0 + e % 16u;
