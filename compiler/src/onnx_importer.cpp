@@ -74,6 +74,7 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
                                         const ImportOptions& options) {
   if (!model->has_graph()) throw ImportError("the model has no graph");
   sort_nodes(*model->mutable_graph());  // some converters leave nodes out of order
+  adopt_onnxruntime_onnx_domain_ops(*model);
   const onnx::GraphProto& proto = model->graph();
   if (proto.output_size() == 0) throw ImportError(fmt::format("graph '{}' has no outputs", proto.name()));
 

@@ -103,6 +103,34 @@ std::string first_line(const char* message) {
 
 void warm_schema_registry() { (void)onnx::OpSchemaRegistry::Schema("Relu", 14, ""); }
 
+namespace {
+
+bool adopt_in_graph(onnx::GraphProto& graph) {
+  bool moved = false;
+  for (auto& node : *graph.mutable_node()) {
+    if ((node.domain().empty() || node.domain() == "ai.onnx") && node.op_type() == "SimplifiedLayerNormalization") {
+      node.set_domain(std::string(ir::kMicrosoftDomain));
+      moved = true;
+    }
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) moved = adopt_in_graph(*attr.mutable_g()) || moved;
+      for (auto& sub : *attr.mutable_graphs()) moved = adopt_in_graph(sub) || moved;
+    }
+  }
+  return moved;
+}
+
+}  // namespace
+
+void adopt_onnxruntime_onnx_domain_ops(onnx::ModelProto& model) {
+  if (!adopt_in_graph(*model.mutable_graph())) return;
+  for (const auto& import : model.opset_import())
+    if (import.domain() == ir::kMicrosoftDomain) return;
+  auto* import = model.add_opset_import();
+  import->set_domain(std::string(ir::kMicrosoftDomain));
+  import->set_version(1);
+}
+
 void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir) {
   // libonnx 1.12 rejects every IR version above its own ("higher than the checker's") although
   // it can still read those models; they are left to vkc's own checks.

@@ -46,6 +46,11 @@ std::string first_line(const char* message);
 /// a second thread while it parses the model, which needs no schemas.
 void warm_schema_registry();
 
+/// onnxruntime registers a few of its own operators in the ONNX domain (SimplifiedLayerNormalization,
+/// which onnxruntime-genai's model builder writes there): such nodes move to com.microsoft (imported
+/// at version 1 if the model does not import it), where the checker leaves them to vkc's passes.
+void adopt_onnxruntime_onnx_domain_ops(onnx::ModelProto& model);
+
 /// Runs the ONNX checker (external data resolved in `model_dir`) on models whose IR version
 /// this libonnx knows; it rejects newer ones outright, so those are not checked.
 void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir);

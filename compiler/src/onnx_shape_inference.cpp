@@ -209,14 +209,10 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
   for (const onnx::NodeProto* p : nodes)
     if (const auto& n = *p; n.op_type() == "Slice" && n.input_size() > 0 && n.output_size() == 1 && outputs.count(n.output(0)))
       outputs.insert(n.input(0));
-  for (const onnx::NodeProto* p : nodes) {
-    const auto& n = *p;
-    if (n.op_type() != "Concat" || n.input_size() != 2 || n.output_size() != 1 || !outputs.count(n.output(0))) continue;
-    int64_t axis = 0;
-    for (const auto& a : n.attribute())
-      if (a.name() == "axis") axis = a.i();
+  // A past input extended on `axis` into a present: its length is N - S.
+  auto fix_past = [&](const std::string& past, int64_t axis) {
     for (const auto& in : graph.input()) {
-      if (in.name() != source(n.input(0)) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+      if (in.name() != source(past) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
       const auto& shape = in.type().tensor_type().shape();
       const int rank = shape.dim_size();
       const int64_t a = axis < 0 ? axis + rank : axis;
@@ -226,6 +222,21 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
       // The program holds one sequence: a symbolic batch (optimum's batch_size) is 1.
       if (const auto& b = shape.dim(0); a != 0 && b.has_dim_param() && !b.dim_param().empty()) dims.emplace(b.dim_param(), 1);
     }
+  };
+  for (const onnx::NodeProto* p : nodes) {
+    const auto& n = *p;
+    if (n.op_type() == "Concat" && n.input_size() == 2 && n.output_size() == 1 && outputs.count(n.output(0))) {
+      int64_t axis = 0;
+      for (const auto& a : n.attribute())
+        if (a.name() == "axis") axis = a.i();
+      fix_past(n.input(0), axis);
+    }
+    // onnxruntime's GroupQueryAttention writes present_key / present_value (outputs 1, 2) from
+    // past_key / past_value (inputs 3, 4) [B, Hkv, P, D].
+    if (n.op_type() == "GroupQueryAttention" && n.domain() == "com.microsoft")
+      for (int k = 1; k <= 2; ++k)
+        if (n.output_size() > k && outputs.count(n.output(k)) && n.input_size() > k + 2 && !n.input(k + 2).empty())
+          fix_past(n.input(k + 2), 2);
   }
   // An attention mask covers the past and the new positions: N. Its length is either a sum of the
   // dims just fixed (optimum's "past_sequence_length + sequence_length", evaluated later) or, as

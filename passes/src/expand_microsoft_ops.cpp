@@ -14,10 +14,12 @@
 //                                             -> LayerNormalization(Gather(word, ids) + Gather(position,
 //                                                position_ids or 0..S-1) [+ Gather(segment, segment_ids)])
 //                                                (its mask_index and embedding_sum outputs unread)
+//   GroupQueryAttention (onnxruntime-genai's decoders) -> group_query_attention.h
 // The skip forms' optional 4th output (the sum) is the Add's output. Nodes whose mean / inverse
 // standard deviation outputs are read, or that normalize over another axis, stay and are reported.
 #include <cstring>
 
+#include "group_query_attention.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -103,9 +105,31 @@ ir::Value* embed_layer_norm(ir::Graph& g, ir::Node* n) {
                  {{"axis", int64_t{-1}}, {"epsilon", n->attr_float("epsilon", 1e-12)}});
 }
 
+// Types ONNX's inference left unknown past contrib operators: the rewritten norms take their
+// input's, MatMulNBits [..., K] x [K, N] gives [..., N], the standard operators after them
+// propagate_shapes's.
+void settle_types(ir::Graph& g) {
+  for (bool changed = true; changed;) {
+    changed = propagate_shapes(g);
+    for (ir::Node* n : g.nodes()) {
+      ir::Value* x = n->num_inputs() > 0 ? n->input(0) : nullptr;
+      if (!x || n->output(0)->type().known() || !x->type().known() || !x->shape().is_static()) continue;
+      if (n->is(ir::kVulkanDomain, "et_vk.rms_norm.default")) {
+        n->output(0)->set_type(x->type());
+        changed = true;
+      } else if (contrib(n, "MatMulNBits") && x->shape().rank() >= 1 && n->attr_int("N", 0) > 0) {
+        auto sizes = x->shape().sizes();  // [..., K] x [K, N] (pre-quantized, lowered later)
+        sizes.back() = n->attr_int("N", 0);
+        n->output(0)->set_type({x->dtype(), ir::Shape::of(sizes)});
+        changed = true;
+      }
+    }
+  }
+}
+
 }  // namespace
 
-void expand_microsoft_ops(ir::Graph& g, PassContext&) {
+void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
   for (ir::Node* n : g.nodes()) {
     if (n->num_inputs() == 0 || !n->input(0)) continue;
     const ir::TensorType t = type_or(n->output(0), n->input(0));
@@ -145,6 +169,16 @@ void expand_microsoft_ops(ir::Graph& g, PassContext&) {
       r->attrs() = {{"eps", n->attr_float("epsilon", 1e-5)}};
       finish(g, n, r->output(0));
     }
+  }
+  // GroupQueryAttention reads the shapes of its inputs, which ONNX's inference could not give past
+  // the contrib operators: each layer's once the layers before it are rewritten and typed.
+  bool expanded = false;
+  for (const ir::Node* n : g.nodes()) expanded = expanded || contrib(n, "GroupQueryAttention");
+  while (expanded) {
+    expanded = false;
+    settle_types(g);
+    for (ir::Node* n : g.nodes())
+      if (contrib(n, "GroupQueryAttention")) expanded = expand_group_query_attention(g, n, ctx) || expanded;
   }
 }
 

@@ -1,0 +1,275 @@
+// GroupQueryAttention(query, key, value, past_key, past_value, seqlens_k, total_sequence_length,
+//                     cos_cache, sin_cache, position_ids, attention_bias, head_sink)
+// with attributes num_heads, kv_num_heads, scale, softcap, local_window_size, do_rotary,
+// rotary_interleaved, computed as onnxruntime defines it for past and present in separate buffers:
+//   Q [B, S, Hq*D], K and V [B, S, Hkv*D] (or Q, K and V packed in the query, key and value absent);
+//   one sequence (B = 1: onnxruntime numbers a padded batch's prompts otherwise);
+//   positions p[i] = seqlens_k + 1 - S + i (the last token sits at seqlens_k), or position_ids
+//   when given; with do_rotary, Q and K rotated by the rows p of cos_cache /
+//   sin_cache [max, R/2] (R <= D: the first R channels; halves, or pairs when interleaved);
+//   present_key = Concat(past_key, K, axis 2) [B, Hkv, P+S, D], present_value likewise;
+//   query i sees keys j <= p[i] (and j > p[i] - local_window_size when that is positive); scores scaled (1/sqrt(D) by default), soft-capped (softcap * tanh(x / softcap))
+//   when softcap > 0, plus attention_bias, softmax, times V; heads h read KV head h / (Hq / Hkv).
+// Under --max-seq-len the program keeps one sequence without padding (assume-unpadded-mask), so
+// seqlens_k is past + S - 1: the positions are written as Range(past, past + S) from past_key's
+// length, which keep-cache-positions makes follow input_pos.
+#include "group_query_attention.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "constants.h"
+
+namespace vkc::passes {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct Builder {
+  ir::Graph& g;
+  const ir::Node* at;
+  ir::DType dt;
+
+  ir::Value* op(const char* name, std::vector<ir::Value*> ins, ir::DType t, const Ints& shape, ir::AttributeMap a = {}) {
+    return add_onnx_node(g, at, name, std::move(ins), {t, ir::Shape::of(shape)}, std::move(a));
+  }
+  ir::Value* f(const char* name, std::vector<ir::Value*> ins, const Ints& shape, ir::AttributeMap a = {}) {
+    return op(name, std::move(ins), dt, shape, std::move(a));
+  }
+  ir::Value* ints(const Ints& shape, const Ints& values) {
+    return add_i64_constant(g, g.unique_name(at->name() + "_c"), shape, values);
+  }
+  ir::Value* scalar(double v) { return add_float_constant(g, g.unique_name(at->name() + "_s"), {}, {float(v)}, dt); }
+  ir::Value* reshape(ir::Value* x, const Ints& shape) {
+    return f("Reshape", {x, ints({int64_t(shape.size())}, shape)}, shape);
+  }
+  ir::Value* transpose(ir::Value* x, const Ints& perm) {
+    const Ints s = x->shape().sizes();
+    Ints o;
+    for (int64_t p : perm) o.push_back(s[p]);
+    return op("Transpose", {x}, x->dtype(), o, {{"perm", perm}});
+  }
+  // x[..., begin:end] on the last axis.
+  ir::Value* slice_last(ir::Value* x, int64_t begin, int64_t end) {
+    Ints s = x->shape().sizes();
+    const int64_t axis = int64_t(s.size()) - 1;
+    s.back() = end - begin;
+    return op("Slice", {x, ints({1}, {begin}), ints({1}, {end}), ints({1}, {axis})}, x->dtype(), s);
+  }
+  ir::Value* concat(std::vector<ir::Value*> xs, int64_t axis) {
+    Ints s = xs[0]->shape().sizes();
+    const size_t a = size_t(axis < 0 ? axis + int64_t(s.size()) : axis);
+    s[a] = 0;
+    for (ir::Value* x : xs) s[a] += x->shape().sizes()[a];
+    return op("Concat", std::move(xs), dt, s, {{"axis", axis}});
+  }
+};
+
+ir::Value* input_at(const ir::Node* n, size_t i) { return n->num_inputs() > i ? n->input(i) : nullptr; }
+
+bool static_value(const ir::Value* v) { return v && v->type().known() && v->shape().is_static(); }
+
+// x [B, H, S, D] rotated by cos / sin [B, 1, S, R/2] (RoPE over the first R channels).
+ir::Value* rotate(Builder& b, ir::Value* x, ir::Value* cos, ir::Value* sin, int64_t r, bool interleaved) {
+  const Ints s = x->shape().sizes();
+  const int64_t d = s[3];
+  ir::Value* xr = r < d ? b.slice_last(x, 0, r) : x;
+  Ints sr = s;
+  sr[3] = r;
+  ir::Value* rotated = nullptr;
+  if (!interleaved) {  // HF rotate_half: x * cos + Concat(-x2, x1) * sin with the tables doubled
+    ir::Value* c = b.concat({cos, cos}, -1);
+    ir::Value* sn = b.concat({sin, sin}, -1);
+    ir::Value* x1 = b.slice_last(xr, 0, r / 2);
+    ir::Value* x2 = b.slice_last(xr, r / 2, r);
+    ir::Value* half = b.concat({b.f("Neg", {x2}, x2->shape().sizes()), x1}, -1);
+    rotated = b.f("Add", {b.f("Mul", {xr, c}, sr), b.f("Mul", {half, sn}, sr)}, sr);
+  } else {  // pairs (x[2i], x[2i+1]) as complex numbers times (cos + i sin)
+    Ints s5 = {s[0], s[1], s[2], r / 2, 2};
+    ir::Value* x5 = b.reshape(xr, s5);
+    Ints s4 = {s[0], s[1], s[2], r / 2};
+    ir::Value* zero = b.ints({}, {0});
+    ir::Value* one = b.ints({}, {1});
+    ir::Value* re = b.f("Gather", {x5, zero}, s4, {{"axis", int64_t{-1}}});
+    ir::Value* im = b.f("Gather", {x5, one}, s4, {{"axis", int64_t{-1}}});
+    ir::Value* out_re = b.f("Sub", {b.f("Mul", {re, cos}, s4), b.f("Mul", {im, sin}, s4)}, s4);
+    ir::Value* out_im = b.f("Add", {b.f("Mul", {re, sin}, s4), b.f("Mul", {im, cos}, s4)}, s4);
+    Ints s41 = s4;
+    s41.push_back(1);
+    ir::Value* axis = b.ints({1}, {-1});
+    rotated = b.reshape(b.concat({b.f("Unsqueeze", {out_re, axis}, s41), b.f("Unsqueeze", {out_im, axis}, s41)}, -1), sr);
+  }
+  return r < d ? b.concat({rotated, b.slice_last(x, r, d)}, -1) : rotated;
+}
+
+}  // namespace
+
+bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& ctx) {
+  const auto fail = [&](const std::string& why) {
+    return PassError(fmt::format("GroupQueryAttention '{}': {}", n->name(), why));
+  };
+  ir::Value* query = input_at(n, 0);
+  ir::Value* key = input_at(n, 1);
+  ir::Value* value = input_at(n, 2);
+  ir::Value* past_key = input_at(n, 3);
+  ir::Value* past_value = input_at(n, 4);
+  ir::Value* seqlens = input_at(n, 5);
+  ir::Value* cos_cache = input_at(n, 7);
+  ir::Value* sin_cache = input_at(n, 8);
+  ir::Value* position_ids = input_at(n, 9);
+  ir::Value* bias = input_at(n, 10);
+  if (!static_value(query) || (key && !static_value(key)) || (value && !static_value(value)) ||
+      (past_key && !static_value(past_key)) || (past_value && !static_value(past_value)))
+    return false;
+  if (input_at(n, 11)) throw fail("head_sink is not supported");
+  if (n->attr_int("smooth_softmax", 0) != 0) throw fail("smooth_softmax is not supported");
+  if (n->outputs().size() > 3 && n->output(3) && (g.is_output(n->output(3)) || !g.users(n->output(3)).empty()))
+    throw fail("its qk output is read; that output is not supported");
+  if (!ir::is_float(query->dtype()) || query->shape().rank() != 3) throw fail("the query must be a float [B, S, W] tensor");
+  const int64_t hq = n->attr_int("num_heads", 0), hkv = n->attr_int("kv_num_heads", 0);
+  const Ints qs = query->shape().sizes();
+  const int64_t batch = qs[0], seq = qs[1];
+  if (batch != 1) throw fail(fmt::format("a batch of {} sequences is not supported: compile one (--dim batch_size=1)", batch));
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0) throw fail("num_heads must be a positive multiple of kv_num_heads");
+  const bool packed = !key;
+  const int64_t d = packed ? qs[2] / (hq + 2 * hkv) : qs[2] / hq;
+  if (d <= 0 || (packed ? d * (hq + 2 * hkv) : d * hq) != qs[2]) throw fail("the query width does not split into heads");
+  if ((past_key == nullptr) != (past_value == nullptr)) throw fail("past_key and past_value come together");
+  const int64_t past = past_key ? past_key->shape().sizes()[2] : 0;
+  const int64_t total = past + seq;
+  for (ir::Value* p : {past_key, past_value})
+    if (p && p->shape().sizes() != Ints{batch, hkv, past, d}) throw fail("past_key / past_value must be [B, kv_num_heads, P, head]");
+  const ir::Value* present = n->outputs().size() > 1 ? n->output(1) : nullptr;
+  if (present && static_value(present) && present->shape().rank() == 4 && seq > 0 && past > 0 &&
+      present->shape().sizes()[2] == past)
+    throw fail("its past and present share one buffer (past_present_share_buffer); export them separately");
+  const bool rotary = n->attr_int("do_rotary", 0) != 0;
+  if (rotary && (!static_value(cos_cache) || !static_value(sin_cache) || cos_cache->shape().rank() != 2 ||
+                 cos_cache->shape().sizes() != sin_cache->shape().sizes()))
+    throw fail("do_rotary needs cos_cache and sin_cache [max positions, rotary dim / 2]");
+
+  Builder b{g, n, query->dtype()};
+  if (packed) {
+    ir::Value* split = b.ints({3}, {hq * d, hkv * d, hkv * d});
+    ir::Node* s = g.add_node(ir::kOnnxDomain, "Split", {query, split},
+                             {{b.dt, ir::Shape::of({batch, seq, hq * d})}, {b.dt, ir::Shape::of({batch, seq, hkv * d})},
+                              {b.dt, ir::Shape::of({batch, seq, hkv * d})}},
+                             g.unique_name(n->name() + "_Split"), n);
+    s->attrs() = {{"axis", int64_t{2}}};
+    s->set_opset(13);
+    query = s->output(0), key = s->output(1), value = s->output(2);
+  }
+  const auto heads_first = [&](ir::Value* x, int64_t h) { return b.transpose(b.reshape(x, {batch, seq, h, d}), {0, 2, 1, 3}); };
+  ir::Value* q = heads_first(query, hq);
+  ir::Value* k = heads_first(key, hkv);
+  ir::Value* v = heads_first(value, hkv);
+
+  // Positions [B, S] (int64).
+  ir::Value* pos = nullptr;
+  if (position_ids) {
+    if (!static_value(position_ids) || position_ids->shape().sizes() != Ints{batch, seq}) throw fail("position_ids must be [B, S]");
+    pos = position_ids->dtype() == ir::DType::Int64
+              ? position_ids
+              : b.op("Cast", {position_ids}, ir::DType::Int64, {batch, seq}, {{"to", int64_t{7}}});
+  } else if (ctx.max_seq_len > 0 && batch == 1 && past_key) {
+    ir::Value* shape = b.op("Shape", {past_key}, ir::DType::Int64, {4});
+    ir::Value* start = b.op("Gather", {shape, b.ints({}, {2})}, ir::DType::Int64, {}, {{"axis", int64_t{0}}});
+    ir::Value* limit = b.op("Add", {start, b.ints({}, {seq})}, ir::DType::Int64, {});
+    ir::Value* range = b.op("Range", {start, limit, b.ints({}, {1})}, ir::DType::Int64, {seq});
+    pos = b.op("Unsqueeze", {range, b.ints({1}, {0})}, ir::DType::Int64, {1, seq});
+  } else {
+    if (!static_value(seqlens) || seqlens->shape().numel() != batch) throw fail("seqlens_k must be [B]");
+    ir::Value* last = seqlens->dtype() == ir::DType::Int64
+                          ? seqlens
+                          : b.op("Cast", {seqlens}, ir::DType::Int64, {batch}, {{"to", int64_t{7}}});
+    last = b.op("Reshape", {last, b.ints({2}, {batch, 1})}, ir::DType::Int64, {batch, 1});
+    Ints steps(seq);
+    for (int64_t i = 0; i < seq; ++i) steps[i] = i + 1 - seq;
+    pos = b.op("Add", {last, b.ints({1, seq}, steps)}, ir::DType::Int64, {batch, seq});
+  }
+
+  if (rotary) {
+    const int64_t half = cos_cache->shape().sizes()[1], r = 2 * half;
+    if (r > d) throw fail("the rotary tables are wider than the head");
+    const auto table = [&](ir::Value* t) {
+      ir::Value* rows = b.op("Gather", {t, pos}, t->dtype(), {batch, seq, half}, {{"axis", int64_t{0}}});
+      if (t->dtype() != b.dt)
+        rows = b.f("Cast", {rows}, {batch, seq, half}, {{"to", int64_t(b.dt == ir::DType::Float16 ? 10 : 1)}});
+      return b.f("Unsqueeze", {rows, b.ints({1}, {1})}, {batch, 1, seq, half});
+    };
+    ir::Value* cos = table(cos_cache);
+    ir::Value* sin = table(sin_cache);
+    const bool interleaved = n->attr_int("rotary_interleaved", 0) != 0;
+    q = rotate(b, q, cos, sin, r, interleaved);
+    k = rotate(b, k, cos, sin, r, interleaved);
+  }
+
+  ir::Value* present_k = past_key ? b.concat({past_key, k}, 2) : k;
+  ir::Value* present_v = past_value ? b.concat({past_value, v}, 2) : v;
+  const int64_t rep = hq / hkv;
+  const auto repeat = [&](ir::Value* x) {
+    if (rep == 1) return x;
+    ir::Value* u = b.f("Unsqueeze", {x, b.ints({1}, {2})}, {batch, hkv, 1, total, d});
+    ir::Value* e = b.f("Expand", {u, b.ints({5}, {batch, hkv, rep, total, d})}, {batch, hkv, rep, total, d});
+    return b.reshape(e, {batch, hq, total, d});
+  };
+  ir::Value* kr = repeat(present_k);
+  ir::Value* vr = repeat(present_v);
+
+  double scale = n->attr_float("scale", 0.0);
+  if (scale == 0.0) scale = 1.0 / std::sqrt(double(d));
+  const Ints ss = {batch, hq, seq, total};
+  ir::Value* scores = b.f("MatMul", {q, b.transpose(kr, {0, 1, 3, 2})}, ss);
+  scores = b.f("Mul", {scores, b.scalar(scale)}, ss);
+  if (const double cap = n->attr_float("softcap", 0.0); cap > 0)
+    scores = b.f("Mul", {b.f("Tanh", {b.f("Div", {scores, b.scalar(cap)}, ss)}, ss), b.scalar(cap)}, ss);
+
+  // Key j is hidden from query i when j > p[i], or j <= p[i] - window (the window holds the
+  // current position and the window - 1 before it, as onnxruntime's kernel counts it).
+  Ints keys(total);
+  for (int64_t j = 0; j < total; ++j) keys[j] = j;
+  ir::Value* j = b.ints({total}, keys);
+  ir::Value* lim = b.op("Reshape", {pos, b.ints({4}, {batch, 1, seq, 1})}, ir::DType::Int64, {batch, 1, seq, 1});
+  const Ints ms = {batch, 1, seq, total};
+  ir::Value* hidden = b.op("Greater", {j, lim}, ir::DType::Bool, ms);
+  const int64_t w = n->attr_int("local_window_size", -1);
+  if (ctx.max_seq_len > w && w > 0)  // the cache keeps every position; a window hides the oldest
+    throw fail(fmt::format("its local window of {} positions is shorter than --max-seq-len {}: the program's cache keeps "
+                           "every position; compile with a --max-seq-len of at most {}",
+                           w, ctx.max_seq_len, w));
+  if (w > 0 && ctx.max_seq_len == 0) {
+    ir::Value* first = b.op("Sub", {lim, b.ints({}, {w - 1})}, ir::DType::Int64, {batch, 1, seq, 1});
+    hidden = b.op("Or", {hidden, b.op("Less", {j, first}, ir::DType::Bool, ms)}, ir::DType::Bool, ms);
+  }
+  const double lowest = b.dt == ir::DType::Float16 ? -65504.0 : double(std::numeric_limits<float>::lowest());
+  ir::Value* mask = b.f("Where", {hidden, b.scalar(lowest), b.scalar(0.0)}, ms);
+  scores = b.f("Add", {scores, mask}, ss);
+  if (bias) scores = b.f("Add", {scores, bias}, ss);
+  ir::Value* probs = b.f("Softmax", {scores}, ss, {{"axis", int64_t{-1}}});
+  ir::Value* out = b.f("MatMul", {probs, vr}, {batch, hq, seq, d});
+  out = b.reshape(b.transpose(out, {0, 2, 1, 3}), {batch, seq, hq * d});
+
+  // Graph outputs (the presents of a program that takes and returns its caches) keep their names:
+  // an Identity writes them; other uses read the new values.
+  const std::vector<ir::Value*> results = {out, present_k, present_v};
+  std::vector<std::pair<ir::Value*, ir::Value*>> named;
+  for (size_t i = 0; i < results.size() && i < n->outputs().size(); ++i) {
+    ir::Value* o = n->output(i);
+    if (!o) continue;
+    if (g.is_output(o)) named.emplace_back(o, results[i]);
+    g.replace_all_uses(o, results[i]);
+  }
+  g.set_outputs(n, {});
+  g.remove_node(n);
+  for (auto [o, r] : named) {
+    std::replace(g.outputs.begin(), g.outputs.end(), r, o);
+    o->set_type(r->type());
+    g.add_node_with_outputs(ir::kOnnxDomain, "Identity", {r}, {o}, g.unique_name(o->name() + "_Identity"))->set_opset(13);
+  }
+  return true;
+}
+
+}  // namespace vkc::passes

@@ -1,0 +1,138 @@
+// Decoders in the form onnxruntime-genai's model builder writes them (the `*-onnx` LLMs people
+// download): input_ids, attention_mask [batch, total_sequence_length], past_key_values.i.key/value;
+// seqlens_k and total_sequence_length computed from the mask; (Skip)SimplifiedLayerNormalization
+// (the plain one in the ONNX domain, where onnxruntime registers it); com.microsoft
+// GroupQueryAttention with the rotary inside; MatMulNBits for int4. tests/models/decoders/llama/
+// llama_gqa_{fp32,packed,int4}, made by export_gqa.py on the GPU machine from the tiny Llama's weights,
+// node for node as the builder writes them (the builder's package is not installed there); their
+// outputs are onnxruntime's, from its own GroupQueryAttention kernel, and its loop over the fp32
+// graph generates transformers' tokens.
+// - Decode steps (1 token at a past of 8, 3 at 5) with the mask bound to ones match onnxruntime, as
+//   do the fp32 graph's steps with local_window_size, softcap and rotary_interleaved set.
+// - Under --max-seq-len the programs generate transformers' tokens (int4: onnxruntime's).
+// - What GroupQueryAttention computes that vkc does not is refused with the reason.
+// Each on the cpu backend and, where a Vulkan device exists (lavapipe in CI), on the vulkan backend.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "decoder_test_util.h"
+
+namespace vkc::test {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kLlama = corpus("decoders") / "llama";
+
+fs::path form_dir(const std::string& form) { return kLlama / ("llama_gqa_" + form); }
+
+// The data set's sizes fixed and the mask bound to ones: the mask feeds seqlens_k through an
+// integer sum, which folds once bound (a program that keeps its cache takes no mask at all).
+CompileOptions step_options(const std::vector<Tensor>& inputs) {
+  const int64_t s = inputs.at(0).shape.at(1), past = inputs.at(2).shape.at(2);
+  CompileOptions o;
+  o.dims = {{"batch_size", 1}, {"sequence_length", s}, {"past_sequence_length", past}, {"total_sequence_length", past + s}};
+  std::string ones = "1";
+  for (int64_t i = 1; i < past + s; ++i) ones += ",1";
+  o.input_values["attention_mask"] = ones;
+  return o;
+}
+
+std::vector<Tensor> without_mask(std::vector<Tensor> inputs) {
+  inputs.erase(inputs.begin() + 1);
+  return inputs;
+}
+
+// `r` (data set `set`'s program) runs `ops` and reproduces onnxruntime's outputs.
+void expect_matches(const CompileResult& r, const fs::path& set, const std::vector<Tensor>& inputs,
+                    const std::vector<std::string>& ops) {
+  ASSERT_TRUE(r.ok) << set.string() << ": " << diags(r.diagnostics);
+  const auto ran = ops_of(r);
+  for (const std::string& op : ops) EXPECT_TRUE(ran.count(op)) << set.string() << ": no " << op;
+  const auto want = read_set(set, "output");
+  for (const std::string& b : backends())
+    expect_close(run_pte(r.pte, without_mask(inputs), b), want, set.string() + " on " + b, 1e-3, 1e-4);
+}
+
+// The fp32 graph with `attr` of every GroupQueryAttention set to `value`.
+onnx::ModelProto with_attention_attr(const std::string& attr, double value) {
+  onnx::ModelProto m = read_model(form_dir("fp32") / "model.onnx");
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.op_type() != "GroupQueryAttention") continue;
+    onnx::AttributeProto* a = nullptr;
+    for (auto& x : *n.mutable_attribute())
+      if (x.name() == attr) a = &x;
+    if (!a) a = n.add_attribute(), a->set_name(attr);
+    if (attr == "softcap") {
+      a->set_type(onnx::AttributeProto::FLOAT);
+      a->set_f(static_cast<float>(value));
+    } else {
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(static_cast<int64_t>(value));
+    }
+  }
+  return m;
+}
+
+TEST(GenaiDecoders, GroupQueryAttentionStepsMatchOnnxruntime) {
+  for (const char* form : {"fp32", "packed", "int4"})
+    for (const char* set : {"test_data_set_1", "test_data_set_2"}) {  // 1 token at a past of 8, 3 at 5
+      const fs::path dir = form_dir(form) / set;
+      SCOPED_TRACE(dir.string());
+      const auto inputs = read_set(dir, "input");
+      expect_matches(compile(form_dir(form) / "model.onnx", step_options(inputs)), dir, inputs,
+                     {"vk.et_vk.sdpa.default", "vk.et_vk.apply_rotary_emb_hf.default"});
+    }
+}
+
+TEST(GenaiDecoders, WindowSoftcapAndInterleavedRotaryMatchOnnxruntime) {
+  // Soft-capped scores (tanh inside the softmax) stay unfused; pairwise rotary is the Meta-style op.
+  const std::vector<std::tuple<const char*, const char*, double, std::vector<std::string>>> variants = {
+      {"window", "local_window_size", 3, {"vk.et_vk.sdpa.default"}},
+      {"softcap", "softcap", 1.5, {"vk.aten.tanh.default", "vk.aten._softmax.default"}},
+      {"interleaved", "rotary_interleaved", 1, {"vk.et_vk.sdpa.default", "vk.et_vk.apply_rotary_emb.default"}}};
+  for (const auto& [name, attr, value, ops] : variants)
+    for (const char* set : {"test_data_set_1", "test_data_set_2"}) {
+      const fs::path dir = form_dir("fp32") / "variants" / name / set;
+      SCOPED_TRACE(dir.string());
+      const auto inputs = read_set(dir, "input");
+      expect_matches(compile_model(with_attention_attr(attr, value), step_options(inputs)), dir, inputs, ops);
+    }
+}
+
+TEST(GenaiDecoders, UnderMaxSeqLenTheyGenerateTheirTokens) {
+  std::ifstream f(kLlama / "greedy.json");
+  const nlohmann::json j = nlohmann::json::parse(f);
+  for (const char* form : {"fp32", "packed", "int4"}) {
+    SCOPED_TRACE(form);
+    const CompileResult r = compile(form_dir(form) / "model.onnx", prefill_and_decode("sequence_length"));
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
+    // The int4 graph's tokens are those of onnxruntime's loop over it (4-bit weights change them).
+    const std::string key = std::string(form) == "int4" ? "onnxruntime_llama_gqa_int4" : "hf_generate";
+    expect_generates(r.pte, ints(j.at("prompt")), ints(j.at(key)));
+  }
+}
+
+TEST(GenaiDecoders, WhatIsNotComputedIsRefusedWithTheReason) {
+  const auto inputs = read_set(form_dir("fp32") / "test_data_set_1", "input");
+  const CompileResult smooth = compile_model(with_attention_attr("smooth_softmax", 1), step_options(inputs));
+  EXPECT_FALSE(smooth.ok);
+  EXPECT_NE(diags(smooth.diagnostics).find("smooth_softmax is not supported"), std::string::npos)
+      << diags(smooth.diagnostics);
+  // A local window shorter than the cache: the program would need a sliding-window cache.
+  const CompileResult windowed = compile_model(with_attention_attr("local_window_size", 3), prefill_and_decode("sequence_length"));
+  EXPECT_FALSE(windowed.ok);
+  EXPECT_NE(diags(windowed.diagnostics).find("its local window of 3 positions is shorter than --max-seq-len 32"), std::string::npos) << diags(windowed.diagnostics);
+  CompileOptions batch2 = step_options(inputs);
+  batch2.dims["batch_size"] = 2;
+  batch2.input_values.clear();
+  const CompileResult two = compile(form_dir("fp32") / "model.onnx", batch2);
+  EXPECT_FALSE(two.ok);
+  EXPECT_NE(diags(two.diagnostics).find("a batch of 2 sequences is not supported"), std::string::npos)
+      << diags(two.diagnostics);
+}
+
+}  // namespace
+}  // namespace vkc::test
