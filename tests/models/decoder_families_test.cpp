@@ -7,7 +7,8 @@
 // - Under --max-seq-len with a range of sequence lengths (1..3): the mask is taken as all ones, the program
 //   takes tokens and input_pos, and greedy generation equals transformers' generate().
 // - Gemma-2/3's sliding-window layers keep their cache while the window holds it.
-// - Steps without position ids (Llama, GPT-2) follow input_pos; OPT's form is refused.
+// - Steps without position ids (Llama, GPT-2; TorchScript's and dynamo's exports) follow input_pos;
+//   OPT's form is refused.
 // - An fp16 export's attention fuses and its KV-cache program generates transformers' tokens.
 // - Full-sequence graphs of GPT-2 (learned positions, fused qkv Split) and Falcon (multi-query
 //   attention that MatMul broadcasts over the heads) fuse attention and match onnxruntime.
@@ -180,13 +181,18 @@ TEST(DecoderFamilies, SlidingWindowLayersKeepTheirCacheWhenTheWindowHoldsIt) {
 // --max-seq-len follows input_pos (their causal mask, computed from it too, is checked at every
 // position); OPT computes them from a cumulative sum of the mask, which is refused.
 TEST(DecoderFamilies, StepsWithoutPositionIdsFollowInputPos) {
-  for (const char* name : {"llama/llama_nopos_legacy", "gpt2/gpt2_nopos_legacy"}) {
+  // TorchScript writes the positions as Range(0, S) + past, the dynamo exporter as Range(past, past + S)
+  // (and names the mask's length apart).
+  for (const char* name : {"llama/llama_nopos_legacy", "gpt2/gpt2_nopos_legacy", "llama/llama_nopos_dynamo",
+                           "gpt2/gpt2_nopos_dynamo"}) {
     const fs::path dir = kDir / name;
     SCOPED_TRACE(dir.string());
     // Without --max-seq-len the past is fixed and every output equals onnxruntime's.
     const auto inputs = read_set(dir / "test_data_set_1", "input");
     CompileOptions fixed;
-    fixed.dims = {{"sequence_length", inputs.at(0).shape.at(1)}, {"past_sequence_length", inputs.at(2).shape.at(2)}};
+    const int64_t s = inputs.at(0).shape.at(1), past = inputs.at(2).shape.at(2);
+    fixed.dims = {{"sequence_length", s}, {"past_sequence_length", past}};
+    fixed.input_shapes["attention_mask"] = {1, past + s};
     expect_set_compiles_and_matches(dir, "test_data_set_1", inputs, fixed);
     const CompileResult r = compile(dir / "model.onnx", prefill_and_decode("sequence_length"));
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
@@ -201,44 +207,6 @@ TEST(DecoderFamilies, StepsWithoutPositionIdsFollowInputPos) {
   const CompileResult opt = compile(kDir / "opt/opt_nopos_legacy/model.onnx", o);
   EXPECT_FALSE(opt.ok);
   EXPECT_NE(opt.error().find("export with position_ids"), std::string::npos) << opt.error();
-}
-
-// The dynamo exporter writes the cache positions as Range(past, past + S) where TorchScript writes
-// Range(0, S) + past: the Llama step without position ids rewritten so (each such Add becomes a
-// Range from the past length) compiles and generates the same tokens.
-TEST(DecoderFamilies, PositionsWrittenAsARangeFromThePastFollowInputPos) {
-  const fs::path dir = kDir / "llama/llama_nopos_legacy";
-  onnx::ModelProto m = read_model(dir / "model.onnx");
-  std::map<std::string, const onnx::NodeProto*> ranges;  // by output
-  for (const auto& n : m.graph().node())
-    if (n.op_type() == "Range") ranges[n.output(0)] = &n;
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
-  int rewritten = 0;
-  for (const auto& n : m.graph().node()) {
-    auto r = n.op_type() == "Add" && n.input_size() == 2 ? ranges.find(n.input(0)) : ranges.end();
-    if (r == ranges.end()) {
-      *nodes.Add() = n;
-      continue;
-    }
-    // Add(Range(0, S, 1), past) -> Range(past, Add(past, S), 1)
-    onnx::NodeProto* limit = nodes.Add();
-    limit->set_op_type("Add");
-    limit->add_input(n.input(1));
-    limit->add_input(r->second->input(1));
-    limit->add_output(n.output(0) + "_limit");
-    onnx::NodeProto* range = nodes.Add();
-    range->set_op_type("Range");
-    range->add_input(n.input(1));
-    range->add_input(n.output(0) + "_limit");
-    range->add_input(r->second->input(2));
-    range->add_output(n.output(0));
-    ++rewritten;
-  }
-  ASSERT_EQ(rewritten, 2);  // the positions and the mask's query positions
-  *m.mutable_graph()->mutable_node() = nodes;
-  const CompileResult r = compile_model(m, prefill_and_decode("sequence_length"));
-  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-  expect_family_tokens(r.pte, dir.parent_path());
 }
 
 // A Llama exported from the model in fp16 (export_step_variants.py): TorchScript raises the fp16
