@@ -90,6 +90,33 @@ def greedy(runner):
     return tokens
 
 
+def data_sets(runner, folder, first=0):
+    """Data sets `first`..2 of `folder`: 0 the prompt from an empty cache, 1 one token at the
+    prompt's cache (past 8), 2 three tokens at a cache of 5; onnxruntime's outputs."""
+    names = [i.name for i in runner.inputs]
+    arrays, outs, past8 = runner.step(ed.PROMPT, runner.empty())
+    if first == 0:
+        save_set(folder, 0, arrays, outs, names)
+    arrays, outs, _ = runner.step([ed.PROMPT[-1]], past8)
+    save_set(folder, 1, arrays, outs, names)
+    _, _, past5 = runner.step(ed.PROMPT[:5], runner.empty())
+    arrays, outs, _ = runner.step(ed.PROMPT[5:8], past5)
+    save_set(folder, 2, arrays, outs, names)
+
+
+def record_tokens(out, key, runner):
+    """The tokens of an onnxruntime loop over `runner`'s model, kept in llama/greedy.json as `key`;
+    returns them and transformers' tokens."""
+    tokens = greedy(runner)
+    greedy_path = os.path.join(out, "llama", "greedy.json")
+    with open(greedy_path) as f:
+        g = json.load(f)
+    g[key] = tokens
+    with open(greedy_path, "w") as f:
+        json.dump(g, f)
+    return tokens, g["hf_generate"]
+
+
 def export(out, precision, hf_dir, report):
     folder = os.path.join(out, "llama", f"llama_genai_{precision}")
     tmp = tempfile.mkdtemp()
@@ -100,28 +127,16 @@ def export(out, precision, hf_dir, report):
         if f.endswith(".onnx") or f.endswith(".onnx.data") or f == "genai_config.json":
             shutil.copy(os.path.join(tmp, f), folder)
     runner = Runner(os.path.join(folder, "model.onnx"))
-    names = [i.name for i in runner.inputs]
-    arrays, outs, past8 = runner.step(ed.PROMPT, runner.empty())
-    save_set(folder, 0, arrays, outs, names)
-    arrays, outs, _ = runner.step([ed.PROMPT[-1]], past8)
-    save_set(folder, 1, arrays, outs, names)
-    _, _, past5 = runner.step(ed.PROMPT[:5], runner.empty())
-    arrays, outs, _ = runner.step(ed.PROMPT[5:8], past5)
-    save_set(folder, 2, arrays, outs, names)
-    tokens = greedy(runner)
-    greedy_path = os.path.join(out, "llama", "greedy.json")
-    with open(greedy_path) as f:
-        g = json.load(f)
-    g[f"onnxruntime_llama_genai_{precision}"] = tokens
-    with open(greedy_path, "w") as f:
-        json.dump(g, f)
+    data_sets(runner, folder)
+    tokens, hf = record_tokens(out, f"onnxruntime_llama_genai_{precision}", runner)
     ops = {}
     import onnx
     for n in onnx.load(os.path.join(folder, "model.onnx"), load_external_data=False).graph.node:
         key = (n.domain + "::" if n.domain else "") + n.op_type
         ops[key] = ops.get(key, 0) + 1
+    names = [i.name for i in runner.inputs]
     report.append(f"llama_genai_{precision}: inputs {names}; ops {ops}; tokens {tokens} "
-                  f"(transformers {g['hf_generate']}, equal: {tokens == g['hf_generate']})")
+                  f"(transformers {hf}, equal: {tokens == hf})")
 
 
 def main():

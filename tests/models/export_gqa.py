@@ -36,7 +36,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_decoders as ed  # noqa: E402
-from onnx_test_data import save_set  # noqa: E402
 
 
 def build(model, cfg, packed):
@@ -147,18 +146,6 @@ def edited(m, attrs):
     return e
 
 
-def data_sets(runner, folder, first=0):
-    names = [i.name for i in runner.inputs]
-    arrays, outs, past8 = runner.step(ed.PROMPT, runner.empty())
-    if first == 0:
-        save_set(folder, 0, arrays, outs, names)
-    arrays, outs, _ = runner.step([ed.PROMPT[-1]], past8)
-    save_set(folder, 1, arrays, outs, names)
-    _, _, past5 = runner.step(ed.PROMPT[:5], runner.empty())
-    arrays, outs, _ = runner.step(ed.PROMPT[5:8], past5)
-    save_set(folder, 2, arrays, outs, names)
-
-
 def variants(out, m, report):
     import export_genai as eg
     for name, attrs in VARIANTS.items():
@@ -166,7 +153,7 @@ def variants(out, m, report):
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "model.onnx")
         onnx.save(edited(m, attrs), path)
-        data_sets(eg.Runner(path), folder, first=1)
+        eg.data_sets(eg.Runner(path), folder, first=1)
         os.remove(path)
         report.append(f"variant {name} {attrs}: data sets 1, 2")
 
@@ -178,16 +165,9 @@ def write(out, form, m, report):
     path = os.path.join(folder, "model.onnx")
     onnx.save(m, path)
     runner = eg.Runner(path)
-    data_sets(runner, folder)
-    tokens = eg.greedy(runner)
-    greedy_path = os.path.join(out, "llama", "greedy.json")
-    with open(greedy_path) as f:
-        g = json.load(f)
-    g[f"onnxruntime_llama_gqa_{form}"] = tokens
-    with open(greedy_path, "w") as f:
-        json.dump(g, f)
-    report.append(f"llama_gqa_{form}: {len(m.graph.node)} nodes, tokens {tokens} "
-                  f"(transformers {g['hf_generate']}, equal: {tokens == g['hf_generate']})")
+    eg.data_sets(runner, folder)
+    tokens, hf = eg.record_tokens(out, f"onnxruntime_llama_gqa_{form}", runner)
+    report.append(f"llama_gqa_{form}: {len(m.graph.node)} nodes, tokens {tokens} (transformers {hf}, equal: {tokens == hf})")
 
 
 def main():

@@ -7,18 +7,25 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 OUTDIR=${1:?usage: build.sh OUT_DIR}
 GLSLANG=${GLSLANG:-/root/.cache/vkc-bench/executorch/glslang-build/StandAlone/glslang}
 mkdir -p "$OUTDIR"
-# name  TM TN SG_M SG_N BK INV STAGES RSETS FRAG_DB GROUP_M
-while read -r tag tm tn sgm sgn bk inv st rs fdb gm; do
-  case $tag in ''|\#*) continue ;; esac
-  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
-  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
-    -DSTAGES=$st -DRSETS=$rs -DFRAG_DB=$fdb -DGROUP_M=$gm "$HERE/coopmat_exp.comp" -o "$out" 2>&1); then
+# variant SOURCE TAG TM TN BK INV -DNAME=V...: builds s_<TM>x<TN>_k<BK>_i<INV>_kn0_<TAG>.spv from
+# SOURCE with the tile's defines and the rest, and names it.
+variant() {
+  local src=$1 tag=$2 tm=$3 tn=$4 bk=$5 inv=$6
+  shift 6
+  local out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv log
+  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DBK=$bk -DINV=$inv "$@" "$HERE/$src" -o "$out" 2>&1); then
     echo "$log" >&2
     exit 1
   fi
   # SPIRV_VAL: a spirv-val that knows SPV_KHR_cooperative_matrix (SPIRV-Tools 2023.3 or later).
   [ -z "${SPIRV_VAL:-}" ] || "$SPIRV_VAL" --target-env vulkan1.3 "$out"
-  echo "$(basename "$out")"
+  basename "$out"
+}
+# name  TM TN SG_M SG_N BK INV STAGES RSETS FRAG_DB GROUP_M
+while read -r tag tm tn sgm sgn bk inv st rs fdb gm; do
+  case $tag in ''|\#*) continue ;; esac
+  variant coopmat_exp.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DSTAGES=$st -DRSETS=$rs \
+    -DFRAG_DB=$fdb -DGROUP_M=$gm
 done <<'LIST'
 # control: linear_coopmat's schedule (1 stage, K 48, next step in registers)
 base     128 256 64 64 48 256 1 1 0 0
@@ -41,14 +48,7 @@ LIST
 # name  TM TN SG_M SG_N BK INV SMEM
 while read -r tag tm tn sgm sgn bk inv smem; do
   case $tag in ''|\#*) continue ;; esac
-  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
-  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
-    -DSMEM=$smem "$HERE/coopmat_peak.comp" -o "$out" 2>&1); then
-    echo "$log" >&2
-    exit 1
-  fi
-  [ -z "${SPIRV_VAL:-}" ] || "$SPIRV_VAL" --target-env vulkan1.3 "$out"
-  echo "$(basename "$out")"
+  variant coopmat_peak.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DSMEM=$smem
 done <<'LIST'
 peakreg  128 256 64 64 48 256 0
 peakreg  128 128 64 64 48 128 0
@@ -60,9 +60,9 @@ LIST
 
 # coopmat_bdirect.comp: B's fragments read straight from the buffer (A staged), K step BK.
 for bk in 32 64 128; do
-  out=$OUTDIR/s_128x256_k${bk}_i256_kn0_bdirect.spv
+  out=$OUTDIR/s_128x256_k${bk}_i256_kn0_bdirect.spv  # its tile is fixed in the source
   "$GLSLANG" --target-env vulkan1.3 -V -DBK=$bk "$HERE/coopmat_bdirect.comp" -o "$out" >/dev/null || exit 1
-  echo "$(basename "$out")"
+  basename "$out"
 done
 
 # The staging of coopmat_exp.comp without the products (NO_MMA), and its global loads alone
@@ -70,13 +70,8 @@ done
 # name  TM TN SG_M SG_N BK INV RSETS NO_MMA LOADS_ONLY
 while read -r tag tm tn sgm sgn bk inv rs nomma lo; do
   case $tag in ''|\#*) continue ;; esac
-  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
-  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
-    -DRSETS=$rs -DNO_MMA=$nomma -DLOADS_ONLY=$lo "$HERE/coopmat_exp.comp" -o "$out" 2>&1); then
-    echo "$log" >&2
-    exit 1
-  fi
-  echo "$(basename "$out")"
+  variant coopmat_exp.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DRSETS=$rs -DNO_MMA=$nomma \
+    -DLOADS_ONLY=$lo
 done <<'LIST'
 stage    128 256 64 64 48 256 1 1 0
 loads    128 256 64 64 48 256 1 1 1
@@ -91,13 +86,8 @@ LIST
 # name  TM TN SG_M SG_N BK INV STAGES DIRECT ACC16
 while read -r tag tm tn sgm sgn bk inv st direct acc16; do
   case $tag in ''|\#*) continue ;; esac
-  out=$OUTDIR/s_${tm}x${tn}_k${bk}_i${inv}_kn0_${tag}.spv
-  if ! log=$("$GLSLANG" --target-env vulkan1.3 -V -DTM=$tm -DTN=$tn -DSG_M=$sgm -DSG_N=$sgn -DBK=$bk -DINV=$inv \
-    -DSTAGES=$st -DDIRECT=$direct -DACC16=$acc16 "$HERE/coopmat_exp.comp" -o "$out" 2>&1); then
-    echo "$log" >&2
-    exit 1
-  fi
-  echo "$(basename "$out")"
+  variant coopmat_exp.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DSTAGES=$st -DDIRECT=$direct \
+    -DACC16=$acc16
 done <<'LIST'
 direct       128 256 64 64  16 256 2 1 0
 direct       128 128 64 32  32 256 2 1 0
