@@ -17,6 +17,8 @@
 //   GroupQueryAttention (onnxruntime-genai's decoders) -> group_query_attention.h
 // The skip forms' optional 4th output (the sum) is the Add's output. Nodes whose mean / inverse
 // standard deviation outputs are read, or that normalize over another axis, stay and are reported.
+#include <fmt/format.h>
+
 #include <cstring>
 
 #include "group_query_attention.h"
@@ -174,12 +176,17 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
   // the contrib operators: each layer's once the layers before it are rewritten and typed.
   bool expanded = false;
   for (const ir::Node* n : g.nodes()) expanded = expanded || contrib(n, "GroupQueryAttention");
+  size_t count = 0;
   while (expanded) {
     expanded = false;
     settle_types(g);
     for (ir::Node* n : g.nodes())
-      if (contrib(n, "GroupQueryAttention")) expanded = expand_group_query_attention(g, n, ctx) || expanded;
+      if (contrib(n, "GroupQueryAttention") && expand_group_query_attention(g, n, ctx)) expanded = true, ++count;
   }
+  if (count > 0 && ctx.max_seq_len > 0)
+    ctx.notes.push_back(fmt::format("--max-seq-len: {} GroupQueryAttention node(s) take their positions as past + [0, S) "
+                                    "(seqlens_k = past + S - 1: one sequence, no padding)",
+                                    count));
 }
 
 }  // namespace vkc::passes

@@ -20,7 +20,8 @@ download), since the builder (package onnxruntime-genai) is not on the GPU machi
   greedy.json gains onnxruntime_llama_gqa_<form>: the tokens of an onnxruntime loop.
   llama/llama_gqa_fp32/variants/<name>/: data sets 1 and 2 (no model) of the fp32 graph with its
   GroupQueryAttention attributes edited (the test makes the same edit): `window` local_window_size 3,
-  `softcap` softcap 1.5, `interleaved` rotary_interleaved 1.
+  `softcap` softcap 1.5, `interleaved` rotary_interleaved 1. (Partial rotary cannot be made at this
+  head size: onnxruntime's kernel wants cos_cache's width a multiple of 8 and at most head / 2.)
 
 Run where PyTorch, transformers, onnx and onnxruntime are (the GPU machine), from the repository
 root:  python3 tests/models/export_gqa.py tests/models/decoders
@@ -153,9 +154,12 @@ def variants(out, m, report):
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "model.onnx")
         onnx.save(edited(m, attrs), path)
-        eg.data_sets(eg.Runner(path), folder, first=1)
+        try:
+            eg.data_sets(eg.Runner(path), folder, first=1)
+            report.append(f"variant {name} {attrs}: data sets 1, 2")
+        except Exception as e:  # noqa: BLE001 - reported, not fatal
+            report.append(f"variant {name}: FAILED {e!r}"[:400])
         os.remove(path)
-        report.append(f"variant {name} {attrs}: data sets 1, 2")
 
 
 def write(out, form, m, report):
