@@ -59,15 +59,20 @@ const CachePair* cache_source(const ir::Graph& g, ir::Value* x, const std::map<c
 std::string non_causal_reason(const ir::Value* mask, const std::vector<float>& v, int64_t s, int64_t l, int64_t pos);
 
 // A mask computed from input_pos (a graph that computes its positions from the cache length): its
-// value at the positions input_pos may take, each checked like a constant one. Every position up
-// to 256 of them; beyond, the first and last 128 and every 61st between (the masks exporters write
-// compare positions elementwise, and each evaluation costs a pass over [S, N]).
+// value at the positions input_pos may take, each checked like a constant one (the masks exporters
+// write compare positions elementwise, and each evaluation costs a pass over [S, N]). One token per
+// call: every position up to 256 of them; beyond, the first and last 128 and every 61st between.
+// S tokens per call: row i at input_pos p is query position p + i, so p = 0, S, 2S, ... and the
+// last check every query position once; the first and last 8 and 16 more (every 61st) check the
+// mask's use of p itself.
 std::string non_causal_reason_at_every_position(const ir::Value* mask, const ir::Value* input_pos, int64_t s,
                                                 int64_t l) {
   const int64_t last = l - s;  // input_pos takes 0 .. N - S
   std::vector<int64_t> positions;
   for (int64_t p = 0; p <= last; ++p)
-    if (last < 256 || p < 128 || p > last - 128 || p % 61 == 0) positions.push_back(p);
+    if (s > 1 ? p % s == 0 || p < 8 || p > last - 8 || (p % 61 == 0 && p < 61 * 16)
+              : last < 256 || p < 128 || p > last - 128 || p % 61 == 0)
+      positions.push_back(p);
   for (const int64_t p : positions) {
     const auto bound = kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p});
     const auto value = folding::evaluate(mask, {{input_pos, bound}});
