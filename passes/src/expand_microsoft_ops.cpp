@@ -14,14 +14,14 @@
 //                                             -> LayerNormalization(Gather(word, ids) + Gather(position,
 //                                                position_ids or 0..S-1) [+ Gather(segment, segment_ids)])
 //                                                (its mask_index and embedding_sum outputs unread)
-//   GroupQueryAttention (onnxruntime-genai's decoders) -> group_query_attention.h
+//   GroupQueryAttention, RotaryEmbedding (onnxruntime-genai's decoders) -> microsoft_attention.h
 // The skip forms' optional 4th output (the sum) is the Add's output. Nodes whose mean / inverse
 // standard deviation outputs are read, or that normalize over another axis, stay and are reported.
 #include <fmt/format.h>
 
 #include <cstring>
 
-#include "group_query_attention.h"
+#include "microsoft_attention.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -172,16 +172,22 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
       finish(g, n, r->output(0));
     }
   }
-  // GroupQueryAttention reads the shapes of its inputs, which ONNX's inference could not give past
-  // the contrib operators: each layer's once the layers before it are rewritten and typed.
+  // GroupQueryAttention and RotaryEmbedding read the shapes of their inputs, which ONNX's inference
+  // could not give past the contrib operators: each layer's once the layers before it are rewritten
+  // and typed.
+  const auto attention = [](const ir::Node* n) {
+    return contrib(n, "GroupQueryAttention") || contrib(n, "RotaryEmbedding");
+  };
   bool expanded = false;
-  for (const ir::Node* n : g.nodes()) expanded = expanded || contrib(n, "GroupQueryAttention");
+  for (const ir::Node* n : g.nodes()) expanded = expanded || attention(n);
   size_t count = 0;
   while (expanded) {
     expanded = false;
     settle_types(g);
-    for (ir::Node* n : g.nodes())
+    for (ir::Node* n : g.nodes()) {
+      if (contrib(n, "RotaryEmbedding") && expand_rotary_embedding(g, n)) expanded = true;
       if (contrib(n, "GroupQueryAttention") && expand_group_query_attention(g, n, ctx)) expanded = true, ++count;
+    }
   }
   if (count > 0 && ctx.max_seq_len > 0)
     ctx.notes.push_back(fmt::format("--max-seq-len: {} GroupQueryAttention node(s) take their positions as past + [0, S) "

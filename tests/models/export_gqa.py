@@ -15,6 +15,8 @@ download), since the builder (package onnxruntime-genai) is not on the GPU machi
   by onnxruntime's MatMulNBitsQuantizer (4 bits, blocks of 32, as the builder's int4 does);
   llama/llama_gqa_packed/ the fp32 graph with Q, K and V as one packed projection (GQA reads its
   packed input, key and value absent; the builder does this for fused-qkv models).
+  llama/llama_gqa_rotemb/ the fp32 graph with a position_ids input and the rotation done by
+  com.microsoft RotaryEmbedding nodes before a GroupQueryAttention that does not rotate.
   Data sets: 0 the prompt from an empty cache, 1 one token at the prompt's cache (past 8), 2 three
   tokens at a cache of 5; onnxruntime's outputs (its own GroupQueryAttention kernel).
   greedy.json gains onnxruntime_llama_gqa_<form>: the tokens of an onnxruntime loop.
@@ -39,7 +41,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_decoders as ed  # noqa: E402
 
 
-def build(model, cfg, packed):
+def build(model, cfg, packed, rotemb=False):
     sd = {k: v.detach().numpy().astype(np.float32) for k, v in model.state_dict().items()}
     hidden, heads, kv = cfg.hidden_size, cfg.num_attention_heads, cfg.num_key_value_heads
     head = hidden // heads
@@ -88,12 +90,20 @@ def build(model, cfg, packed):
         else:
             for n, w in zip("qkv", (wq, wk, wv)):
                 gqa_in.append(node("MatMul", [normed, init(f"{n}_{i}", w)], [f"{n}_{i}_out"]))
+        rotary = {"do_rotary": 1, "rotary_interleaved": 0}
+        tables = ["cos_cache", "sin_cache"]
+        if rotemb:  # RoPE by separate RotaryEmbedding nodes at position_ids, as the builder does for
+            # execution providers whose attention does not rotate
+            for j, h in ((0, heads), (1, kv)):
+                gqa_in[j] = node("RotaryEmbedding", [gqa_in[j], "position_ids", "cos_cache", "sin_cache"],
+                                 [gqa_in[j] + "_rotary"], domain="com.microsoft", num_heads=h, interleaved=0)
+            rotary, tables = {"do_rotary": 0}, []
         attn = node("GroupQueryAttention",
                     gqa_in + [f"past_key_values.{i}.key", f"past_key_values.{i}.value", "seqlens_k",
-                              "total_sequence_length", "cos_cache", "sin_cache"],
+                              "total_sequence_length"] + tables,
                     [f"attn_{i}", f"present.{i}.key", f"present.{i}.value"], domain="com.microsoft",
-                    num_heads=heads, kv_num_heads=kv, do_rotary=1, rotary_interleaved=0,
-                    scale=float(1.0 / np.sqrt(head)), local_window_size=-1)
+                    num_heads=heads, kv_num_heads=kv, scale=float(1.0 / np.sqrt(head)), local_window_size=-1,
+                    **rotary)
         o = node("MatMul", [attn, init(f"o_{i}", sd[p + "self_attn.o_proj.weight"].T)], [f"o_{i}_out"])
         node("SkipSimplifiedLayerNormalization", [o, residual, init(f"post_ln_{i}", sd[p + "post_attention_layernorm.weight"])],
              [f"post_ln_{i}_out", "", "", f"post_ln_{i}_sum"], domain="com.microsoft", epsilon=eps)
@@ -112,6 +122,8 @@ def build(model, cfg, packed):
     out_kv = ["batch_size", kv, "total_sequence_length", head]
     inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch_size", "sequence_length"]),
               helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch_size", "total_sequence_length"])]
+    if rotemb:
+        inputs.insert(1, helper.make_tensor_value_info("position_ids", TensorProto.INT64, ["batch_size", "sequence_length"]))
     outputs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch_size", "sequence_length", cfg.vocab_size])]
     for i in range(layers):
         for kind in ("key", "value"):
@@ -185,6 +197,7 @@ def main():
     write(out, "fp32", fp32, report)
     variants(out, fp32, report)
     write(out, "packed", build(model, cfg, packed=True), report)
+    write(out, "rotemb", build(model, cfg, packed=False, rotemb=True), report)
     try:
         write(out, "int4", int4(fp32), report)
     except Exception as e:  # noqa: BLE001

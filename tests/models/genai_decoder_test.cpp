@@ -3,7 +3,8 @@
 // seqlens_k and total_sequence_length computed from the mask; (Skip)SimplifiedLayerNormalization
 // (the plain one in the ONNX domain, where onnxruntime registers it); com.microsoft
 // GroupQueryAttention with the rotary inside; MatMulNBits for int4. tests/models/decoders/llama/
-// llama_gqa_{fp32,packed,int4}, made by export_gqa.py on the GPU machine from the tiny Llama's weights,
+// llama_gqa_{fp32,packed,int4,rotemb} (rotemb: RoPE by RotaryEmbedding nodes at a position_ids
+// input, GroupQueryAttention not rotating), made by export_gqa.py on the GPU machine from the tiny Llama's weights,
 // node for node as the builder writes them (the builder's package is not installed there); their
 // outputs are onnxruntime's, from its own GroupQueryAttention kernel, and its loop over the fp32
 // graph generates transformers' tokens.
@@ -27,10 +28,14 @@ const fs::path kLlama = corpus("decoders") / "llama";
 
 fs::path form_dir(const std::string& form) { return kLlama / ("llama_gqa_" + form); }
 
-// The data set's sizes fixed and the mask bound to ones: the mask feeds seqlens_k through an
-// integer sum, which folds once bound (a program that keeps its cache takes no mask at all).
-CompileOptions step_options(const std::vector<Tensor>& inputs) {
-  const int64_t s = inputs.at(0).shape.at(1), past = inputs.at(2).shape.at(2);
+// Where a form's attention mask sits among its inputs (input_ids, [position_ids,] attention_mask,
+// past key/values): the rotemb form takes position ids.
+size_t mask_index(const std::string& form) { return form == "rotemb" ? 2 : 1; }
+
+// The data set's sizes fixed and the mask (input `mask`) bound to ones: the mask feeds seqlens_k
+// through an integer sum, which folds once bound (a program that keeps its cache takes no mask).
+CompileOptions step_options(const std::vector<Tensor>& inputs, size_t mask = 1) {
+  const int64_t s = inputs.at(0).shape.at(1), past = inputs.at(mask + 1).shape.at(2);
   CompileOptions o;
   o.dims = {{"batch_size", 1}, {"sequence_length", s}, {"past_sequence_length", past}, {"total_sequence_length", past + s}};
   std::string ones = "1";
@@ -39,20 +44,20 @@ CompileOptions step_options(const std::vector<Tensor>& inputs) {
   return o;
 }
 
-std::vector<Tensor> without_mask(std::vector<Tensor> inputs) {
-  inputs.erase(inputs.begin() + 1);
+std::vector<Tensor> without_mask(std::vector<Tensor> inputs, size_t mask) {
+  inputs.erase(inputs.begin() + static_cast<std::ptrdiff_t>(mask));
   return inputs;
 }
 
 // `r` (data set `set`'s program) runs `ops` and reproduces onnxruntime's outputs.
 void expect_matches(const CompileResult& r, const fs::path& set, const std::vector<Tensor>& inputs,
-                    const std::vector<std::string>& ops) {
+                    const std::vector<std::string>& ops, size_t mask = 1) {
   ASSERT_TRUE(r.ok) << set.string() << ": " << diags(r.diagnostics);
   const auto ran = ops_of(r);
   for (const std::string& op : ops) EXPECT_TRUE(ran.count(op)) << set.string() << ": no " << op;
   const auto want = read_set(set, "output");
   for (const std::string& b : backends())
-    expect_close(run_pte(r.pte, without_mask(inputs), b), want, set.string() + " on " + b, 1e-3, 1e-4);
+    expect_close(run_pte(r.pte, without_mask(inputs, mask), b), want, set.string() + " on " + b, 1e-3, 1e-4);
 }
 
 // The fp32 graph with `attr` of every GroupQueryAttention set to `value`.
@@ -76,13 +81,13 @@ onnx::ModelProto with_attention_attr(const std::string& attr, double value) {
 }
 
 TEST(GenaiDecoders, GroupQueryAttentionStepsMatchOnnxruntime) {
-  for (const char* form : {"fp32", "packed", "int4"})
+  for (const std::string form : {"fp32", "packed", "int4", "rotemb"})
     for (const char* set : {"test_data_set_1", "test_data_set_2"}) {  // 1 token at a past of 8, 3 at 5
       const fs::path dir = form_dir(form) / set;
       SCOPED_TRACE(dir.string());
       const auto inputs = read_set(dir, "input");
-      expect_matches(compile(form_dir(form) / "model.onnx", step_options(inputs)), dir, inputs,
-                     {"vk.et_vk.sdpa.default", "vk.et_vk.apply_rotary_emb_hf.default"});
+      expect_matches(compile(form_dir(form) / "model.onnx", step_options(inputs, mask_index(form))), dir, inputs,
+                     {"vk.et_vk.sdpa.default", "vk.et_vk.apply_rotary_emb_hf.default"}, mask_index(form));
     }
 }
 
@@ -104,7 +109,7 @@ TEST(GenaiDecoders, WindowSoftcapAndInterleavedRotaryMatchOnnxruntime) {
 TEST(GenaiDecoders, UnderMaxSeqLenTheyGenerateTheirTokens) {
   std::ifstream f(kLlama / "greedy.json");
   const nlohmann::json j = nlohmann::json::parse(f);
-  for (const char* form : {"fp32", "packed", "int4"}) {
+  for (const std::string form : {"fp32", "packed", "int4", "rotemb"}) {
     SCOPED_TRACE(form);
     const CompileResult r = compile(form_dir(form) / "model.onnx", prefill_and_decode("sequence_length"));
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
@@ -113,7 +118,7 @@ TEST(GenaiDecoders, UnderMaxSeqLenTheyGenerateTheirTokens) {
               std::string::npos)
         << diags(r.diagnostics);
     // The int4 graph's tokens are those of onnxruntime's loop over it (4-bit weights change them).
-    const std::string key = std::string(form) == "int4" ? "onnxruntime_llama_gqa_int4" : "hf_generate";
+    const std::string key = form == "int4" ? "onnxruntime_llama_gqa_int4" : "hf_generate";
     expect_generates(r.pte, ints(j.at("prompt")), ints(j.at(key)));
   }
 }

@@ -13,7 +13,7 @@
 // Under --max-seq-len the program keeps one sequence without padding (assume-unpadded-mask), so
 // seqlens_k is past + S - 1: the positions are written as Range(past, past + S) from past_key's
 // length, which keep-cache-positions makes follow input_pos.
-#include "group_query_attention.h"
+#include "microsoft_attention.h"
 
 #include <fmt/format.h>
 
@@ -105,6 +105,16 @@ ir::Value* rotate(Builder& b, ir::Value* x, ir::Value* cos, ir::Value* sin, int6
   return r < d ? b.concat({rotated, b.slice_last(x, r, d)}, -1) : rotated;
 }
 
+// Rows `pos` [B, S] (int64) of a rotary table [max, R/2], as [B, 1, S, R/2] in `b.dt`.
+ir::Value* table_rows(Builder& b, ir::Value* table, ir::Value* pos) {
+  const Ints ps = pos->shape().sizes();
+  const int64_t half = table->shape().sizes()[1];
+  ir::Value* rows = b.op("Gather", {table, pos}, table->dtype(), {ps[0], ps[1], half}, {{"axis", int64_t{0}}});
+  if (table->dtype() != b.dt)
+    rows = b.f("Cast", {rows}, {ps[0], ps[1], half}, {{"to", int64_t(b.dt == ir::DType::Float16 ? 10 : 1)}});
+  return b.f("Unsqueeze", {rows, b.ints({1}, {1})}, {ps[0], 1, ps[1], half});
+}
+
 }  // namespace
 
 bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& ctx) {
@@ -194,14 +204,8 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   if (rotary) {
     const int64_t half = cos_cache->shape().sizes()[1], r = 2 * half;
     if (r > d) throw fail("the rotary tables are wider than the head");
-    const auto table = [&](ir::Value* t) {
-      ir::Value* rows = b.op("Gather", {t, pos}, t->dtype(), {batch, seq, half}, {{"axis", int64_t{0}}});
-      if (t->dtype() != b.dt)
-        rows = b.f("Cast", {rows}, {batch, seq, half}, {{"to", int64_t(b.dt == ir::DType::Float16 ? 10 : 1)}});
-      return b.f("Unsqueeze", {rows, b.ints({1}, {1})}, {batch, 1, seq, half});
-    };
-    ir::Value* cos = table(cos_cache);
-    ir::Value* sin = table(sin_cache);
+    ir::Value* cos = table_rows(b, cos_cache, pos);
+    ir::Value* sin = table_rows(b, sin_cache, pos);
     const bool interleaved = n->attr_int("rotary_interleaved", 0) != 0;
     q = rotate(b, q, cos, sin, r, interleaved);
     k = rotate(b, k, cos, sin, r, interleaved);
@@ -269,6 +273,68 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
     o->set_type(r->type());
     g.add_node_with_outputs(ir::kOnnxDomain, "Identity", {r}, {o}, g.unique_name(o->name() + "_Identity"))->set_opset(13);
   }
+  return true;
+}
+
+// RotaryEmbedding(input, position_ids, cos_cache, sin_cache) with attributes interleaved, num_heads
+// (for a 3-D input), rotary_embedding_dim (0: the tables' width times 2): the input's heads rotated
+// at positions position_ids ([B, S], or a start [1]: start + i).
+bool expand_rotary_embedding(ir::Graph& g, ir::Node* n) {
+  const auto fail = [&](const std::string& why) {
+    return PassError(fmt::format("RotaryEmbedding '{}': {}", n->name(), why));
+  };
+  ir::Value* x = input_at(n, 0);
+  ir::Value* position_ids = input_at(n, 1);
+  ir::Value* cos_cache = input_at(n, 2);
+  ir::Value* sin_cache = input_at(n, 3);
+  if (!static_value(x) || !static_value(position_ids) || !static_value(cos_cache) || !static_value(sin_cache)) return false;
+  if (!ir::is_float(x->dtype()) || (x->shape().rank() != 3 && x->shape().rank() != 4))
+    throw fail("the input must be a float [B, S, W] or [B, H, S, D] tensor");
+  if (n->attr_int("is_packed_batching", 0) != 0) throw fail("packed batching is not supported");
+  if (cos_cache->shape().rank() != 2 || cos_cache->shape().sizes() != sin_cache->shape().sizes())
+    throw fail("cos_cache and sin_cache must be [max positions, rotary dim / 2]");
+  const Ints xs = x->shape().sizes();
+  const bool three = xs.size() == 3;
+  const int64_t batch = xs[0], seq = three ? xs[1] : xs[2];
+  int64_t heads = three ? n->attr_int("num_heads", 0) : xs[1];
+  const int64_t r_attr = n->attr_int("rotary_embedding_dim", 0);
+  if (three && heads <= 0) {  // without num_heads the head size is the tables' width times 2
+    const int64_t d = r_attr > 0 ? 0 : 2 * cos_cache->shape().sizes()[1];
+    if (d <= 0 || xs[2] % d != 0) throw fail("a 3-D input needs num_heads");
+    heads = xs[2] / d;
+  }
+  const int64_t d = three ? xs[2] / heads : xs[3];
+  if (d <= 0 || (three && d * heads != xs[2])) throw fail("the input width does not split into heads");
+  const int64_t r = r_attr > 0 ? r_attr : 2 * cos_cache->shape().sizes()[1];
+  if (r > d || r % 2 != 0 || r / 2 > cos_cache->shape().sizes()[1]) throw fail("the rotary dim does not fit the head");
+
+  Builder b{g, n, x->dtype()};
+  ir::Value* pos = position_ids->dtype() == ir::DType::Int64
+                       ? position_ids
+                       : b.op("Cast", {position_ids}, ir::DType::Int64, position_ids->shape().sizes(), {{"to", int64_t{7}}});
+  const Ints ps = pos->shape().sizes();
+  if (ps.size() == 1 && ps[0] == 1) {  // a start position: start + i
+    Ints steps(seq);
+    for (int64_t i = 0; i < seq; ++i) steps[i] = i;
+    pos = b.op("Add", {b.op("Reshape", {pos, b.ints({2}, {1, 1})}, ir::DType::Int64, {1, 1}), b.ints({1, seq}, steps)},
+               ir::DType::Int64, {1, seq});
+  } else if (ps != Ints{batch, seq}) {
+    throw fail("position_ids must be [B, S] or [1]");
+  }
+  ir::Value* tcos = cos_cache, *tsin = sin_cache;
+  if (r / 2 < cos_cache->shape().sizes()[1]) {  // the tables' first R/2 columns
+    tcos = b.slice_last(cos_cache, 0, r / 2);
+    tsin = b.slice_last(sin_cache, 0, r / 2);
+  }
+  const int64_t pb = pos->shape().sizes()[0];
+  ir::Value* cos = table_rows(b, tcos, pos);
+  ir::Value* sin = table_rows(b, tsin, pos);
+  if (pb != batch && pb != 1) throw fail("position_ids' batch differs from the input's");
+  ir::Value* x4 = three ? b.transpose(b.reshape(x, {batch, seq, heads, d}), {0, 2, 1, 3}) : x;
+  ir::Value* y = rotate(b, x4, cos, sin, r, n->attr_int("interleaved", 0) != 0);
+  if (three) y = b.reshape(b.transpose(y, {0, 2, 1, 3}), {batch, seq, heads * d});
+  g.replace_all_uses(n->output(0), y);
+  g.remove_node(n);
   return true;
 }
 

@@ -1,5 +1,5 @@
-// com.microsoft GroupQueryAttention (onnxruntime-genai's decoders) as the standard operators it
-// computes; expand-microsoft-ops calls it.
+// com.microsoft GroupQueryAttention and RotaryEmbedding (onnxruntime-genai's decoders, onnxruntime's
+// fused LLM graphs) as the standard operators they compute; expand-microsoft-ops calls them.
 #pragma once
 
 #include "vkc/passes/pass.h"
@@ -12,5 +12,10 @@ namespace vkc::passes {
 /// fuse-attention and use-kv-cache then handle as they do for other decoders. Returns false (and
 /// leaves `n`) when its shapes are not static; throws PassError for what it cannot express.
 bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& ctx);
+
+/// Rewrites RotaryEmbedding node `n` (x [B, S, W] or [B, H, S, D], position_ids [B, S] or a start
+/// [1], cos_cache / sin_cache [max, R/2]) as HF rotate-half (or pairwise, when interleaved) RoPE over
+/// the first R channels of each head. Returns false (and leaves `n`) when its shapes are not static.
+bool expand_rotary_embedding(ir::Graph& g, ir::Node* n);
 
 }  // namespace vkc::passes
