@@ -179,7 +179,18 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
     return contrib(n, "GroupQueryAttention") || contrib(n, "RotaryEmbedding");
   };
   bool expanded = false;
-  for (const ir::Node* n : g.nodes()) expanded = expanded || attention(n);
+  bool computed_tables = false;  // rotary tables that are not constants (LongRoPE's choice by length)
+  for (const ir::Node* n : g.nodes()) {
+    expanded = expanded || attention(n);
+    const size_t table = contrib(n, "GroupQueryAttention") ? 7 : 2;
+    if (attention(n) && n->num_inputs() > table && n->input(table) && !n->input(table)->is_constant())
+      computed_tables = true;
+  }
+  if (computed_tables && ctx.max_seq_len > 0)
+    ctx.notes.push_back(fmt::format(
+        "--max-seq-len: the rotary tables are computed in the graph (as LongRoPE exports choose their short or long "
+        "tables by the total length): they are computed for a total length of {}, the cache's, at every step",
+        ctx.max_seq_len));
   size_t count = 0;
   while (expanded) {
     expanded = false;

@@ -11,10 +11,12 @@
 // - Decode steps (1 token at a past of 8, 3 at 5) with the mask bound to ones match onnxruntime, as
 //   do the fp32 graph's steps with local_window_size, softcap and rotary_interleaved set.
 // - Under --max-seq-len the programs generate transformers' tokens (int4: onnxruntime's).
+// - Rotary tables chosen by the total length (LongRoPE) are chosen at the cache length, with a note.
 // - What GroupQueryAttention computes that vkc does not is refused with the reason.
 // Each on the cpu backend and, where a Vulkan device exists (lavapipe in CI), on the vulkan backend.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -121,6 +123,77 @@ TEST(GenaiDecoders, UnderMaxSeqLenTheyGenerateTheirTokens) {
     const std::string key = form == "int4" ? "onnxruntime_llama_gqa_int4" : "hf_generate";
     expect_generates(r.pte, ints(j.at("prompt")), ints(j.at(key)));
   }
+}
+
+// LongRoPE exports (Phi-3.5 by the builder) pick their rotary tables with If(total length > the
+// original context): the fp32 graph so edited, its long tables a different pair. Under --max-seq-len
+// the choice is made at N (a note says so); at N within the original context it is the short
+// tables, the ones the graph was exported with, and generation is exact.
+onnx::ModelProto with_tables_chosen_by_length(int64_t original) {
+  onnx::ModelProto m = read_model(form_dir("fp32") / "model.onnx");
+  auto* g = m.mutable_graph();
+  for (const char* name : {"cos_cache", "sin_cache"})
+    for (int i = 0; i < g->initializer_size(); ++i)
+      if (g->initializer(i).name() == name) {
+        onnx::TensorProto* copy = g->add_initializer();
+        *copy = g->initializer(i);
+        copy->set_name(std::string(name) + "_long");
+        std::string raw = copy->raw_data();
+        for (size_t k = 0; k + 4 <= raw.size(); k += 4) {  // other tables: halved
+          float v;
+          std::memcpy(&v, raw.data() + k, 4);
+          v *= 0.5f;
+          std::memcpy(raw.data() + k, &v, 4);
+        }
+        copy->set_raw_data(raw);
+        break;
+      }
+  onnx::TensorProto* limit = g->add_initializer();
+  limit->set_name("original_context");
+  limit->set_data_type(onnx::TensorProto::INT64);
+  limit->add_int64_data(original);
+  auto branch = [](const std::string& cos, const std::string& sin, const std::string& tag) {
+    onnx::GraphProto b;
+    b.set_name(tag);
+    for (const auto& [in, out] : {std::pair{cos, tag + "_cos"}, std::pair{sin, tag + "_sin"}}) {
+      onnx::NodeProto* id = b.add_node();
+      id->set_op_type("Identity");
+      id->add_input(in);
+      id->add_output(out);
+      onnx::ValueInfoProto* o = b.add_output();
+      o->set_name(out);
+      o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    }
+    return b;
+  };
+  onnx::NodeProto* greater = g->add_node();
+  greater->set_op_type("Greater");
+  greater->add_input("total_len64");
+  greater->add_input("original_context");
+  greater->add_output("long_context");
+  onnx::NodeProto* choose = g->add_node();
+  choose->set_op_type("If");
+  choose->add_input("long_context");
+  choose->add_output("chosen_cos");
+  choose->add_output("chosen_sin");
+  for (const auto& [attr, b] : {std::pair{"then_branch", branch("cos_cache_long", "sin_cache_long", "long")},
+                                std::pair{"else_branch", branch("cos_cache", "sin_cache", "short")}}) {
+    onnx::AttributeProto* a = choose->add_attribute();
+    a->set_name(attr);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = b;
+  }
+  for (auto& n : *g->mutable_node())
+    if (n.op_type() == "GroupQueryAttention") n.set_input(7, "chosen_cos"), n.set_input(8, "chosen_sin");
+  return m;
+}
+
+TEST(GenaiDecoders, TablesChosenByTheTotalLengthAreChosenAtTheCacheLength) {
+  const CompileResult r = compile_model(with_tables_chosen_by_length(64), prefill_and_decode("sequence_length"));
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  EXPECT_NE(diags(r.diagnostics).find("the rotary tables are computed in the graph"), std::string::npos)
+      << diags(r.diagnostics);
+  expect_family_tokens(r.pte, kLlama);  // N = 32 <= 64: the short tables, transformers' tokens
 }
 
 TEST(GenaiDecoders, WhatIsNotComputedIsRefusedWithTheReason) {
