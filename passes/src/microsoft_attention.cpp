@@ -68,6 +68,11 @@ struct Builder {
   }
 };
 
+// The error for what node `n` cannot be expanded: "OP 'name': why".
+PassError node_error(const ir::Node* n, const std::string& why) {
+  return PassError(fmt::format("{} '{}': {}", n->op_type(), n->name(), why));
+}
+
 ir::Value* input_at(const ir::Node* n, size_t i) { return n->num_inputs() > i ? n->input(i) : nullptr; }
 
 bool static_value(const ir::Value* v) { return v && v->type().known() && v->shape().is_static(); }
@@ -118,9 +123,6 @@ ir::Value* table_rows(Builder& b, ir::Value* table, ir::Value* pos) {
 }  // namespace
 
 bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& ctx) {
-  const auto fail = [&](const std::string& why) {
-    return PassError(fmt::format("GroupQueryAttention '{}': {}", n->name(), why));
-  };
   ir::Value* query = input_at(n, 0);
   ir::Value* key = input_at(n, 1);
   ir::Value* value = input_at(n, 2);
@@ -134,32 +136,32 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   if (!static_value(query) || (key && !static_value(key)) || (value && !static_value(value)) ||
       (past_key && !static_value(past_key)) || (past_value && !static_value(past_value)))
     return false;
-  if (input_at(n, 11)) throw fail("head_sink is not supported");
-  if (n->attr_int("smooth_softmax", 0) != 0) throw fail("smooth_softmax is not supported");
+  if (input_at(n, 11)) throw node_error(n, "head_sink is not supported");
+  if (n->attr_int("smooth_softmax", 0) != 0) throw node_error(n, "smooth_softmax is not supported");
   if (n->outputs().size() > 3 && n->output(3) && (g.is_output(n->output(3)) || !g.users(n->output(3)).empty()))
-    throw fail("its qk output is read; that output is not supported");
-  if (!ir::is_float(query->dtype()) || query->shape().rank() != 3) throw fail("the query must be a float [B, S, W] tensor");
+    throw node_error(n, "its qk output is read; that output is not supported");
+  if (!ir::is_float(query->dtype()) || query->shape().rank() != 3) throw node_error(n, "the query must be a float [B, S, W] tensor");
   const int64_t hq = n->attr_int("num_heads", 0), hkv = n->attr_int("kv_num_heads", 0);
   const Ints qs = query->shape().sizes();
   const int64_t batch = qs[0], seq = qs[1];
-  if (batch != 1) throw fail(fmt::format("a batch of {} sequences is not supported: compile one (--dim batch_size=1)", batch));
-  if (hq <= 0 || hkv <= 0 || hq % hkv != 0) throw fail("num_heads must be a positive multiple of kv_num_heads");
+  if (batch != 1) throw node_error(n, fmt::format("a batch of {} sequences is not supported: compile one (--dim batch_size=1)", batch));
+  if (hq <= 0 || hkv <= 0 || hq % hkv != 0) throw node_error(n, "num_heads must be a positive multiple of kv_num_heads");
   const bool packed = !key;
   const int64_t d = packed ? qs[2] / (hq + 2 * hkv) : qs[2] / hq;
-  if (d <= 0 || (packed ? d * (hq + 2 * hkv) : d * hq) != qs[2]) throw fail("the query width does not split into heads");
-  if ((past_key == nullptr) != (past_value == nullptr)) throw fail("past_key and past_value come together");
+  if (d <= 0 || (packed ? d * (hq + 2 * hkv) : d * hq) != qs[2]) throw node_error(n, "the query width does not split into heads");
+  if ((past_key == nullptr) != (past_value == nullptr)) throw node_error(n, "past_key and past_value come together");
   const int64_t past = past_key ? past_key->shape().sizes()[2] : 0;
   const int64_t total = past + seq;
   for (ir::Value* p : {past_key, past_value})
-    if (p && p->shape().sizes() != Ints{batch, hkv, past, d}) throw fail("past_key / past_value must be [B, kv_num_heads, P, head]");
+    if (p && p->shape().sizes() != Ints{batch, hkv, past, d}) throw node_error(n, "past_key / past_value must be [B, kv_num_heads, P, head]");
   const ir::Value* present = n->outputs().size() > 1 ? n->output(1) : nullptr;
   if (present && static_value(present) && present->shape().rank() == 4 && seq > 0 && past > 0 &&
       present->shape().sizes()[2] == past)
-    throw fail("its past and present share one buffer (past_present_share_buffer); export them separately");
+    throw node_error(n, "its past and present share one buffer (past_present_share_buffer); export them separately");
   const bool rotary = n->attr_int("do_rotary", 0) != 0;
   if (rotary && (!static_value(cos_cache) || !static_value(sin_cache) || cos_cache->shape().rank() != 2 ||
                  cos_cache->shape().sizes() != sin_cache->shape().sizes()))
-    throw fail("do_rotary needs cos_cache and sin_cache [max positions, rotary dim / 2]");
+    throw node_error(n, "do_rotary needs cos_cache and sin_cache [max positions, rotary dim / 2]");
 
   Builder b{g, n, query->dtype()};
   if (packed) {
@@ -180,7 +182,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   // Positions [B, S] (int64).
   ir::Value* pos = nullptr;
   if (position_ids) {
-    if (!static_value(position_ids) || position_ids->shape().sizes() != Ints{batch, seq}) throw fail("position_ids must be [B, S]");
+    if (!static_value(position_ids) || position_ids->shape().sizes() != Ints{batch, seq}) throw node_error(n, "position_ids must be [B, S]");
     pos = position_ids->dtype() == ir::DType::Int64
               ? position_ids
               : b.op("Cast", {position_ids}, ir::DType::Int64, {batch, seq}, {{"to", int64_t{7}}});
@@ -191,7 +193,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
     ir::Value* range = b.op("Range", {start, limit, b.ints({}, {1})}, ir::DType::Int64, {seq});
     pos = b.op("Unsqueeze", {range, b.ints({1}, {0})}, ir::DType::Int64, {1, seq});
   } else {
-    if (!static_value(seqlens) || seqlens->shape().numel() != batch) throw fail("seqlens_k must be [B]");
+    if (!static_value(seqlens) || seqlens->shape().numel() != batch) throw node_error(n, "seqlens_k must be [B]");
     ir::Value* last = seqlens->dtype() == ir::DType::Int64
                           ? seqlens
                           : b.op("Cast", {seqlens}, ir::DType::Int64, {batch}, {{"to", int64_t{7}}});
@@ -203,7 +205,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
 
   if (rotary) {
     const int64_t half = cos_cache->shape().sizes()[1], r = 2 * half;
-    if (r > d) throw fail("the rotary tables are wider than the head");
+    if (r > d) throw node_error(n, "the rotary tables are wider than the head");
     ir::Value* cos = table_rows(b, cos_cache, pos);
     ir::Value* sin = table_rows(b, sin_cache, pos);
     const bool interleaved = n->attr_int("rotary_interleaved", 0) != 0;
@@ -241,7 +243,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   ir::Value* hidden = b.op("Greater", {j, lim}, ir::DType::Bool, ms);
   const int64_t w = n->attr_int("local_window_size", -1);
   if (ctx.max_seq_len > w && w > 0)  // the cache keeps every position; a window hides the oldest
-    throw fail(fmt::format("its local window of {} positions is shorter than --max-seq-len {}: the program's cache keeps "
+    throw node_error(n, fmt::format("its local window of {} positions is shorter than --max-seq-len {}: the program's cache keeps "
                            "every position; compile with a --max-seq-len of at most {}",
                            w, ctx.max_seq_len, w));
   if (w > 0 && ctx.max_seq_len == 0) {
@@ -280,19 +282,16 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
 // (for a 3-D input), rotary_embedding_dim (0: the tables' width times 2): the input's heads rotated
 // at positions position_ids ([B, S], or a start [1]: start + i).
 bool expand_rotary_embedding(ir::Graph& g, ir::Node* n) {
-  const auto fail = [&](const std::string& why) {
-    return PassError(fmt::format("RotaryEmbedding '{}': {}", n->name(), why));
-  };
   ir::Value* x = input_at(n, 0);
   ir::Value* position_ids = input_at(n, 1);
   ir::Value* cos_cache = input_at(n, 2);
   ir::Value* sin_cache = input_at(n, 3);
   if (!static_value(x) || !static_value(position_ids) || !static_value(cos_cache) || !static_value(sin_cache)) return false;
   if (!ir::is_float(x->dtype()) || (x->shape().rank() != 3 && x->shape().rank() != 4))
-    throw fail("the input must be a float [B, S, W] or [B, H, S, D] tensor");
-  if (n->attr_int("is_packed_batching", 0) != 0) throw fail("packed batching is not supported");
+    throw node_error(n, "the input must be a float [B, S, W] or [B, H, S, D] tensor");
+  if (n->attr_int("is_packed_batching", 0) != 0) throw node_error(n, "packed batching is not supported");
   if (cos_cache->shape().rank() != 2 || cos_cache->shape().sizes() != sin_cache->shape().sizes())
-    throw fail("cos_cache and sin_cache must be [max positions, rotary dim / 2]");
+    throw node_error(n, "cos_cache and sin_cache must be [max positions, rotary dim / 2]");
   const Ints xs = x->shape().sizes();
   const bool three = xs.size() == 3;
   const int64_t batch = xs[0], seq = three ? xs[1] : xs[2];
@@ -300,13 +299,13 @@ bool expand_rotary_embedding(ir::Graph& g, ir::Node* n) {
   const int64_t r_attr = n->attr_int("rotary_embedding_dim", 0);
   if (three && heads <= 0) {  // without num_heads the head size is the tables' width times 2
     const int64_t d = r_attr > 0 ? 0 : 2 * cos_cache->shape().sizes()[1];
-    if (d <= 0 || xs[2] % d != 0) throw fail("a 3-D input needs num_heads");
+    if (d <= 0 || xs[2] % d != 0) throw node_error(n, "a 3-D input needs num_heads");
     heads = xs[2] / d;
   }
   const int64_t d = three ? xs[2] / heads : xs[3];
-  if (d <= 0 || (three && d * heads != xs[2])) throw fail("the input width does not split into heads");
+  if (d <= 0 || (three && d * heads != xs[2])) throw node_error(n, "the input width does not split into heads");
   const int64_t r = r_attr > 0 ? r_attr : 2 * cos_cache->shape().sizes()[1];
-  if (r > d || r % 2 != 0 || r / 2 > cos_cache->shape().sizes()[1]) throw fail("the rotary dim does not fit the head");
+  if (r > d || r % 2 != 0 || r / 2 > cos_cache->shape().sizes()[1]) throw node_error(n, "the rotary dim does not fit the head");
 
   Builder b{g, n, x->dtype()};
   ir::Value* pos = position_ids->dtype() == ir::DType::Int64
@@ -319,7 +318,7 @@ bool expand_rotary_embedding(ir::Graph& g, ir::Node* n) {
     pos = b.op("Add", {b.op("Reshape", {pos, b.ints({2}, {1, 1})}, ir::DType::Int64, {1, 1}), b.ints({1, seq}, steps)},
                ir::DType::Int64, {1, seq});
   } else if (ps != Ints{batch, seq}) {
-    throw fail("position_ids must be [B, S] or [1]");
+    throw node_error(n, "position_ids must be [B, S] or [1]");
   }
   ir::Value* tcos = cos_cache, *tsin = sin_cache;
   if (r / 2 < cos_cache->shape().sizes()[1]) {  // the tables' first R/2 columns
@@ -329,7 +328,7 @@ bool expand_rotary_embedding(ir::Graph& g, ir::Node* n) {
   const int64_t pb = pos->shape().sizes()[0];
   ir::Value* cos = table_rows(b, tcos, pos);
   ir::Value* sin = table_rows(b, tsin, pos);
-  if (pb != batch && pb != 1) throw fail("position_ids' batch differs from the input's");
+  if (pb != batch && pb != 1) throw node_error(n, "position_ids' batch differs from the input's");
   ir::Value* x4 = three ? b.transpose(b.reshape(x, {batch, seq, heads, d}), {0, 2, 1, 3}) : x;
   ir::Value* y = rotate(b, x4, cos, sin, r, n->attr_int("interleaved", 0) != 0);
   if (three) y = b.reshape(b.transpose(y, {0, 2, 1, 3}), {batch, seq, heads * d});

@@ -21,12 +21,23 @@ variant() {
   [ -z "${SPIRV_VAL:-}" ] || "$SPIRV_VAL" --target-env vulkan1.3 "$out"
   basename "$out"
 }
+# variants SOURCE NAME...: one variant per line of stdin (# comments and blank lines skipped):
+# TAG TM TN SG_M SG_N BK INV, then one value per NAME, passed as -DNAME=value.
+variants() {
+  local src=$1
+  shift
+  local names=("$@") tag tm tn sgm sgn bk inv rest i
+  while read -r tag tm tn sgm sgn bk inv rest; do
+    case $tag in ''|\#*) continue ;; esac
+    local values=() defines=(-DSG_M=$sgm -DSG_N=$sgn)
+    read -r -a values <<<"$rest"
+    [ ${#values[@]} -eq ${#names[@]} ] || { echo "build.sh: $tag: ${#names[@]} values after INV expected" >&2; exit 1; }
+    for i in "${!names[@]}"; do defines+=("-D${names[$i]}=${values[$i]}"); done
+    variant "$src" "$tag" "$tm" "$tn" "$bk" "$inv" "${defines[@]}"
+  done
+}
 # name  TM TN SG_M SG_N BK INV STAGES RSETS FRAG_DB GROUP_M
-while read -r tag tm tn sgm sgn bk inv st rs fdb gm; do
-  case $tag in ''|\#*) continue ;; esac
-  variant coopmat_exp.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DSTAGES=$st -DRSETS=$rs \
-    -DFRAG_DB=$fdb -DGROUP_M=$gm
-done <<'LIST'
+variants coopmat_exp.comp STAGES RSETS FRAG_DB GROUP_M <<'LIST'
 # control: linear_coopmat's schedule (1 stage, K 48, next step in registers)
 base     128 256 64 64 48 256 1 1 0 0
 # fragments for k+16 read from shared memory before k's multiplies
@@ -46,10 +57,7 @@ LIST
 
 # coopmat_peak.comp: the multiply-add ceiling (SMEM 0) and with shared-memory fragment loads (SMEM 1).
 # name  TM TN SG_M SG_N BK INV SMEM
-while read -r tag tm tn sgm sgn bk inv smem; do
-  case $tag in ''|\#*) continue ;; esac
-  variant coopmat_peak.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DSMEM=$smem
-done <<'LIST'
+variants coopmat_peak.comp SMEM <<'LIST'
 peakreg  128 256 64 64 48 256 0
 peakreg  128 128 64 64 48 128 0
 peakreg  128 128 64 32 48 256 0
@@ -68,11 +76,7 @@ done
 # The staging of coopmat_exp.comp without the products (NO_MMA), and its global loads alone
 # (LOADS_ONLY: no shared stores, no barriers): what the tile's operand traffic costs by itself.
 # name  TM TN SG_M SG_N BK INV RSETS NO_MMA LOADS_ONLY
-while read -r tag tm tn sgm sgn bk inv rs nomma lo; do
-  case $tag in ''|\#*) continue ;; esac
-  variant coopmat_exp.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DRSETS=$rs -DNO_MMA=$nomma \
-    -DLOADS_ONLY=$lo
-done <<'LIST'
+variants coopmat_exp.comp RSETS NO_MMA LOADS_ONLY <<'LIST'
 stage    128 256 64 64 48 256 1 1 0
 loads    128 256 64 64 48 256 1 1 1
 loads    128 256 64 64 32 256 2 1 1
@@ -84,11 +88,7 @@ LIST
 # accumulators (ACC16: half the accumulator registers, so 64x128 or 128x64 blocks per subgroup;
 # coopmat_check's tolerance for names with acc16 allows for the fp16 running sum).
 # name  TM TN SG_M SG_N BK INV STAGES DIRECT ACC16
-while read -r tag tm tn sgm sgn bk inv st direct acc16; do
-  case $tag in ''|\#*) continue ;; esac
-  variant coopmat_exp.comp "$tag" "$tm" "$tn" "$bk" "$inv" -DSG_M=$sgm -DSG_N=$sgn -DSTAGES=$st -DDIRECT=$direct \
-    -DACC16=$acc16
-done <<'LIST'
+variants coopmat_exp.comp STAGES DIRECT ACC16 <<'LIST'
 direct       128 256 64 64  16 256 2 1 0
 direct       128 128 64 32  32 256 2 1 0
 direct       128 128 64 64  32 128 2 1 0
