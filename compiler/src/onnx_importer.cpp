@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "dim_solver.h"
 #include "external_data.h"
 #include "onnx_graph_builder.h"
 #include "onnx_model_checks.h"
@@ -85,6 +86,11 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
   check_supported_nodes(proto, node_names, graph->opsets);
   std::map<std::string, int64_t> dims = options.dims;
   if (options.kv_cache_len > 0) fix_kv_cache_dims(*model, options.kv_cache_len, dims);
+  const InputSymbols symbols = input_symbols(*model);
+  std::map<std::string, int64_t> given = dims;  // and what --input-shape fixes
+  for (const auto& [where, sym] : symbols)
+    if (auto it = options.input_shapes.find(where.first); it != options.input_shapes.end() && where.second < static_cast<int>(it->second.size()))
+      given.emplace(sym, it->second[where.second]);
   apply_input_shapes(*model, options.input_shapes, dims);
   detail::bind_input_values(*model, options.input_values);  // in the shapes just fixed
 
@@ -99,6 +105,11 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
   const auto onnx_opset = graph->opsets.find(std::string(ir::kOnnxDomain));
   check_structure(proto, node_names, onnx_opset == graph->opsets.end() ? 1 : onnx_opset->second);
   infer_shapes(*model, node_names);
+  // Symbols the graph fixes (onnxruntime-genai's kv_cache_dim): solved, then inferred again.
+  if (const auto solved = solve_symbolic_dims(*model, symbols, given); !solved.empty()) {
+    apply_input_shapes(*model, {}, solved);
+    infer_shapes(*model, node_names);
+  }
 
   build_graph(proto, node_names, std::move(initializers), reader, *graph);
   graph->keepalive.push_back(model);
