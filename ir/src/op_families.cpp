@@ -32,6 +32,7 @@ const std::vector<Row>& rows() {
       {"activation", "relu, sigmoid, gelu, clamp and friends", "", {}},
       {"normalization", "batch/group/layer norm, RMSNorm", "", {"norm"}},
       {"sdpa", "fused scaled dot-product attention", "", {"attention"}},
+      {"kv_cache", "writes into a KV cache kept inside the program (update_cache)", "", {"cache"}},
       {"rope", "rotary position embeddings", "", {}},
       {"resize", "nearest/bilinear upsampling", "", {}},
       {"pooling", "max/avg pooling", "", {"pool"}},

@@ -156,6 +156,13 @@ const std::vector<Entry>& entries() {
      "SymInt start_pos, SymInt seq_len, Tensor? attn_mask=None, float drpout_p=0.0, bool is_causal=False, "
      "float? scale=None) -> Tensor",
      "sdpa", kFp, kContiguousAny, {3, 4}},
+    // SDPA.cpp (update_cache): value [1, S, Hkv, D] written into cache [1, C, Hkv, D] at rows
+    // [start_pos, start_pos + S), in place. The cache is a zero constant prepacked once into a
+    // tensor of its own memory that keeps its rows across runs; ET-VK returns a dummy [1]. In vkc's
+    // IR the output is the updated cache (so that readers depend on the write); the serializer
+    // gives it the cache's value and the call a dummy output.
+    {"update_cache.default(Tensor value, Tensor cache, SymInt start_pos) -> Tensor", "kv_cache", kFp,
+     RepSet::of(kBuf, kW), {}},
     // RotaryEmbedding.cpp: x [B=1, S, H, D] width-packed, xk with at most xq's heads; cos/sin [S, D/2]
     // (pairs) or [max_S, R] read from row start_pos (halves; R % 8 == 0, R <= D). Outputs (xq_out, xk_out).
     {"et_vk.apply_rotary_emb.default(Tensor xq, Tensor xk, Tensor freqs_cos, Tensor freqs_sin) -> (Tensor, Tensor)",

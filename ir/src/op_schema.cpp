@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "vkc/ir/op_schema.h"
 
 #include <fmt/format.h>
@@ -171,6 +172,13 @@ size_t OpSchema::num_tensor_args() const {
   size_t n = 0;
   for (const auto& a : args) n += a.kind == ArgKind::Tensor;
   return n;
+}
+
+size_t OpSchema::num_symint_inputs(size_t num_inputs) const {
+  if (has_tensor_list() || num_inputs <= num_tensor_args()) return 0;
+  size_t symints = 0;
+  for (const ArgSpec& a : args) symints += a.symint;
+  return std::min(symints, num_inputs - num_tensor_args());
 }
 
 bool OpSchema::has_tensor_list() const {

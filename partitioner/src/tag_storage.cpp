@@ -74,9 +74,15 @@ void tag_storage(ir::Graph& g, Delegate& d, const DeviceLimits& limits, bool siz
     const ir::OpDef& def = *ir::find_op(n->op_type());
     const ir::TensorRep float_rep = choose(*n, def, d, limits, size_independent_layouts);
     const ir::TensorRep int8_rep{ir::Storage::Buffer, def.packed_int8 ? int8_layout(g, *n, def, d) : ir::Layout{}};
+    // Inputs that feed SymInt arguments are read from their staging buffers, in any representation.
+    const size_t symints_from = n->inputs().size() - def.schema.num_symint_inputs(n->inputs().size());
     for (size_t i = 0; i < n->inputs().size(); ++i) {
       ir::Value* v = n->input(i);
       if (!v || (v->is_constant() && def.prepacks(i))) continue;
+      if (i >= symints_from) {
+        d.placement.try_emplace(v, TensorPlacement{float_rep});
+        continue;
+      }
       const ir::TensorRep rep = is_packed_int8_value(v) ? int8_rep : float_rep;
       auto [it, fresh] = d.placement.try_emplace(v, TensorPlacement{rep});
       if (fresh || it->second.rep == rep) continue;

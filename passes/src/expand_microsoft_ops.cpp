@@ -15,13 +15,15 @@
 //                                                position_ids or 0..S-1) [+ Gather(segment, segment_ids)])
 //                                                (its mask_index and embedding_sum outputs unread)
 //   GroupQueryAttention, RotaryEmbedding (onnxruntime-genai's decoders) -> microsoft_attention.h
+//   GatherBlockQuantized (a tied int4 embedding)  -> Gather of the dequantized table (quant/gather_block_quantized.h)
 // The skip forms' optional 4th output (the sum) is the Add's output. Nodes whose mean / inverse
 // standard deviation outputs are read, or that normalize over another axis, stay and are reported.
 #include <fmt/format.h>
 
 #include <cstring>
 
-#include "microsoft_attention.h"
+#include "attention/microsoft_attention.h"
+#include "quant/gather_block_quantized.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -164,6 +166,10 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
                                g.unique_name(n->name() + "_rms"), n);
       r->attrs() = {{"eps", n->attr_float("epsilon", 1e-5)}};
       finish(g, n, r->output(0));
+    } else if (contrib(n, "GatherBlockQuantized")) {
+      std::string why;
+      if (ir::Value* y = quant::expand_gather_block_quantized(g, n, why)) finish(g, n, y);
+      else ctx.not_lowered[n->name()] = why;
     } else if (contrib(n, "SkipSimplifiedLayerNormalization") && unread(g, n, 1, 3)) {
       ir::Value* s = skip_sum(g, n, 3);
       ir::Node* r = g.add_node(ir::kVulkanDomain, "et_vk.rms_norm.default", {s, n->input(2)}, {t},

@@ -259,9 +259,7 @@ class VkGraphBuilder {
     const ir::OpSchema& s = ir::find_op(n.op_type())->schema;
     VkOperatorCall call{node_id, n.op_type(), {}};
     size_t next_input = 0;
-    size_t symint_sources = 0;  // trailing inputs feeding SymInt arguments
-    for (const ir::ArgSpec& a : s.args) symint_sources += a.symint;
-    symint_sources = s.has_tensor_list() ? 0 : std::min(symint_sources, n.num_inputs() - s.num_tensor_args());
+    const size_t symint_sources = s.num_symint_inputs(n.num_inputs());  // trailing inputs feeding SymInts
     size_t next_symint = n.num_inputs() - symint_sources;
     const size_t list_len = n.num_inputs() - symint_sources - (s.num_tensor_args());
     for (const ir::ArgSpec& a : s.args) {
@@ -280,7 +278,16 @@ class VkGraphBuilder {
         call.args.push_back(scalar(a.default_value.value_or(std::monostate{}), a.kind));
       }
     }
-    if (n.outputs().size() == 1 && !s.list_output) {
+    if (n.op_type() == "update_cache.default" && n.num_inputs() >= 2) {
+      // In place: the IR's output (the updated cache) is the cache's own value from here on; the
+      // call writes a dummy [1], as ET-VK's update_cache returns one.
+      const int32_t cache = tensor(n.input(1));
+      tensor_ids_[n.output(0)] = cache;
+      VkTensor dummy = std::get<VkTensor>(g_.values[cache]);
+      dummy.dims = {1};
+      dummy.mem_obj_id = -1;
+      call.args.push_back(push(std::move(dummy)));
+    } else if (n.outputs().size() == 1 && !s.list_output) {
       call.args.push_back(tensor(n.output(0)));
     } else {
       VkValueList outs;

@@ -125,6 +125,56 @@ TEST(GenaiDecoders, UnderMaxSeqLenTheyGenerateTheirTokens) {
   }
 }
 
+// The KV-cache program's logits for `token` at position 8 once the 8-token prompt went in (in
+// chunks of up to 3 tokens): what data set 1 of the export asks of its explicit-cache step.
+std::vector<Tensor> logits_after_prompt(const std::vector<uint8_t>& pte, const std::string& backend,
+                                        const std::vector<int64_t>& prompt, int64_t token) {
+  RunOptions ro;
+  ro.backend = backend;
+  Session s = Session::open(std::span<const uint8_t>(pte), ro);
+  EXPECT_TRUE(s.ok()) << diags(s.diagnostics());
+  if (!s.ok()) return {};
+  auto call = [&](std::vector<int64_t> tokens, int64_t pos) {
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    RunResult r = s.run({Tensor::of<int64_t>(ir::DType::Int64, {1, n}, tokens), Tensor::of<int64_t>(ir::DType::Int64, {1}, {pos})});
+    EXPECT_TRUE(r.ok) << diags(r.diagnostics);
+    return r.outputs;
+  };
+  for (size_t i = 0; i < prompt.size(); i += 3)
+    call(std::vector<int64_t>(prompt.begin() + i, prompt.begin() + std::min(prompt.size(), i + 3)), static_cast<int64_t>(i));
+  auto out = call({token}, static_cast<int64_t>(prompt.size()));
+  out.resize(std::min<size_t>(out.size(), 1));
+  return out;
+}
+
+TEST(GenaiDecoders, WindowedAndSoftcappedCachesAreKeptAsStateAndMatchOnnxruntime) {
+  // A local window shorter than --max-seq-len (sdpa_with_kv_cache has none) and soft-capped scores
+  // (left unfused): the caches are kept by update_cache and attention reads all 32 rows with a mask
+  // computed from input_pos. After the prompt, the logits at position 8 are onnxruntime's for the
+  // same graph with explicit caches (its GroupQueryAttention kernel, window and softcap applied).
+  std::ifstream f(kLlama / "greedy.json");
+  const std::vector<int64_t> prompt = ints(nlohmann::json::parse(f).at("prompt"));
+  const std::vector<std::tuple<const char*, const char*, double, const char*>> variants = {
+      {"window", "local_window_size", 3, "vk.et_vk.sdpa.default"}, {"softcap", "softcap", 1.5, "vk.aten.tanh.default"}};
+  for (const auto& [name, attr, value, op] : variants) {
+    SCOPED_TRACE(name);
+    const CompileResult r = compile_model(with_attention_attr(attr, value), prefill_and_decode("sequence_length"));
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    const auto ran = ops_of(r);
+    EXPECT_TRUE(ran.count("vk.update_cache.default"));
+    EXPECT_TRUE(ran.count(op));
+    EXPECT_FALSE(ran.count("vk.sdpa_with_kv_cache.default"));
+    EXPECT_NE(diags(r.diagnostics).find("4 of 4 caches are kept by update_cache"), std::string::npos) << diags(r.diagnostics);
+    const fs::path set = form_dir("fp32") / "variants" / name / "test_data_set_1";
+    const auto inputs = read_set(set, "input");
+    ASSERT_EQ(inputs.at(0).numel(), 1);
+    auto want = read_set(set, "output");
+    want.resize(1);
+    for (const std::string& b : backends())
+      expect_close(logits_after_prompt(r.pte, b, prompt, inputs.at(0).get_i(0)), want, std::string(name) + " on " + b);
+  }
+}
+
 // LongRoPE exports (Phi-3.5 by the builder) pick their rotary tables with If(total length > the
 // original context): the fp32 graph so edited, its long tables a different pair. Under --max-seq-len
 // the choice is made at N (a note says so); at N within the original context it is the short
@@ -202,10 +252,6 @@ TEST(GenaiDecoders, WhatIsNotComputedIsRefusedWithTheReason) {
   EXPECT_FALSE(smooth.ok);
   EXPECT_NE(diags(smooth.diagnostics).find("smooth_softmax is not supported"), std::string::npos)
       << diags(smooth.diagnostics);
-  // A local window shorter than the cache: the program would need a sliding-window cache.
-  const CompileResult windowed = compile_model(with_attention_attr("local_window_size", 3), prefill_and_decode("sequence_length"));
-  EXPECT_FALSE(windowed.ok);
-  EXPECT_NE(diags(windowed.diagnostics).find("its local window of 3 positions is shorter than --max-seq-len 32"), std::string::npos) << diags(windowed.diagnostics);
   CompileOptions batch2 = step_options(inputs);
   batch2.dims["batch_size"] = 2;
   batch2.input_values.clear();

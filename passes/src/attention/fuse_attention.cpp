@@ -12,8 +12,8 @@
 // - K and V may broadcast over Q's batch and heads (size 1 there): they are Expanded first.
 // - fp16 scores and values raised to fp32 by Casts (beside an fp32 mask) fuse in fp16, the result
 //   widened back.
-#include "pattern_utils.h"
-#include "view_chain.h"
+#include "../pattern_utils.h"
+#include "../view_chain.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {

@@ -15,7 +15,7 @@
 #include <functional>
 #include <set>
 
-#include "pattern_utils.h"
+#include "../pattern_utils.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {

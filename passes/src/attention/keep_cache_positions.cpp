@@ -14,8 +14,8 @@
 #include <map>
 #include <set>
 
-#include "constants.h"
-#include "folding/evaluate.h"
+#include "../constants.h"
+#include "../folding/evaluate.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "constants.h"
+#include "../constants.h"
 #include "vkc/passes/pass.h"
 
 namespace vkc::passes {

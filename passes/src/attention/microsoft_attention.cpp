@@ -1,14 +1,17 @@
 // GroupQueryAttention(query, key, value, past_key, past_value, seqlens_k, total_sequence_length,
 //                     cos_cache, sin_cache, position_ids, attention_bias, head_sink)
 // with attributes num_heads, kv_num_heads, scale, softcap, local_window_size, do_rotary,
-// rotary_interleaved, computed as onnxruntime defines it for past and present in separate buffers:
+// rotary_interleaved, qk_norm_epsilon (q_norm_weight and k_norm_weight: inputs 14 and 15), computed as
+// onnxruntime defines it for past and present in separate buffers:
 //   Q [B, S, Hq*D], K and V [B, S, Hkv*D] (or Q, K and V packed in the query, key and value absent);
 //   one sequence (B = 1: onnxruntime numbers a padded batch's prompts otherwise);
+//   with q/k norm weights [D], each head of Q and K RMS-normalized first (QK-norm, before RoPE);
 //   positions p[i] = seqlens_k + 1 - S + i (the last token sits at seqlens_k), or position_ids
 //   when given; with do_rotary, Q and K rotated by the rows p of cos_cache /
 //   sin_cache [max, R/2] (R <= D: the first R channels; halves, or pairs when interleaved);
 //   present_key = Concat(past_key, K, axis 2) [B, Hkv, P+S, D], present_value likewise;
-//   query i sees keys j <= p[i] (and j > p[i] - local_window_size when that is positive); scores scaled (1/sqrt(D) by default), soft-capped (softcap * tanh(x / softcap))
+//   query i sees keys j <= p[i] (and j > p[i] - local_window_size when that is positive: under
+//   --max-seq-len a window shorter than the cache makes use-kv-cache keep the cache as state); scores scaled (1/sqrt(D) by default), soft-capped (softcap * tanh(x / softcap))
 //   when softcap > 0, plus attention_bias, softmax, times V; heads h read KV head h / (Hq / Hkv).
 // Under --max-seq-len the program keeps one sequence without padding (assume-unpadded-mask), so
 // seqlens_k is past + S - 1: the positions are written as Range(past, past + S) from past_key's
@@ -20,8 +23,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
-#include "constants.h"
+#include "../constants.h"
 
 namespace vkc::passes {
 namespace {
@@ -113,7 +117,7 @@ ir::Value* rotate(Builder& b, ir::Value* x, ir::Value* cos, ir::Value* sin, int6
 // Rows `pos` [B, S] (int64) of a rotary table [max, R/2], as [B, 1, S, R/2] in `b.dt`.
 ir::Value* table_rows(Builder& b, ir::Value* table, ir::Value* pos) {
   const Ints ps = pos->shape().sizes();
-  const int64_t half = table->shape().sizes()[1];
+  const int64_t half = *table->shape().dims[1].value;
   ir::Value* rows = b.op("Gather", {table, pos}, table->dtype(), {ps[0], ps[1], half}, {{"axis", int64_t{0}}});
   if (table->dtype() != b.dt)
     rows = b.f("Cast", {rows}, {ps[0], ps[1], half}, {{"to", int64_t(b.dt == ir::DType::Float16 ? 10 : 1)}});
@@ -137,6 +141,10 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
       (past_key && !static_value(past_key)) || (past_value && !static_value(past_value)))
     return false;
   if (input_at(n, 11)) throw node_error(n, "head_sink is not supported");
+  if (input_at(n, 12) || input_at(n, 13)) throw node_error(n, "quantized caches (k_scale, v_scale) are not supported");
+  ir::Value* q_norm = input_at(n, 14);
+  ir::Value* k_norm = input_at(n, 15);
+  if ((q_norm == nullptr) != (k_norm == nullptr)) throw node_error(n, "q_norm_weight and k_norm_weight come together");
   if (n->attr_int("smooth_softmax", 0) != 0) throw node_error(n, "smooth_softmax is not supported");
   if (n->outputs().size() > 3 && n->output(3) && (g.is_output(n->output(3)) || !g.users(n->output(3)).empty()))
     throw node_error(n, "its qk output is read; that output is not supported");
@@ -159,8 +167,13 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
       present->shape().sizes()[2] == past)
     throw node_error(n, "its past and present share one buffer (past_present_share_buffer); export them separately");
   const bool rotary = n->attr_int("do_rotary", 0) != 0;
-  if (rotary && (!static_value(cos_cache) || !static_value(sin_cache) || cos_cache->shape().rank() != 2 ||
-                 cos_cache->shape().sizes() != sin_cache->shape().sizes()))
+  // The tables' widths must be known; their lengths need not (LongRoPE exports choose between a
+  // short and a long pair with an If, whose output's length is then unknown until it folds).
+  const auto width = [](const ir::Value* t) -> std::optional<int64_t> {
+    if (!t || !t->type().known() || t->shape().rank() != 2 || !t->shape().dims[1].value) return std::nullopt;
+    return t->shape().dims[1].value;
+  };
+  if (rotary && (!width(cos_cache) || width(cos_cache) != width(sin_cache)))
     throw node_error(n, "do_rotary needs cos_cache and sin_cache [max positions, rotary dim / 2]");
 
   Builder b{g, n, query->dtype()};
@@ -178,6 +191,17 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   ir::Value* q = heads_first(query, hq);
   ir::Value* k = heads_first(key, hkv);
   ir::Value* v = heads_first(value, hkv);
+  if (q_norm) {  // QK-norm: each head's q and k RMS-normalized over D by one [D] weight, before RoPE
+    const double eps = n->attr_float("qk_norm_epsilon", 1e-6);
+    const auto rms = [&](ir::Value* x, ir::Value* w) {
+      ir::Node* r = g.add_node(ir::kVulkanDomain, "et_vk.rms_norm.default", {x, w}, {x->type()},
+                               g.unique_name(n->name() + "_qk_norm"), n);
+      r->attrs() = {{"eps", eps}};
+      return r->output(0);
+    };
+    q = rms(q, q_norm);
+    k = rms(k, k_norm);
+  }
 
   // Positions [B, S] (int64).
   ir::Value* pos = nullptr;
@@ -204,7 +228,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   }
 
   if (rotary) {
-    const int64_t half = cos_cache->shape().sizes()[1], r = 2 * half;
+    const int64_t half = *cos_cache->shape().dims[1].value, r = 2 * half;
     if (r > d) throw node_error(n, "the rotary tables are wider than the head");
     ir::Value* cos = table_rows(b, cos_cache, pos);
     ir::Value* sin = table_rows(b, sin_cache, pos);
@@ -242,11 +266,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   const Ints ms = {batch, 1, seq, total};
   ir::Value* hidden = b.op("Greater", {j, lim}, ir::DType::Bool, ms);
   const int64_t w = n->attr_int("local_window_size", -1);
-  if (ctx.max_seq_len > w && w > 0)  // the cache keeps every position; a window hides the oldest
-    throw node_error(n, fmt::format("its local window of {} positions is shorter than --max-seq-len {}: the program's cache keeps "
-                           "every position; compile with a --max-seq-len of at most {}",
-                           w, ctx.max_seq_len, w));
-  if (w > 0 && ctx.max_seq_len == 0) {
+  if (w > 0) {  // under --max-seq-len, a window shorter than the cache makes use-kv-cache keep it as state
     ir::Value* first = b.op("Sub", {lim, b.ints({}, {w - 1})}, ir::DType::Int64, {batch, 1, seq, 1});
     hidden = b.op("Or", {hidden, b.op("Less", {j, first}, ir::DType::Bool, ms)}, ir::DType::Bool, ms);
   }

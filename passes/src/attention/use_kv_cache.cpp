@@ -21,11 +21,13 @@
 #include <map>
 #include <set>
 
-#include "constants.h"
-#include "folding/evaluate.h"
+#include "../constants.h"
+#include "../folding/evaluate.h"
+#include "cache_state.h"
 #include "kv_cache_pairs.h"
-#include "pattern_utils.h"
-#include "view_chain.h"
+#include "mask.h"
+#include "../pattern_utils.h"
+#include "../view_chain.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -52,65 +54,49 @@ const CachePair* cache_source(const ir::Graph& g, ir::Value* x, const std::map<c
   return found ? &pairs.at(found) : nullptr;
 }
 
-// Whether an additive mask (absent, or a constant broadcasting to [.., S, L]) lets query row i
-// see exactly the keys j <= L - S + i: causal attention over a cache whose last S rows are new.
-// With `pos` (the first query's position, P = L - S for a constant mask), query row i may see
-// exactly keys j <= pos + i.
-std::string non_causal_reason(const ir::Value* mask, const std::vector<float>& v, int64_t s, int64_t l, int64_t pos);
-
-// A mask computed from input_pos (a graph that computes its positions from the cache length): its
-// value at the positions input_pos may take, each checked like a constant one (the masks exporters
-// write compare positions elementwise, and each evaluation costs a pass over [S, N]). One token per
-// call: every position up to 256 of them; beyond, the first and last 128 and every 61st between.
-// S tokens per call: row i at input_pos p is query position p + i, so p = 0, S, 2S, ... and the
-// last check every query position once; the first and last 8 and 16 more (every 61st) check the
-// mask's use of p itself.
-std::string non_causal_reason_at_every_position(const ir::Value* mask, const ir::Value* input_pos, int64_t s,
-                                                int64_t l) {
-  const int64_t last = l - s;  // input_pos takes 0 .. N - S
-  std::vector<int64_t> positions;
-  for (int64_t p = 0; p <= last; ++p)
-    if (s > 1 ? p % s == 0 || p < 8 || p > last - 8 || (p % 61 == 0 && p < 61 * 16)
-              : last < 256 || p < 128 || p > last - 128 || p % 61 == 0)
-      positions.push_back(p);
-  for (const int64_t p : positions) {
-    const auto bound = kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p});
-    const auto value = folding::evaluate(mask, {{input_pos, bound}});
-    if (!value || !ir::is_float(value->dtype))
-      return fmt::format("its mask '{}' is computed at run time from more than input_pos", mask->name());
-    std::vector<float> v(static_cast<size_t>(value->numel()));
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(value->get_f(static_cast<int64_t>(i)));
-    if (std::string why = non_causal_reason(mask, v, s, l, p); !why.empty())
-      return fmt::format("{} at input_pos {}", why, p);
-  }
-  return {};
-}
-
-std::string non_causal_reason(const ir::Value* mask, int64_t s, int64_t l, const ir::Value* input_pos) {
-  if (!mask) return {};
-  auto values = constant_floats(mask);
-  if (!values && input_pos) return non_causal_reason_at_every_position(mask, input_pos, s, l);
-  if (!values) return fmt::format("its mask '{}' is computed at run time", mask->name());
-  return non_causal_reason(mask, *values, s, l, l - s);
-}
-
-std::string non_causal_reason(const ir::Value* mask, const std::vector<float>& v, int64_t s, int64_t l, int64_t pos) {
-  const std::vector<float>* values = &v;
+// What an additive mask [.., S or 1, L] means for queries at positions L - S + i (or, computed from
+// input_pos, at input_pos + i): causal, causal in a window, or neither (attention/mask.h). A mask
+// computed from input_pos is checked at the positions input_pos may take (the masks exporters
+// write compare positions elementwise, and each evaluation costs a pass over [S, N]). One token
+// per call: every position up to 256 of them; beyond, the first and last 128 and every 61st
+// between. S tokens per call: row i at input_pos p is query position p + i, so p = 0, S, 2S, ...
+// and the last check every query position once; the first and last 8 and 16 more (every 61st)
+// check the mask's use of p itself.
+attention::MaskKind mask_kind(const ir::Value* mask, int64_t s, int64_t l, const ir::Value* input_pos) {
+  attention::MaskKind kind;
+  if (!mask) return kind;
   const auto shape = mask->shape().sizes();
-  if (shape.size() < 2 || shape[shape.size() - 1] != l || (shape[shape.size() - 2] != s && shape[shape.size() - 2] != 1))
-    return fmt::format("its mask '{}' has shape {}", mask->name(), mask->shape().str());
+  if (shape.size() < 2 || shape[shape.size() - 1] != l || (shape[shape.size() - 2] != s && shape[shape.size() - 2] != 1)) {
+    kind.reason = fmt::format("has shape {}", mask->shape().str());
+    return kind;
+  }
   const int64_t rows = shape[shape.size() - 2];
-  for (size_t base = 0; base < values->size(); base += static_cast<size_t>(rows * l))
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < l; ++j) {
-        const float x = (*values)[base + i * l + j];
-        const bool allowed = x == 0.0f, blocked = x <= -1e9f;
-        const int64_t row = rows == 1 ? s - 1 : i;
-        if ((j <= pos + row) ? !allowed : !blocked)
-          return fmt::format("its mask '{}' is not causal (row {}, column {}: {})", mask->name(), i, j, x);
-        if (rows == 1 && s != 1) return fmt::format("its mask '{}' has one row for {} queries", mask->name(), s);
-      }
-  return {};
+  if (constant_floats(mask) || !input_pos) {
+    auto values = attention::mask_values(mask, nullptr, 0);
+    if (!values) {
+      kind.reason = "is computed at run time";
+      return kind;
+    }
+    return attention::classify_mask(*values, rows, l, s, l - s);
+  }
+  const int64_t last = l - s;  // input_pos takes 0 .. N - S
+  for (int64_t p = 0; p <= last; ++p) {
+    const bool check = s > 1 ? p % s == 0 || p < 8 || p > last - 8 || (p % 61 == 0 && p < 61 * 16)
+                             : last < 256 || p < 128 || p > last - 128 || p % 61 == 0;
+    if (!check) continue;
+    auto values = attention::mask_values(mask, input_pos, p);
+    if (!values) {
+      kind.reason = "is computed at run time from more than input_pos";
+      return kind;
+    }
+    attention::MaskKind at = attention::classify_mask(*values, rows, l, s, p);
+    if (!at.reason.empty() || (at.window && kind.window && at.window != kind.window)) {
+      at.reason = fmt::format("{} at input_pos {}", at.reason.empty() ? "changes its window" : at.reason, p);
+      return at;
+    }
+    kind.window = std::max(kind.window, at.window);
+  }
+  return kind;
 }
 
 // The position ids become input_pos + [0, S).
@@ -152,9 +138,14 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   if (ctx.max_seq_len <= 0) return;
   const int64_t n_max = ctx.max_seq_len;
   auto pairs = find_cache_pairs(g);
-  if (pairs.empty())
-    throw PassError(
-        "--max-seq-len: the graph has no concat-style KV cache (a graph output Concat(past input, new, axis 2))");
+  if (pairs.empty()) {
+    // Often because an operator before attention could not be rewritten (its reason first).
+    const std::string cause = ctx.not_lowered.empty() ? std::string()
+                                                      : fmt::format(" (node '{}': {})", ctx.not_lowered.begin()->first,
+                                                                    ctx.not_lowered.begin()->second);
+    throw PassError(fmt::format(
+        "--max-seq-len: the graph has no concat-style KV cache (a graph output Concat(past input, new, axis 2)){}", cause));
+  }
 
   std::vector<ir::Node*> attention;
   for (ir::Node* n : g.nodes())
@@ -186,10 +177,11 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   ir::Value* input_pos = ctx.kv_input_pos;
   if (positions) replace_positions(g, positions, input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})}), seq);
 
-  std::map<const ir::Value*, std::string> mask_reasons;
-  ir::Value* zeros = nullptr;  // one zero constant stands for every cache (the runtime allocates its own)
+  std::map<const ir::Value*, attention::MaskKind> mask_kinds;
+  ir::Value* zeros = nullptr;  // one zero constant stands for every fused cache (the runtime allocates its own)
   size_t fused = 0;
   std::set<const ir::Value*> used_presents;
+  std::vector<std::pair<ir::Node*, int64_t>> windowed;  // fused attention in a window: over the state caches
   for (ir::Node* n : attention) {
     ir::Value *q = n->input(0), *k = n->input(1), *v = n->input(2), *mask = n->input(3);
     int64_t rk = 0, rv = 0;
@@ -203,11 +195,15 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
                                   "queries, {} positions)",
                                   n->name(), q->shape().str(), kp->present->shape().str(), vp->present->shape().str(),
                                   seq, n_max));
-    auto checked = mask_reasons.find(mask);
-    if (checked == mask_reasons.end())  // layers share their mask: checked once
-      checked = mask_reasons.emplace(mask, non_causal_reason(mask, seq, n_max, ctx.kv_input_pos)).first;
-    if (const std::string& why = checked->second; !why.empty())
-      throw PassError(fmt::format("--max-seq-len: attention '{}': {}", n->name(), why));
+    auto checked = mask_kinds.find(mask);
+    if (checked == mask_kinds.end())  // layers share their mask: checked once
+      checked = mask_kinds.emplace(mask, mask_kind(mask, seq, n_max, ctx.kv_input_pos)).first;
+    if (const auto& kind = checked->second; !kind.reason.empty())
+      throw PassError(fmt::format("--max-seq-len: attention '{}': its mask '{}' {}", n->name(), mask->name(), kind.reason));
+    else if (kind.window > 0 && kind.window < n_max) {
+      windowed.emplace_back(n, kind.window);  // sdpa_with_kv_cache has no window
+      continue;
+    }
     used_presents.insert(kp->present);
     used_presents.insert(vp->present);
     const int64_t d = qs[3];
@@ -215,7 +211,8 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     const double scale = n->attr_float("scale", 1.0 / std::sqrt(static_cast<double>(d)));
     const double extra = scale * std::sqrt(static_cast<double>(d));
     if (std::abs(extra - 1.0) > 1e-7)
-      q = add_onnx_node(g, n, "Mul", {q, add_f32_constant(g, g.unique_name(n->name() + "_qscale"), {}, {static_cast<float>(extra)})},
+      q = add_onnx_node(g, n, "Mul",
+                        {q, add_float_constant(g, g.unique_name(n->name() + "_qscale"), {}, {static_cast<float>(extra)}, q->dtype())},
                         q->type());
     if (!zeros) {
       auto sz = std::vector<int64_t>{1, n_max, cs[1], cs[3]};
@@ -236,9 +233,23 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     g.remove_node(n);
     ++fused;
   }
-  if (used_presents.size() != pairs.size())
-    throw PassError(fmt::format("--max-seq-len: {} of {} cache outputs are not read by a fused attention",
-                                pairs.size() - used_presents.size(), pairs.size()));
+  // The caches no sdpa_with_kv_cache took are kept by update_cache; what reads them (attention in a
+  // window, or left unfused) runs over all N rows with masks computed from input_pos.
+  size_t state = 0;
+  for (const auto& [present, p] : pairs)
+    if (!used_presents.count(present)) attention::keep_cache_as_state(g, p, input_pos, n_max), ++state;
+  for (const auto& [n, window] : windowed)
+    n->set_input(3, attention::runtime_mask(g, g.nodes().front(), input_pos, seq, n_max, window, n->input(0)->dtype()));
+  const size_t unfused = state ? attention::mask_state_attention(g, input_pos, seq, n_max) : 0;
+  if (state && windowed.empty() && unfused == 0)
+    throw PassError(fmt::format("--max-seq-len: {} of {} caches are read by no attention vkc recognises (a fused "
+                                "et_vk.sdpa or a Softmax over the cache's {} positions)",
+                                state, pairs.size(), n_max));
+  if (state)
+    ctx.notes.push_back(fmt::format(
+        "--max-seq-len: {} of {} caches are kept by update_cache: {} windowed fused attention(s) and {} unfused "
+        "softmax(es) read all {} rows, with masks computed from input_pos; {} attention(s) use sdpa_with_kv_cache",
+        state, pairs.size(), windowed.size(), unfused, n_max, fused));
   // The new signature: tokens and input_pos in; the presents leave the outputs.
   std::vector<ir::Value*> inputs;
   for (ir::Value* in : g.inputs) {

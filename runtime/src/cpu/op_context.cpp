@@ -103,6 +103,11 @@ void OpContext::set_output(HostTensor t) const {
   state_.store(id, std::move(t), where());
 }
 
+void OpContext::set_input_tensor(size_t i, HostTensor t) const {
+  if (i >= call_->args.size() || !state_.vk_tensor(call_->args[i])) fail(fmt::format("argument {} is not a Tensor", i));
+  state_.store(call_->args[i], std::move(t), where());
+}
+
 void OpContext::set_outputs(std::vector<HostTensor> ts) const {
   if (call_->args.empty()) fail("no output argument");
   const int32_t id = call_->args.back();

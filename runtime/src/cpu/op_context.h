@@ -57,6 +57,8 @@ class OpContext : public CallArgs {
   void set_outputs(std::vector<HostTensor> ts) const;
   /// The output is a SymInt: its value for the rest of this run.
   void set_symint_output(int64_t v) const;
+  /// Stores `t` as tensor argument `i` (an operator that updates an input in place).
+  void set_input_tensor(size_t i, HostTensor t) const;
   /// This call's state `slot` kept across runs; created as zeros of `like`'s dtype and shape.
   HostTensor& persistent(int slot, const HostTensor& like) const;
 

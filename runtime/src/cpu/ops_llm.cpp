@@ -1,4 +1,6 @@
 // Transformer-block runtime operators: et_vk.rms_norm, et_vk.sdpa, et_vk.apply_rotary_emb(_hf).
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "../symint_ops.h"
@@ -60,6 +62,23 @@ void sdpa_with_kv_cache(const OpContext& c) {
   }
 }
 
+// update_cache.default(value [1, S, H, D], cache [1, C, H, D], start_pos): the value's rows written
+// into the cache at start_pos, in place. The cache's contents are this call's state (zeros at
+// load, as the prepacked constant ET-VK writes into); the cache tensor holds them for its readers.
+void update_cache(const OpContext& c) {
+  const HostTensor& value = c.tensor(0);
+  HostTensor& cache = c.persistent(0, c.tensor(1));
+  const auto &vs = value.shape, &cs = cache.shape;
+  if (vs.size() != 4 || cs.size() != 4 || vs[0] != 1 || cs[0] != 1 || vs[2] != cs[2] || vs[3] != cs[3])
+    c.fail("value [1, S, H, D] and cache [1, C, H, D] do not agree");
+  const int64_t start = c.int_arg(2), rows = vs[1], row = vs[2] * vs[3];
+  if (start < 0 || start + rows > cs[1])
+    c.fail(fmt::format("rows [{}, {}) are outside the cache's {}", start, start + rows, cs[1]));
+  for (int64_t i = 0; i < rows * row; ++i) cache.set_f(start * row + i, value.get_f(i));
+  c.set_input_tensor(1, cache);
+  c.set_output(HostTensor::zeros(cache.dtype, {1}));
+}
+
 // sym_size.int and the SymInt arithmetic of bounded dynamic dims (symint_ops.h).
 void symint_op(const OpContext& c) {
   c.set_symint_output(eval_symint_op(c, c.op(), [&](size_t i) { return c.tensor(i).shape; }));
@@ -71,6 +90,7 @@ void add_llm_ops(OpTable& t) {
   for (const std::string& name : symint_operators()) t[name] = symint_op;
   t["et_vk.select_as_symint.default"] = select_as_symint;
   t["sdpa_with_kv_cache.default"] = sdpa_with_kv_cache;
+  t["update_cache.default"] = update_cache;
   t["et_vk.rms_norm.default"] = rms_norm;
   t["et_vk.sdpa.default"] = sdpa;
   t["et_vk.apply_rotary_emb.default"] = rotary_emb;

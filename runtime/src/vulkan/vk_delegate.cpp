@@ -290,6 +290,7 @@ ir::DType storage_dtype(serializer::VkDataType t) {
 }  // namespace
 
 GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
+  if (auto it = state_of_.find(id); it != state_of_.end()) return *it->second;
   const VkTensor& t = vk_tensor(id);
   if (t.constant_id >= 0) fail(fmt::format("value {} is a constant where a computed tensor is expected", id));
   if (tensors_[id]) return *tensors_[id];
@@ -436,6 +437,20 @@ GpuTensor& VulkanDelegate::persistent(int slot, std::vector<int64_t> dims, const
     fail(fmt::format("state {} is [{}] in another instance, [{}] here", slot, fmt::join(t->dims, ","), fmt::join(dims, ",")));
   }
   return *t;
+}
+
+GpuTensor& VulkanDelegate::state_tensor(int32_t id) {
+  if (auto it = state_of_.find(id); it != state_of_.end()) return *it->second;
+  GpuTensor& initial = tensor_id(id);
+  auto& t = common_->persistent[{SIZE_MAX, id}];
+  if (!t) {
+    t = make_tensor(vk_tensor(id), representation(id));
+    const bool was = prepacking_;
+    prepacking_ = true;
+    encode_copy(*this, *t, initial, {});
+    prepacking_ = was;
+  }
+  return *(state_of_[id] = t.get());
 }
 
 // The _dot variants where the device runs the packed dot product fast (on lavapipe, which has

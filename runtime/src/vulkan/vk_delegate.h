@@ -49,6 +49,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   GpuTensor& persistent(int slot, std::vector<int64_t> dims, const GpuTensor& like) override;
+  GpuTensor& state_tensor(int32_t id) override;
   void require_unused(int32_t id, const char* what) override;
   bool cpu_device() const override;
   bool cooperative_matrix() const override;
@@ -88,6 +89,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::vector<SharedMemory> shared_;
   VkDeviceSize device_bytes_ = 0, unshared_bytes_ = 0;  // tensor memory allocated / without sharing
   std::vector<std::unique_ptr<GpuTensor>> tensors_;  // by value id
+  std::map<int32_t, GpuTensor*> state_of_;             // value id -> its state_tensor
   std::shared_ptr<DelegateShared> common_;
   std::vector<std::unique_ptr<GpuTensor>> scratch_;
   std::vector<std::unique_ptr<GpuTensor>> in_stage_, out_stage_;

@@ -84,6 +84,11 @@ class Encoder : public CallArgs {
   /// A device tensor kept across runs (state such as a KV cache), slot `slot` of this call; shared
   /// by the instances of one delegate at several sizes.
   virtual GpuTensor& persistent(int slot, std::vector<int64_t> dims, const GpuTensor& like) = 0;
+  /// Value `id`, a tensor an operator writes in place across runs (update_cache's cache), as one
+  /// tensor shared by the instances of one delegate at several sizes: made by the first instance,
+  /// which copies this instance's tensor (its initial value, prepacked) into it at load. From here
+  /// on this instance reads `id` from it.
+  virtual GpuTensor& state_tensor(int32_t id) = 0;
   /// Fails when value `id` is read by another operator or is a graph output (ops that do not
   /// write some of their outputs).
   virtual void require_unused(int32_t id, const char* what) = 0;

@@ -183,6 +183,28 @@ void sdpa_with_kv_cache(Encoder& e) {
              p, out.items());
 }
 
+// update_cache(value [1, S, Hkv, D], cache [1, C, Hkv, D], start_pos) -> dummy [1]: the value's rows
+// written into the cache tensor at start_pos (kv_cache_update.glsl). The cache is state: one tensor
+// whose rows stay across runs, shared by the program's instances at several sizes, that later
+// calls read (its initial zeros: the prepacked constant).
+void update_cache(Encoder& e) {
+  GpuTensor& value = e.tensor(0);
+  GpuTensor& cache = e.state_tensor(e.id(1));  // one cache for the program at every size
+  if (cache.texture) e.fail("the cache must be a buffer");
+  if (value.texture && value.packed_dim != 0) e.fail("textures must be width-packed");
+  const auto& vd = value.dims;
+  const auto& cd = cache.dims;
+  if (vd.size() != 4 || cd.size() != 4 || vd[0] != 1 || cd[0] != 1 || vd[2] != cd[2] || vd[3] != cd[3] ||
+      value.dtype != cache.dtype)
+    e.fail("value [1, S, Hkv, D] and cache [1, C, Hkv, D] do not agree");
+  const Encoder::SymIntSource pos = e.symint_source(2);
+  const auto& var = e.variant(value, {}, "kv_cache_update");
+  Push p(var);
+  p.iv("value_sizes", value.sizes).i("cache_rows", static_cast<int32_t>(cd[1])).i("pos_index", pos.index);
+  e.dispatch(var, {{cache.buffer.buffer, VK_NULL_HANDLE}, value.resource(), {pos.buffer, VK_NULL_HANDLE}}, p,
+             value.items());
+}
+
 // sym_size.int and the SymInt arithmetic of bounded dynamic dims (symint_ops.h): evaluated while
 // the instance of one size is encoded, from its tensors' dims.
 void symint_op(Encoder& e) {
@@ -201,6 +223,7 @@ void add_llm_ops(std::unordered_map<std::string, OpEncoder>& t) {
   t["et_vk.select_as_symint.default"] = select_as_symint;
   for (const std::string& name : symint_operators()) t[name] = symint_op;
   t["sdpa_with_kv_cache.default"] = sdpa_with_kv_cache;
+  t["update_cache.default"] = update_cache;
   t["aten.embedding.default"] = embedding;
   t["et_vk.apply_rotary_emb.default"] = rotary;
   t["et_vk.apply_rotary_emb_hf.default"] = rotary;

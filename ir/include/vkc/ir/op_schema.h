@@ -56,6 +56,9 @@ struct OpSchema {
   /// Number of node inputs for a schema without Tensor[] (or the minimum with one).
   size_t num_tensor_args() const;
   bool has_tensor_list() const;
+  /// How many of a node's `num_inputs` inputs, at the end, feed SymInt arguments (read at run time
+  /// as et_vk.select_as_symint(x, 0, 0), not as tensors); 0 for a schema with a Tensor[].
+  size_t num_symint_inputs(size_t num_inputs) const;
   /// Problems with a node's attributes: unknown names, wrong kinds, missing required values.
   /// `symint_inputs` trailing node inputs feed that many scalar SymInt arguments left unset.
   std::vector<std::string> check_attrs(const AttributeMap& attrs, size_t symint_inputs = 0) const;
