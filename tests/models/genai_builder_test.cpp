@@ -1,0 +1,159 @@
+// The decoders onnxruntime-genai's model builder writes, as it ships (tests/models/decoders/genai/,
+// made by export_genai_builder.py on the GPU machine: builder commit in report.txt): Llama, Mistral
+// (sliding window 16), Qwen2 (q/k/v biases), Qwen3 (q/k norms; in fp16 inside GroupQueryAttention),
+// Phi-3, Phi-3 LongRoPE (tables chosen by an If over the total length), Gemma-2 (local window 12 on
+// odd layers, soft-capped attention and logits), Gemma-3 (local window 8 on five of six layers),
+// Granite (attention and residual multipliers), OLMo; each in fp32, int4 symmetric and asymmetric
+// (CPU provider; tied embeddings as GatherBlockQuantized) and fp16 (CUDA provider). The cache's head
+// size is the symbol kv_cache_dim in every one of them.
+// - Without a hand-given --dim, each compiles into a KV-cache program (--max-seq-len 64, prefill
+//   chunks of up to 4 tokens and decode steps), fully delegated, and generates onnxruntime's 16
+//   tokens (its loop over the same graph, MatMulNBits at accuracy_level 0) on every backend; where
+//   onnxruntime cannot run the graph (q/k norms inside fp16 GroupQueryAttention), transformers'.
+//   Windowed and soft-capped layers keep their caches with update_cache.
+// - The step graphs with explicit caches match onnxruntime's outputs at a past of 8 and of 20
+//   (past every window) with the attention mask bound.
+// - A --dim kv_cache_dim that contradicts the graph is one error naming the node.
+// - The four asymmetric int4 graphs of tied-embedding models, which onnxruntime itself refuses (the
+//   builder leaves GatherBlockQuantized without scales), are refused with the reason.
+// - LongRoPE: at a cache within the original context (16) the tables chosen are the short ones,
+//   and generation is onnxruntime's.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "decoder_test_util.h"
+
+namespace vkc::test {
+namespace {
+
+const fs::path kGenai = corpus("decoders") / "genai";
+
+nlohmann::json greedy() {
+  std::ifstream f(kGenai / "greedy.json");
+  return nlohmann::json::parse(f);
+}
+
+// The architecture a folder holds (greedy.json's key): the longest key the name starts with.
+std::string arch_of(const std::string& folder, const nlohmann::json& g) {
+  std::string best;
+  for (const auto& [arch, info] : g.items())
+    if (folder.rfind(arch + "_", 0) == 0 && arch.size() > best.size()) best = arch;
+  return best;
+}
+
+// The builder's asymmetric int4 graphs of tied-embedding models (onnxruntime refuses them too).
+bool refused_by_onnxruntime(const std::string& folder) {
+  static const std::set<std::string> kRefused = {"qwen2_int4_asym", "qwen3_int4_asym", "gemma2_int4_asym",
+                                                 "gemma3_int4_asym"};
+  return kRefused.count(folder) > 0;
+}
+
+// Symbolic dims of the model's inputs sized as data set `inputs` has them, and the attention mask
+// bound to ones (it feeds seqlens_k through an integer sum, which folds once bound).
+CompileOptions step_options(const fs::path& dir, const std::vector<Tensor>& inputs, size_t& mask) {
+  const onnx::ModelProto m = read_model(dir / "model.onnx");
+  CompileOptions o;
+  for (int i = 0; i < m.graph().input_size() && i < static_cast<int>(inputs.size()); ++i) {
+    const auto& in = m.graph().input(i);
+    const auto& dims = in.type().tensor_type().shape().dim();
+    for (int k = 0; k < dims.size(); ++k)
+      if (dims[k].has_dim_param()) o.dims[dims[k].dim_param()] = inputs[i].shape.at(k);
+    if (in.name() == "attention_mask") {
+      mask = static_cast<size_t>(i);
+      std::string ones = "1";
+      for (int64_t j = 1; j < inputs[i].numel(); ++j) ones += ",1";
+      o.input_values["attention_mask"] = ones;
+    }
+  }
+  o.dims.erase("kv_cache_dim");  // the graph fixes it
+  return o;
+}
+
+TEST(GenaiBuilder, KvCacheProgramsGenerateOnnxruntimesTokensWithoutAHandGivenDim) {
+  const nlohmann::json g = greedy();
+  size_t checked = 0;
+  for (const std::string& folder : subfolders(kGenai)) {
+    const std::string arch = arch_of(folder, g);
+    if (arch.empty() || arch == "phi3_longrope") continue;  // below
+    SCOPED_TRACE(folder);
+    CompileOptions o;
+    o.max_seq_len = 64;
+    o.dim_ranges = {{"sequence_length", {1, 4}}};
+    const CompileResult r = compile(kGenai / folder / "model.onnx", o);
+    if (refused_by_onnxruntime(folder)) {
+      EXPECT_FALSE(r.ok);
+      EXPECT_NE(diags(r.diagnostics).find("GatherBlockQuantized needs data, indices and scales"), std::string::npos)
+          << diags(r.diagnostics);
+      continue;
+    }
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    const auto ops = ops_of(r);
+    const bool windowed = arch == "mistral" || arch == "gemma2" || arch == "gemma3";
+    EXPECT_EQ(ops.count("vk.update_cache.default") > 0, windowed);
+    EXPECT_EQ(ops.count("vk.sdpa_with_kv_cache.default") > 0, arch != "mistral" && arch != "gemma2");
+    const auto& info = g.at(arch);
+    const auto& ort = info.at("onnxruntime");
+    const std::vector<int64_t> want = ort.contains(folder) && ort.at(folder).is_array() ? ints(ort.at(folder)) : ints(info.at("hf_generate"));
+    expect_generates(r.pte, ints(info.at("prompt")), want);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 32u);  // 40 built, 4 refused, 4 LongRoPE
+}
+
+TEST(GenaiBuilder, StepGraphsMatchOnnxruntimeAtPastsWithinAndBeyondTheWindows) {
+  const nlohmann::json g = greedy();
+  size_t checked = 0;
+  for (const std::string& folder : subfolders(kGenai)) {
+    if (arch_of(folder, g).empty() || refused_by_onnxruntime(folder)) continue;
+    const bool fp16 = folder.find("fp16") != std::string::npos;
+    for (const char* set : {"test_data_set_1", "test_data_set_2"}) {  // one token at a past of 8, of 20
+      const fs::path dir = kGenai / folder / set;
+      if (!fs::exists(dir)) continue;  // onnxruntime could not run the graph
+      SCOPED_TRACE(dir.string());
+      auto inputs = read_set(dir, "input");
+      size_t mask = inputs.size();
+      const CompileOptions o = step_options(kGenai / folder, inputs, mask);
+      ASSERT_LT(mask, inputs.size());
+      inputs.erase(inputs.begin() + static_cast<std::ptrdiff_t>(mask));
+      expect_set_compiles_and_matches(kGenai / folder, set, inputs, o, fp16 ? 2e-2 : 1e-3, fp16 ? 2e-2 : 1e-4);
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 60u);
+}
+
+TEST(GenaiBuilder, AHandGivenDimThatContradictsTheGraphIsOneErrorNamingTheNode) {
+  CompileOptions o;
+  o.max_seq_len = 64;
+  o.dims = {{"sequence_length", 1}, {"kv_cache_dim", 32}};  // the head size is 16: 64 wide queries, 4 heads
+  const CompileResult r = compile(kGenai / "llama_fp32" / "model.onnx", o);
+  ASSERT_FALSE(r.ok);
+  const std::string d = diags(r.diagnostics);
+  EXPECT_NE(d.find("node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryAttention) needs dim 3 of "
+                   "'past_key_values.0.key' (the head size: the query's width 128 over 8 heads) to be 16, but the size "
+                   "given for 'kv_cache_dim' (32)"),
+            std::string::npos)
+      << d;
+  EXPECT_EQ(r.diagnostics.size(), 1u) << d;
+}
+
+TEST(GenaiBuilder, LongRopeTablesWithinTheOriginalContextGenerateOnnxruntimesTokens) {
+  const nlohmann::json g = greedy();
+  const auto& info = g.at("phi3_longrope");
+  for (const char* folder : {"phi3_longrope_fp32", "phi3_longrope_int4"}) {
+    SCOPED_TRACE(folder);
+    CompileOptions o;
+    o.max_seq_len = 16;  // the original context: the If picks the short tables, as onnxruntime does up to 16
+    o.dim_ranges = {{"sequence_length", {1, 4}}};
+    const CompileResult r = compile(kGenai / folder / "model.onnx", o);
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    std::vector<int64_t> want = ints(info.at("onnxruntime").at(folder));
+    want.resize(8);  // 8 prompt tokens + 8 fill the 16 positions
+    expect_generates(r.pte, ints(info.at("prompt")), want);
+  }
+}
+
+}  // namespace
+}  // namespace vkc::test
