@@ -10,6 +10,7 @@
 
 #include "vkc/ir/graph.h"
 #include "vkc/partitioner/partition.h"
+#include "vkc/passes/pass.h"
 #include "vkc/serializer/build_program.h"
 
 namespace vkc::compiler::detail {
@@ -25,6 +26,7 @@ struct Part {
   /// stayed open, in graph order: each needs the program split.
   std::vector<std::string> open_conditions;
   std::vector<std::string> notes;
+  std::vector<passes::PassContext::AttentionDecision> attention;
 };
 
 /// Compiles the model under `bindings`; with `output`, that value is the graph's only output

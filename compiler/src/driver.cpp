@@ -202,11 +202,12 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     }
     if (stats.quantized_layers.empty()) stats.quantized_layers = std::move(ctx.quant_report);
     part.notes = std::move(ctx.notes);
+    part.attention = std::move(ctx.attention);
     part.open_conditions = detail::open_conditions(g, conditions);
     part.partition = partitioner::partition_graph(g, popts, ctx.not_lowered);
     if (!part.open_conditions.empty()) return part;
     if (config.on_partition && !output && !reported) {
-      config.on_partition(g, part.partition, popts.limits);
+      config.on_partition(g, part.partition, popts.limits, part.attention);
       reported = true;
     }
     if (size_t n = part.partition.num_rejected(); n && !config.cpu_fallback)
@@ -230,7 +231,8 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
       });
     } catch (const CompileError&) {
       // A split that fails still leaves its report (the unsplit graph, the If refused in it).
-      if (config.on_partition && !reported) config.on_partition(*root->graph, root->partition, popts.limits);
+      if (config.on_partition && !reported)
+        config.on_partition(*root->graph, root->partition, popts.limits, root->attention);
       throw;
     }
     split.parts.push_back(std::move(root));

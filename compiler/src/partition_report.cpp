@@ -28,7 +28,8 @@ std::string escape_dot(const std::string& s) {
 }  // namespace
 
 std::string partition_report_json(const ir::Graph& g, const partitioner::Partition& p,
-                                  const partitioner::DeviceLimits& limits) {
+                                  const partitioner::DeviceLimits& limits,
+                                  const std::vector<passes::PassContext::AttentionDecision>& attention) {
   ordered_json j;
   j["device"] = {{"name", limits.name},
                  {"texture_limits", limits.texture},
@@ -52,6 +53,14 @@ std::string partition_report_json(const ir::Graph& g, const partitioner::Partiti
                   {"delegates", p.delegates.size()},
                   {"graph_nodes_after_partitioning", g.num_nodes()}};
   j["nodes"] = std::move(nodes);
+  if (!attention.empty()) {
+    j["attention"] = ordered_json::array();
+    for (const auto& a : attention) {
+      ordered_json e = {{"softmax", a.node}, {"form", a.form}};
+      if (!a.why.empty()) e["why"] = a.why;
+      j["attention"].push_back(std::move(e));
+    }
+  }
   j["delegates"] = ordered_json::array();
   for (size_t i = 0; i < p.delegates.size(); ++i) {
     const partitioner::Delegate& d = p.delegates[i];

@@ -126,8 +126,9 @@ int run_compile(const CompileArgs& a) {
     fmt::print(stderr, "// ----- IR after {}\n{}", pass, text);
   };
 
-  config.on_partition = [&a](const ir::Graph& g, const partitioner::Partition& p, const partitioner::DeviceLimits& l) {
-    if (!a.report.empty()) write_text_file(a.report, compiler::partition_report_json(g, p, l));
+  config.on_partition = [&a](const ir::Graph& g, const partitioner::Partition& p, const partitioner::DeviceLimits& l,
+                             const std::vector<passes::PassContext::AttentionDecision>& attention) {
+    if (!a.report.empty()) write_text_file(a.report, compiler::partition_report_json(g, p, l, attention));
     if (!a.report_dot.empty()) write_text_file(a.report_dot, compiler::partition_report_dot(g, p));
     if (!a.verbose) return;
     size_t delegated = 0;

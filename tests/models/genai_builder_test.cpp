@@ -91,6 +91,17 @@ TEST(GenaiBuilder, KvCacheProgramsGenerateOnnxruntimesTokensWithoutAHandGivenDim
     ASSERT_TRUE(r.ok) << diags(r.diagnostics);
     const auto ops = ops_of(r);
     const bool windowed = arch == "mistral" || arch == "gemma2" || arch == "gemma3";
+    // The report says what became of each layer's attention: Gemma-2's soft-capped scores stay
+    // unfused, over caches kept by update_cache (its local layer's window 12 too).
+    ASSERT_EQ(r.partition.attention.size(), arch == "gemma3" ? 6u : 2u);
+    for (const auto& a : r.partition.attention) {
+      if (arch == "gemma2") {
+        EXPECT_NE(a.form.find("unfused over an update_cache cache"), std::string::npos) << a.form;
+        EXPECT_NE(a.why.find("soft-cap"), std::string::npos) << a.why;
+      } else {
+        EXPECT_TRUE(a.form == "sdpa_with_kv_cache" || a.form.find("sdpa over an update_cache cache (a window of") == 0) << a.form;
+      }
+    }
     EXPECT_EQ(ops.count("vk.update_cache.default") > 0, windowed);
     EXPECT_EQ(ops.count("vk.sdpa_with_kv_cache.default") > 0, arch != "mistral" && arch != "gemma2");
     const auto& info = g.at(arch);

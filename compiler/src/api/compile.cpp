@@ -61,8 +61,10 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.quantize = options.quantization_recipe.value_or("");
   config.quantize_exclude = options.quantize_exclude;
   config.quantize_min_elements = options.quantize_min_elements;
-  config.on_partition = [&r](const ir::Graph&, const partitioner::Partition& p, const partitioner::DeviceLimits& l) {
+  config.on_partition = [&r](const ir::Graph&, const partitioner::Partition& p, const partitioner::DeviceLimits& l,
+                             const std::vector<passes::PassContext::AttentionDecision>& attention) {
     r.partition = report_of(p, l.name);
+    for (const auto& a : attention) r.partition.attention.push_back({a.node, a.form, a.why});
   };
   if (progress) {
     config.on_phase = [&progress](const compiler::PhaseEvent& e) {

@@ -119,23 +119,24 @@ std::optional<std::vector<float>> mask_values(const ir::Value* mask, const ir::V
   return v;
 }
 
-size_t mask_state_attention(ir::Graph& g, ir::Value* input_pos, int64_t seq, int64_t n_max) {
+std::vector<std::pair<std::string, int64_t>> mask_state_attention(ir::Graph& g, ir::Value* input_pos, int64_t seq,
+                                                                  int64_t n_max) {
   std::map<std::pair<int64_t, ir::DType>, ir::Value*> masks;  // (window, dtype) -> run-time mask
   auto mask_for = [&](int64_t window, ir::DType dtype) {  // placed first; the caller sorts the graph
     ir::Value*& m = masks[{window, dtype}];
     if (!m) m = runtime_mask(g, g.nodes().front(), input_pos, seq, n_max, window, dtype);
     return m;
   };
-  size_t count = 0;
+  std::vector<std::pair<std::string, int64_t>> masked;
   for (ir::Node* n : g.nodes()) {
     if (!n->is_onnx("Softmax") || !n->input(0)->type().known() || !n->input(0)->shape().is_static()) continue;
     const auto s = n->input(0)->shape().sizes();
     if (s.empty() || s.back() != n_max) continue;
-    ++count;
     const ir::DType dt = n->input(0)->dtype();
     Found f = find_mask(g, n, input_pos, seq, n_max);
     if (f.add && f.kind.reason.empty()) {
       f.add->set_input(f.side, mask_for(f.kind.window, dt));
+      masked.emplace_back(n->name(), f.kind.window);
       continue;
     }
     if (f.add)
@@ -147,8 +148,9 @@ size_t mask_state_attention(ir::Graph& g, ir::Value* input_pos, int64_t seq, int
                                   n->name()));
     ir::Value* scores = n->input(0);
     n->set_input(0, add_onnx_node(g, n, "Add", {scores, mask_for(0, dt)}, scores->type()));
+    masked.emplace_back(n->name(), 0);
   }
-  return count;
+  return masked;
 }
 
 }  // namespace vkc::passes::attention

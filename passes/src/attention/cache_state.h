@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kv_cache_pairs.h"
 #include "mask.h"
@@ -29,8 +31,9 @@ std::optional<std::vector<float>> mask_values(const ir::Value* mask, const ir::V
 
 /// Gives every Softmax over the `n_max` keys of the state caches a run-time mask: the mask added
 /// to its scores (a constant, or computed from input_pos) is classified and replaced; a one-token
-/// step without one gets the causal one. Returns how many softmaxes; throws PassError naming a
-/// softmax whose mask cannot be read.
-size_t mask_state_attention(ir::Graph& g, ir::Value* input_pos, int64_t seq, int64_t n_max);
+/// step without one gets the causal one. Returns each softmax's name and window (0: none); throws
+/// PassError naming a softmax whose mask cannot be read.
+std::vector<std::pair<std::string, int64_t>> mask_state_attention(ir::Graph& g, ir::Value* input_pos, int64_t seq,
+                                                                  int64_t n_max);
 
 }  // namespace vkc::passes::attention

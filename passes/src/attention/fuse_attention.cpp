@@ -43,6 +43,8 @@ ir::Value* uncast(const ir::Graph& g, ir::Value* v, bool& cast) {
   return c->input(0);
 }
 
+constexpr std::string_view kNotAttention = "not attention";
+
 bool is_rank4(const ir::Value* v) { return v && v->type().known() && v->shape().rank() == 4 && v->shape().is_static(); }
 
 // The value whose last two axes `kt` swaps (through any data-movement chain), or null.
@@ -66,16 +68,17 @@ ir::Value* skip_nan_guard(const ir::Graph& g, ir::Value* probs) {
   return where->output(0);
 }
 
-bool fuse_at(ir::Graph& g, ir::Node* softmax) {
+// Empty when fused; else why not (kNotAttention: not a softmax over the last axis of rank-4 scores).
+std::string fuse_at(ir::Graph& g, ir::Node* softmax, std::string& sdpa_name) {
   const auto& shape = softmax->input(0)->shape();
   const int64_t axis = softmax->attr_int("axis", softmax->opset() >= 13 ? -1 : 1);
-  if (shape.rank() != 4 || (axis != -1 && axis != 3)) return false;
+  if (shape.rank() != 4 || (axis != -1 && axis != 3)) return std::string(kNotAttention);
   ir::Value* probs = skip_nan_guard(g, softmax->output(0));
   ir::Node* out = sole_user(g, probs, "MatMul");
-  if (!out || out->input(0) != probs) return false;
+  if (!out || out->input(0) != probs) return "the softmax's probabilities are not multiplied by V alone (MatMul(probs, V))";
   double scale = 1.0;
   ir::Value* scores = softmax->input(0);
-  if (g.users(scores).size() != 1 || g.is_output(scores)) return false;
+  if (g.users(scores).size() != 1 || g.is_output(scores)) return "the scores are read elsewhere too";
   ir::Value* mask = nullptr;
   if (ir::Node* add = sole_producer(g, scores, "Add")) {
     ir::Node* lhs = add->input(0)->producer();
@@ -83,14 +86,14 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
         lhs && (lhs->is_onnx("MatMul") || lhs->is_onnx("Mul") || lhs->is_onnx("Div") || lhs->is_onnx("Cast"));
     mask = left_is_scores ? add->input(1) : add->input(0);
     scores = left_is_scores ? add->input(0) : add->input(1);
-    if (!ir::is_float(mask->dtype())) return false;
+    if (!ir::is_float(mask->dtype())) return "the mask added to the scores is not a float tensor";
   }
   scores = unscale(g, scores, scale);
   bool widened = false;  // fp16 scores and values computed in fp32
   scores = uncast(g, scores, widened);
   scores = unscale(g, scores, scale);
   ir::Node* qk = sole_producer(g, scores, "MatMul");
-  if (!qk) return false;
+  if (!qk) return "the scores are not MatMul(Q, K^T) (through scales and casts): something else (e.g. a soft-cap's Tanh) lies between";
   ir::Value* q = unscale(g, qk->input(0), scale);
   ir::Value* kt = unscale(g, qk->input(1), scale);
   ir::Value* k = untranspose(g, kt);
@@ -102,21 +105,21 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
     k = unscale(g, k, scale);
   } else {
     ir::Node* t = sole_producer(g, kt, "Transpose");
-    if (!t || !is_rank4(kt)) return false;
+    if (!t || !is_rank4(kt)) return "K's transpose is neither a swap of its last two axes nor one Transpose of a rank-4 tensor";
     const auto perm = t->attr_ints("perm");
-    if (perm.size() != 4) return false;
+    if (perm.size() != 4) return "K's transpose is not of rank 4";
     k_perm = {perm[0], perm[1], perm[3], perm[2]};
     k_src = unscale(g, t->input(0), scale);
-    if (!is_rank4(k_src)) return false;
+    if (!is_rank4(k_src)) return "K before its transpose is not a static rank-4 tensor";
   }
   ir::Value* v = out->input(1);
   if (widened) {
     bool v_cast = false;
     v = uncast(g, v, v_cast);
-    if (!v_cast || v->dtype() != q->dtype()) return false;
+    if (!v_cast || v->dtype() != q->dtype()) return "the scores are widened from another dtype than V's";
   }
-  if (!is_rank4(q) || (k && !is_rank4(k)) || !is_rank4(v)) return false;
-  if (q->dtype() != ir::DType::Float32 && q->dtype() != ir::DType::Float16) return false;
+  if (!is_rank4(q) || (k && !is_rank4(k)) || !is_rank4(v)) return "Q, K or V is not a static rank-4 tensor";
+  if (q->dtype() != ir::DType::Float32 && q->dtype() != ir::DType::Float16) return "Q is neither fp32 nor fp16";
   if (widened && mask && mask->dtype() != q->dtype()) {  // the runtime takes the mask in q's dtype
     if (auto values = constant_floats(mask))
       mask = add_float_constant(g, g.unique_name(mask->name() + "_narrow"), mask->shape().sizes(), *values, q->dtype());
@@ -128,7 +131,7 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
   // all, as Falcon's export leaves it); et_vk.sdpa takes them whole, so a broadcast is expanded.
   const auto qs = q->shape().sizes(), ktsz = kt->shape().sizes(), vs = v->shape().sizes();
   for (int i = 0; i < 2; ++i)
-    if ((ktsz[i] != qs[i] && ktsz[i] != 1) || (vs[i] != qs[i] && vs[i] != 1)) return false;
+    if ((ktsz[i] != qs[i] && ktsz[i] != 1) || (vs[i] != qs[i] && vs[i] != 1)) return "K or V does not broadcast over Q's batch and heads";
   auto expanded = [&](ir::Value* x) {
     const auto xs = x->shape().sizes();
     if (xs[0] == qs[0] && xs[1] == qs[1]) return x;
@@ -152,22 +155,31 @@ bool fuse_at(ir::Graph& g, ir::Node* softmax) {
                                 {{q->dtype(), wide.shape}}, g.unique_name(out->name() + "_sdpa"), out);
     sdpa->attrs() = {{"scale", scale}};
     const int64_t to = wide.dtype == ir::DType::Float64 ? 11 : wide.dtype == ir::DType::Float16 ? 10 : 1;
+    sdpa_name = sdpa->name();
     out->morph(ir::kOnnxDomain, "Cast", {sdpa->output(0)}, {{"to", to}});
     out->set_opset(13);
-    return true;
+    return {};
   }
+  sdpa_name = out->name();
   out->morph(ir::kVulkanDomain, "et_vk.sdpa.default", mask ? std::vector<ir::Value*>{q, k, v, mask}
                                                            : std::vector<ir::Value*>{q, k, v, nullptr},
              {{"scale", scale}});
-  return true;
+  return {};
 }
 
 }  // namespace
 
 void fuse_attention(ir::Graph& g, PassContext& ctx) {
   bool fused = false;
-  for (ir::Node* n : g.nodes())
-    if (n->is_onnx("Softmax")) fused = fuse_at(g, n) || fused;
+  for (ir::Node* n : g.nodes()) {
+    if (!n->is_onnx("Softmax")) continue;
+    const std::string name = n->name();
+    std::string sdpa;
+    const std::string why = fuse_at(g, n, sdpa);
+    if (why == kNotAttention) continue;
+    fused = fused || why.empty();
+    ctx.attention.push_back({name, sdpa, why.empty() ? "sdpa" : "unfused", why});
+  }
   // The scores, softmax, guard and K's transpose are now unused.
   if (fused) eliminate_dead_code(g, ctx);
 }

@@ -182,6 +182,10 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   size_t fused = 0;
   std::set<const ir::Value*> used_presents;
   std::vector<std::pair<ir::Node*, int64_t>> windowed;  // fused attention in a window: over the state caches
+  auto decide = [&](auto matches, const std::string& form) {  // the report's entry for an attention
+    for (auto& a : ctx.attention)
+      if (matches(a)) a.form = form;
+  };
   for (ir::Node* n : attention) {
     ir::Value *q = n->input(0), *k = n->input(1), *v = n->input(2), *mask = n->input(3);
     int64_t rk = 0, rv = 0;
@@ -202,8 +206,11 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
       throw PassError(fmt::format("--max-seq-len: attention '{}': its mask '{}' {}", n->name(), mask->name(), kind.reason));
     else if (kind.window > 0 && kind.window < n_max) {
       windowed.emplace_back(n, kind.window);  // sdpa_with_kv_cache has no window
+      decide([&](const auto& a) { return a.sdpa == n->name(); },
+             fmt::format("sdpa over an update_cache cache (a window of {})", kind.window));
       continue;
     }
+    decide([&](const auto& a) { return a.sdpa == n->name(); }, "sdpa_with_kv_cache");
     used_presents.insert(kp->present);
     used_presents.insert(vp->present);
     const int64_t d = qs[3];
@@ -240,7 +247,14 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     if (!used_presents.count(present)) attention::keep_cache_as_state(g, p, input_pos, n_max), ++state;
   for (const auto& [n, window] : windowed)
     n->set_input(3, attention::runtime_mask(g, g.nodes().front(), input_pos, seq, n_max, window, n->input(0)->dtype()));
-  const size_t unfused = state ? attention::mask_state_attention(g, input_pos, seq, n_max) : 0;
+  size_t unfused = 0;
+  if (state)
+    for (const auto& [softmax, window] : attention::mask_state_attention(g, input_pos, seq, n_max)) {
+      ++unfused;
+      decide([&](const auto& a) { return a.node == softmax; },
+             window ? fmt::format("unfused over an update_cache cache (a window of {})", window)
+                    : std::string("unfused over an update_cache cache"));
+    }
   if (state && windowed.empty() && unfused == 0)
     throw PassError(fmt::format("--max-seq-len: {} of {} caches are read by no attention vkc recognises (a fused "
                                 "et_vk.sdpa or a Softmax over the cache's {} positions)",

@@ -32,8 +32,16 @@ struct DelegateSummary {
 
 /// The partitioner's decisions (what `vkc compile -v` prints). Filled whenever the compile
 /// got as far as partitioning, also when it then failed on rejected nodes.
+/// What became of one attention (`vkc compile --report`'s "attention" list).
+struct AttentionReport {
+  std::string softmax;  // the Softmax node it was found at
+  std::string form;     // "sdpa", "unfused"; under --max-seq-len "sdpa_with_kv_cache", "... update_cache ..."
+  std::string why;      // why it was not fused, if it was not
+};
+
 struct PartitionReport {
   std::vector<NodeReport> nodes;  // every node of the lowered graph, in order
+  std::vector<AttentionReport> attention;
   std::vector<DelegateSummary> delegates;
   size_t delegated = 0, rejected = 0;
   std::string device_limits;  // the limits partitioned for: "default", "small-texture", "texture_limits X,Y,Z"

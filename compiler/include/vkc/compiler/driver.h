@@ -17,6 +17,7 @@
 #include "vkc/ir/graph.h"
 #include "vkc/partitioner/device_profile.h"
 #include "vkc/partitioner/partition.h"
+#include "vkc/passes/pass.h"
 #include "vkc/passes/quantize.h"
 #include "vkc/serializer/compile_options.h"
 
@@ -61,9 +62,12 @@ struct CompileConfig {
   bool cpu_fallback = false;
   /// Store the SPIR-V of the shader variants each delegate uses in its payload (VkGraph.shaders).
   bool embed_shaders = true;
-  /// Called with the partitioned graph, its decisions and the limits used, before a compile
-  /// fails on rejected nodes or goes on (reports are written from here).
-  std::function<void(const ir::Graph&, const partitioner::Partition&, const partitioner::DeviceLimits&)> on_partition;
+  /// Called with the partitioned graph, its decisions, the limits used and what became of each
+  /// attention, before a compile fails on rejected nodes or goes on (reports are written
+  /// from here).
+  std::function<void(const ir::Graph&, const partitioner::Partition&, const partitioner::DeviceLimits&,
+                     const std::vector<passes::PassContext::AttentionDecision>&)>
+      on_partition;
   /// Called as each phase (kPhases) starts and ends.
   std::function<void(const PhaseEvent&)> on_phase;
   /// --quantize RECIPE (empty: none; passes::parse_quant_recipe) and --quantize-exclude GLOBs.

@@ -36,6 +36,16 @@ struct PassContext {
   /// textures avoid tensors wider than this.
   int64_t max_texture_width = 16384;
   size_t kv_cache_layers = 0;
+  /// What became of each attention (a Softmax over the last axis of [B, H, S, L] scores): fused into
+  /// et_vk.sdpa or not (and why not), and under --max-seq-len how its cache is kept. `vkc compile
+  /// --report` lists them.
+  struct AttentionDecision {
+    std::string node;  // the Softmax
+    std::string sdpa;  // the et_vk.sdpa it was fused into
+    std::string form;  // "sdpa", "unfused", then under --max-seq-len "sdpa_with_kv_cache", "update_cache ..."
+    std::string why;   // for "unfused": the pattern's first mismatch
+  };
+  std::vector<AttentionDecision> attention;
   /// Set by keep-cache-positions: the input_pos input it made for a graph that computes its
   /// positions from the cache length (use-kv-cache then keeps it as the program's second input).
   ir::Value* kv_input_pos = nullptr;
