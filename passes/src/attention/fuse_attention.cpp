@@ -47,13 +47,35 @@ constexpr std::string_view kNotAttention = "not attention";
 
 bool is_rank4(const ir::Value* v) { return v && v->type().known() && v->shape().rank() == 4 && v->shape().is_static(); }
 
-// The value whose last two axes `kt` swaps (through any data-movement chain), or null.
-ir::Value* untranspose(const ir::Graph& g, ir::Value* kt) {
-  return find_view_source(g, kt, [](const ir::Value* src, const ViewMap& map) {
+// The value whose last two axes `kt` swaps (through any data-movement chain), or null; `repeat`
+// is how many query heads read each of its heads (a grouped-query head repeat inside the chain,
+// as the dynamo exporter writes it with batch and heads merged: Unsqueeze -> Expand ->
+// Reshape [B*H, L, D] -> Transpose(0,2,1) -> Reshape [B, H, D, L]).
+ir::Value* untranspose(const ir::Graph& g, ir::Value* kt, int64_t& repeat) {
+  return find_view_source(g, kt, [&](const ir::Value* src, const ViewMap& map) {
     const auto s = src->shape().sizes(), o = map.out_shape();
-    if (s.size() != 4 || o != std::vector<int64_t>{s[0], s[1], s[3], s[2]}) return false;
-    return map.equals([&](const std::vector<int64_t>& i) { return flat_index({i[0], i[1], i[3], i[2]}, s); });
+    if (s.size() != 4 || o.size() != 4 || s[1] == 0 || o[1] % s[1] != 0 ||
+        o != std::vector<int64_t>{s[0], o[1], s[3], s[2]})
+      return false;
+    const int64_t r = o[1] / s[1];
+    if (!map.equals([&](const std::vector<int64_t>& i) { return flat_index({i[0], i[1] / r, i[3], i[2]}, s); }))
+      return false;
+    repeat = r;
+    return true;
   });
+}
+
+// `x` [B, H, L, D] with each head repeated `r` times in place (head h of the result is x's h / r).
+ir::Value* repeat_heads(ir::Graph& g, const ir::Node* at, ir::Value* x, int64_t r) {
+  if (r == 1) return x;
+  const auto s = x->shape().sizes();
+  const std::vector<int64_t> wide{s[0], s[1], r, s[2], s[3]}, out{s[0], s[1] * r, s[2], s[3]};
+  ir::Value* u = add_onnx_node(g, at, "Unsqueeze", {x, add_i64_constant(g, g.unique_name(at->name() + "_ax"), {1}, {2})},
+                               {x->dtype(), ir::Shape::of({s[0], s[1], 1, s[2], s[3]})});
+  ir::Value* e = add_onnx_node(g, at, "Expand", {u, add_i64_constant(g, g.unique_name(at->name() + "_rep"), {5}, wide)},
+                               {x->dtype(), ir::Shape::of(wide)});
+  return add_onnx_node(g, at, "Reshape", {e, add_i64_constant(g, g.unique_name(at->name() + "_heads"), {4}, out)},
+                       {x->dtype(), ir::Shape::of(out)});
 }
 
 // Where(IsNaN(p), 0, p) reading `probs`: the Where's output; else `probs` itself.
@@ -96,13 +118,15 @@ std::string fuse_at(ir::Graph& g, ir::Node* softmax, std::string& sdpa_name) {
   if (!qk) return "the scores are not MatMul(Q, K^T) (through scales and casts): something else (e.g. a soft-cap's Tanh) lies between";
   ir::Value* q = unscale(g, qk->input(0), scale);
   ir::Value* kt = unscale(g, qk->input(1), scale);
-  ir::Value* k = untranspose(g, kt);
+  int64_t k_repeat = 1;
+  ir::Value* k = untranspose(g, kt, k_repeat);
   // Else KT = Transpose(x, perm) straight from the heads' layout (TorchScript's [B, S, H, D] ->
   // [B, H, D, S]): K is x under perm with its last two axes swapped, made below once all matched.
   ir::Value* k_src = nullptr;
   std::vector<int64_t> k_perm;
   if (k) {
     k = unscale(g, k, scale);
+    k = repeat_heads(g, out, k, k_repeat);
   } else {
     ir::Node* t = sole_producer(g, kt, "Transpose");
     if (!t || !is_rank4(kt)) return "K's transpose is neither a swap of its last two axes nor one Transpose of a rank-4 tensor";
