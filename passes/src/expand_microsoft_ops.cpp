@@ -15,6 +15,7 @@
 //                                                position_ids or 0..S-1) [+ Gather(segment, segment_ids)])
 //                                                (its mask_index and embedding_sum outputs unread)
 //   GroupQueryAttention, RotaryEmbedding (onnxruntime-genai's decoders) -> microsoft_attention.h
+//   FusedMatMul(A, B, alpha, transA, transB)  -> alpha * MatMul(A or A^T, B or B^T)
 //   GatherBlockQuantized (a tied int4 embedding)  -> Gather of the dequantized table (quant/gather_block_quantized.h)
 // The skip forms' optional 4th output (the sum) is the Add's output. Nodes whose mean / inverse
 // standard deviation outputs are read, or that normalize over another axis, stay and are reported.
@@ -23,6 +24,7 @@
 #include <cstring>
 
 #include "attention/microsoft_attention.h"
+#include "vkc/ir/half.h"
 #include "quant/gather_block_quantized.h"
 #include "vkc/passes/passes.h"
 
@@ -109,6 +111,49 @@ ir::Value* embed_layer_norm(ir::Graph& g, ir::Node* n) {
                  {{"axis", int64_t{-1}}, {"epsilon", n->attr_float("epsilon", 1e-12)}});
 }
 
+// FusedMatMul(A, B) = alpha * (A or A^T) @ (B or B^T) (transA/transB swap the last two axes); the
+// batch transposes (transBatchA/B) are left to the partitioner's report. An operand whose shape
+// is computed in the graph (typed only once fold-constants ran) takes the other's rank; the
+// MatMul's type is then left for propagate_shapes.
+ir::Value* fused_matmul(ir::Graph& g, ir::Node* n) {
+  if (n->attr_int("transBatchA", 0) || n->attr_int("transBatchB", 0)) return nullptr;
+  ir::Value* a = n->input(0);
+  ir::Value* b = n->input(1);
+  const auto rank_of = [&](const ir::Value* x, const ir::Value* other) -> size_t {
+    return x->type().known() ? x->shape().rank() : other->type().known() ? other->shape().rank() : 0;
+  };
+  const ir::DType dt = a->type().known() ? a->dtype() : b->dtype();
+  if (!ir::is_float(dt)) return nullptr;
+  auto swapped = [&](ir::Value* x, size_t rank) -> ir::Value* {
+    if (rank < 2) return nullptr;
+    std::vector<int64_t> perm(rank);
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(i);
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    ir::TensorType t;
+    if (x->type().known()) {
+      t = x->type();
+      std::swap(t.shape.dims[rank - 1], t.shape.dims[rank - 2]);
+    }
+    return onnx_op(g, n, "Transpose", {x}, t, {{"perm", perm}}, 13);
+  };
+  if (n->attr_int("transA", 0) && !(a = swapped(a, rank_of(a, b)))) return nullptr;
+  if (n->attr_int("transB", 0) && !(b = swapped(b, rank_of(b, a)))) return nullptr;
+  ir::Value* y = onnx_op(g, n, "MatMul", {a, b}, n->output(0)->type(), {}, 13);
+  const double alpha = n->attr_float("alpha", 1.0);
+  if (alpha == 1.0) return y;
+  std::vector<uint8_t> bytes(dt == ir::DType::Float16 ? 2 : 4);
+  if (dt == ir::DType::Float16) {
+    const uint16_t h = ir::float_to_half(static_cast<float>(alpha));
+    std::memcpy(bytes.data(), &h, 2);
+  } else {
+    const float f = static_cast<float>(alpha);
+    std::memcpy(bytes.data(), &f, 4);
+  }
+  ir::Value* c = g.add_constant(g.unique_name(n->name() + "_alpha"), {dt, ir::Shape::of({})},
+                                ir::TensorData::owned(std::move(bytes)));
+  return onnx_op(g, n, "Mul", {y, c}, n->output(0)->type(), {}, 13);
+}
+
 // Types ONNX's inference left unknown past contrib operators: the rewritten norms take their
 // input's, MatMulNBits [..., K] x [K, N] gives [..., N], the standard operators after them
 // propagate_shapes's.
@@ -178,11 +223,11 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
       finish(g, n, r->output(0));
     }
   }
-  // GroupQueryAttention and RotaryEmbedding read the shapes of their inputs, which ONNX's inference
+  // GroupQueryAttention, RotaryEmbedding and FusedMatMul read the shapes of their inputs, which ONNX's inference
   // could not give past the contrib operators: each layer's once the layers before it are rewritten
   // and typed.
   const auto attention = [](const ir::Node* n) {
-    return contrib(n, "GroupQueryAttention") || contrib(n, "RotaryEmbedding");
+    return contrib(n, "GroupQueryAttention") || contrib(n, "RotaryEmbedding") || contrib(n, "FusedMatMul");
   };
   bool expanded = false;
   bool computed_tables = false;  // rotary tables that are not constants (LongRoPE's choice by length)
@@ -203,6 +248,8 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
     settle_types(g);
     for (ir::Node* n : g.nodes()) {
       if (contrib(n, "RotaryEmbedding") && expand_rotary_embedding(g, n)) expanded = true;
+      if (contrib(n, "FusedMatMul") && n->num_inputs() == 2)
+        if (ir::Value* y = fused_matmul(g, n)) finish(g, n, y), expanded = true;
       if (contrib(n, "GroupQueryAttention") && expand_group_query_attention(g, n, ctx)) expanded = true, ++count;
     }
   }
