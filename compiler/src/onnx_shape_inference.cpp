@@ -219,6 +219,13 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
       if (a < 0 || a >= rank) continue;
       const auto& dim = shape.dim(static_cast<int>(a));
       if (dim.has_dim_param() && !dim.dim_param().empty()) dims.emplace(dim.dim_param(), max_seq_len - seq);
+      // A static past (an export without dynamic axes) fixes the cache: its constants (the mask,
+      // the positions) were computed for that length.
+      if (dim.has_dim_value() && dim.dim_value() != max_seq_len - seq)
+        throw ImportError(fmt::format(
+            "--max-seq-len {}: past input '{}' has a static length of {} (the graph was exported for {} positions "
+            "with {} token(s) per call): compile with --max-seq-len {}, or export the past's length as a dynamic axis",
+            max_seq_len, in.name(), dim.dim_value(), dim.dim_value() + seq, seq, dim.dim_value() + seq));
       // The program holds one sequence: a symbolic batch (optimum's batch_size) is 1.
       if (const auto& b = shape.dim(0); a != 0 && b.has_dim_param() && !b.dim_param().empty()) dims.emplace(b.dim_param(), 1);
     }
