@@ -4,6 +4,7 @@
 #pragma once
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -50,6 +51,18 @@ inline onnx::ModelProto read_model(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   EXPECT_TRUE(m.ParseFromIstream(&in)) << file.string();
   return m;
+}
+
+/// Each symbolic dim of the model's inputs sized as data set `inputs` has it (inputs in order).
+inline std::map<std::string, int64_t> dims_of_set(const fs::path& model, const std::vector<Tensor>& inputs) {
+  const onnx::ModelProto m = read_model(model);
+  std::map<std::string, int64_t> dims;
+  for (int i = 0; i < m.graph().input_size() && i < static_cast<int>(inputs.size()); ++i) {
+    const auto& d = m.graph().input(i).type().tensor_type().shape().dim();
+    for (int k = 0; k < d.size(); ++k)
+      if (d[k].has_dim_param()) dims[d[k].dim_param()] = inputs[i].shape.at(k);
+  }
+  return dims;
 }
 
 /// Options for one program of prefill chunks of up to 3 tokens and decode steps, its cache of 32.

@@ -55,11 +55,9 @@ bool refused_by_onnxruntime(const std::string& folder) {
 CompileOptions step_options(const fs::path& dir, const std::vector<Tensor>& inputs, size_t& mask) {
   const onnx::ModelProto m = read_model(dir / "model.onnx");
   CompileOptions o;
+  o.dims = dims_of_set(dir / "model.onnx", inputs);
   for (int i = 0; i < m.graph().input_size() && i < static_cast<int>(inputs.size()); ++i) {
     const auto& in = m.graph().input(i);
-    const auto& dims = in.type().tensor_type().shape().dim();
-    for (int k = 0; k < dims.size(); ++k)
-      if (dims[k].has_dim_param()) o.dims[dims[k].dim_param()] = inputs[i].shape.at(k);
     if (in.name() == "attention_mask") {
       mask = static_cast<size_t>(i);
       std::string ones = "1";
