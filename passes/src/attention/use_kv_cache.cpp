@@ -139,12 +139,13 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   const int64_t n_max = ctx.max_seq_len;
   auto pairs = find_cache_pairs(g);
   if (pairs.empty()) {
-    // Often because an operator before attention could not be rewritten (its reason first).
-    const std::string cause = ctx.not_lowered.empty() ? std::string()
-                                                      : fmt::format(" (node '{}': {})", ctx.not_lowered.begin()->first,
-                                                                    ctx.not_lowered.begin()->second);
-    throw PassError(fmt::format(
-        "--max-seq-len: the graph has no concat-style KV cache (a graph output Concat(past input, new, axis 2)){}", cause));
+    // Often because an operator before attention could not be rewritten: its reason first.
+    if (!ctx.not_lowered.empty())
+      throw PassError(fmt::format("--max-seq-len: node '{}' cannot be computed ({}), so the attention after it was not "
+                                  "rewritten and no KV cache was found",
+                                  ctx.not_lowered.begin()->first, ctx.not_lowered.begin()->second));
+    throw PassError(
+        "--max-seq-len: the graph has no concat-style KV cache (a graph output Concat(past input, new, axis 2))");
   }
 
   std::vector<ir::Node*> attention;
