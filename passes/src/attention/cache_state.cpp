@@ -13,12 +13,6 @@ namespace {
 // that 0 * it stays 0 where the mask is computed.
 constexpr float kHidden = -30000.0f;
 
-ir::Value* transpose12(ir::Graph& g, const ir::Node* before, ir::Value* x) {
-  const auto s = x->shape().sizes();
-  return add_onnx_node(g, before, "Transpose", {x}, {x->dtype(), ir::Shape::of({s[0], s[2], s[1], s[3]})},
-                       {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
-}
-
 int64_t onnx_dtype(ir::DType d) { return d == ir::DType::Float16 ? 10 : 1; }
 
 // The mask operand of the Adds that lead into `softmax` (through the scores' Adds: an
@@ -57,6 +51,12 @@ Found find_mask(const ir::Graph& g, ir::Node* softmax, ir::Value* input_pos, int
 }
 
 }  // namespace
+
+ir::Value* transpose12(ir::Graph& g, const ir::Node* before, ir::Value* x) {
+  const auto s = x->shape().sizes();
+  return add_onnx_node(g, before, "Transpose", {x}, {x->dtype(), ir::Shape::of({s[0], s[2], s[1], s[3]})},
+                       {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
+}
 
 void keep_cache_as_state(ir::Graph& g, const CachePair& pair, ir::Value* input_pos, int64_t n_max) {
   ir::Value* present = pair.present;

@@ -16,6 +16,9 @@
 
 namespace vkc::passes::attention {
 
+/// `x` [A, B, C, D] as [A, C, B, D] (heads-first <-> sequence-first), inserted before `before`.
+ir::Value* transpose12(ir::Graph& g, const ir::Node* before, ir::Value* x);
+
 /// Keeps `pair`'s cache as state: update_cache writes the new rows at input_pos into a cache of
 /// `n_max` rows, whose [1, Hkv, N, D] view replaces every use of the present.
 void keep_cache_as_state(ir::Graph& g, const CachePair& pair, ir::Value* input_pos, int64_t n_max);

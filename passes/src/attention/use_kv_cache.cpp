@@ -9,11 +9,13 @@
 // S, is_causal) on [1, S, H, D] tensors; the runtime owns caches of N positions per call and writes
 // k_i/v_i at input_pos. The position ids become input_pos + [0, S).
 // The importer fixes P to N - S (so the presents hold N positions); what the graph computed from P
-// (the causal mask) is checked to be causal and dropped. A graph without position ids whose positions
-// keep-cache-positions made follow input_pos keeps that input; its mask, computed from input_pos,
-// is checked at the positions input_pos may take. Anything else that cannot be kept exactly
-// (a non-causal mask, an input beside tokens and positions, attention not over a cache) fails the
-// compile with the reason.
+// (the causal mask) is read by meaning (attention/mask.h) and dropped. A graph without position ids
+// whose positions keep-cache-positions made follow input_pos keeps that input; its mask, computed
+// from input_pos, is checked at the positions input_pos may take.
+// A cache no sdpa_with_kv_cache takes (its attention in a window shorter than N, or left unfused)
+// is kept as state by update_cache (attention/cache_state.h): what reads it runs over all N rows,
+// its mask computed from input_pos. Anything else that cannot be kept exactly (a mask that is
+// neither causal nor windowed, an input beside tokens and positions) fails the compile with the reason.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -112,12 +114,6 @@ void replace_positions(ir::Graph& g, ir::Value* positions, ir::Value* input_pos,
     pos_ids = add_onnx_node(g, first, "Cast", {pos_ids}, positions->type(),
                             {{"to", static_cast<int64_t>(positions->dtype() == ir::DType::Int32 ? 6 : 7)}});
   g.replace_all_uses(positions, pos_ids);
-}
-
-ir::Value* transpose12(ir::Graph& g, const ir::Node* before, ir::Value* x) {
-  auto s = x->shape().sizes();
-  return add_onnx_node(g, before, "Transpose", {x}, {x->dtype(), ir::Shape::of({s[0], s[2], s[1], s[3]})},
-                       {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
 }
 
 // The embedding lookup's index input: the input read as Gather's indices into a float constant,
@@ -229,14 +225,14 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     } else if (zeros->shape().sizes() != std::vector<int64_t>{1, n_max, cs[1], cs[3]}) {
       throw PassError(fmt::format("--max-seq-len: attention '{}': caches of different shapes", n->name()));
     }
-    ir::Value* qt = transpose12(g, n, q);
-    ir::Value* kt = transpose12(g, n, kp->fresh);
-    ir::Value* vt = transpose12(g, n, vp->fresh);
+    ir::Value* qt = attention::transpose12(g, n, q);
+    ir::Value* kt = attention::transpose12(g, n, kp->fresh);
+    ir::Value* vt = attention::transpose12(g, n, vp->fresh);
     ir::Node* c = g.add_node(ir::kVulkanDomain, kCacheOp, {qt, kt, vt, zeros, zeros, nullptr, input_pos},
                              {{q->dtype(), ir::Shape::of({1, seq, qs[1], d})}}, g.unique_name(n->name() + "_kv"), n);
     c->set_attr("seq_len", seq);
     c->set_attr("is_causal", true);
-    ir::Value* back = transpose12(g, n, c->output(0));
+    ir::Value* back = attention::transpose12(g, n, c->output(0));
     g.replace_all_uses(n->output(0), back);
     g.remove_node(n);
     ++fused;
