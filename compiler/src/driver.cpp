@@ -180,6 +180,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     passes::PassContext ctx;
     ctx.force_fp16 = options.force_fp16.value_or(false);
     ctx.max_seq_len = config.max_seq_len;
+    ctx.sizes_resize = !config.dim_ranges.empty();
     ctx.max_texture_width = popts.limits.texture[0];
     ctx.quant = quant;
     passes::PipelineHooks hooks;

@@ -234,8 +234,10 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
   for (const ir::Node* n : g.nodes()) {
     expanded = expanded || attention(n);
     const size_t table = contrib(n, "GroupQueryAttention") ? 7 : 2;
-    if (attention(n) && n->num_inputs() > table && n->input(table) && !n->input(table)->is_constant())
-      computed_tables = true;
+    const ir::Value* t = attention(n) && n->num_inputs() > table ? n->input(table) : nullptr;
+    const ir::Node* choice = t ? t->producer() : nullptr;
+    const bool chosen = choice && choice->is(ir::kVkcDomain, "IfSelect") && ctx.max_seq_len > 0 && !ctx.sizes_resize;
+    if (t && !t->is_constant() && !chosen) computed_tables = true;
   }
   if (computed_tables && ctx.max_seq_len > 0)
     ctx.notes.push_back(fmt::format(

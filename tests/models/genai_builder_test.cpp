@@ -16,8 +16,8 @@
 // - A --dim kv_cache_dim that contradicts the graph is one error naming the node.
 // - The four asymmetric int4 graphs of tied-embedding models, which onnxruntime itself refuses (the
 //   builder leaves GatherBlockQuantized without scales), are refused with the reason.
-// - LongRoPE: at a cache within the original context (16) the tables chosen are the short ones,
-//   and generation is onnxruntime's.
+// - LongRoPE: the tables are chosen by the total length at each call (decode steps), and in a
+//   program whose token count resizes, at N: exact within the original context (16).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -74,7 +74,7 @@ TEST(GenaiBuilder, KvCacheProgramsGenerateOnnxruntimesTokensWithoutAHandGivenDim
   size_t checked = 0;
   for (const std::string& folder : subfolders(kGenai)) {
     const std::string arch = arch_of(folder, g);
-    if (arch.empty() || arch == "phi3_longrope") continue;  // below
+    if (arch.empty() || arch == "phi3_longrope") continue;  // below: its choice of tables
     SCOPED_TRACE(folder);
     CompileOptions o;
     o.max_seq_len = 64;
@@ -148,7 +148,27 @@ TEST(GenaiBuilder, AHandGivenDimThatContradictsTheGraphIsOneErrorNamingTheNode) 
   EXPECT_EQ(r.diagnostics.size(), 1u) << d;
 }
 
+TEST(GenaiBuilder, LongRopeTablesAreChosenByTheTotalLengthAtEachCall) {
+  // Decode steps: the If over Greater(total length, 16) follows input_pos + 1, so the short tables
+  // serve the first 16 positions and the long ones the rest, as in onnxruntime's loop.
+  const nlohmann::json g = greedy();
+  const auto& info = g.at("phi3_longrope");
+  for (const char* folder : {"phi3_longrope_fp32", "phi3_longrope_fp16", "phi3_longrope_int4", "phi3_longrope_int4_asym"}) {
+    SCOPED_TRACE(folder);
+    CompileOptions o;
+    o.max_seq_len = 64;
+    o.dims = {{"sequence_length", 1}};
+    const CompileResult r = compile(kGenai / folder / "model.onnx", o);
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    EXPECT_NE(diags(r.diagnostics).find("1 comparison(s) of the length of 'attention_mask'"), std::string::npos)
+        << diags(r.diagnostics);
+    expect_generates(r.pte, ints(info.at("prompt")), ints(info.at("onnxruntime").at(folder)));
+  }
+}
+
 TEST(GenaiBuilder, LongRopeTablesWithinTheOriginalContextGenerateOnnxruntimesTokens) {
+  // A program whose token count resizes keeps the choice made at N (a note says so): exact while N
+  // is within the original context.
   const nlohmann::json g = greedy();
   const auto& info = g.at("phi3_longrope");
   for (const char* folder : {"phi3_longrope_fp32", "phi3_longrope_int4"}) {

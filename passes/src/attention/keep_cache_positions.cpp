@@ -126,7 +126,7 @@ void keep_cache_positions(ir::Graph& g, PassContext& ctx) {
                           {{"to", static_cast<int64_t>(r->output(0)->dtype() == ir::DType::Int32 ? 6 : 7)}});
     g.replace_all_uses(r->output(0), pos);
   }
-  if (!ctx.kv_input_pos) return;
+  if (found.empty()) return;  // (input_pos may exist already: assume-unpadded-mask's total length)
   if (std::string why = past_size_reaches_data(g, pasts); !why.empty())
     throw PassError("--max-seq-len: the graph computes positions from the cache length other than as [past, past + "
                     "S) (" + why + "), which one program cannot follow: export with position_ids");

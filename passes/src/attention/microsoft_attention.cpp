@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -114,10 +115,39 @@ ir::Value* rotate(Builder& b, ir::Value* x, ir::Value* cos, ir::Value* sin, int6
   return r < d ? b.concat({rotated, b.slice_last(x, r, d)}, -1) : rotated;
 }
 
-// Rows `pos` [B, S] (int64) of a rotary table [max, R/2], as [B, 1, S, R/2] in `b.dt`.
+// `table` zero-padded to `rows` rows (a constant [r, W] with r <= rows).
+ir::Value* padded_rows(Builder& b, const ir::Value* table, int64_t rows) {
+  const Ints s = table->shape().sizes();
+  if (s[0] == rows) return const_cast<ir::Value*>(table);
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * s[1]) * ir::dtype_size(table->dtype()), 0);
+  std::memcpy(bytes.data(), table->data().data(), table->data().size());
+  return b.g.add_constant(b.g.unique_name(table->name() + "_padded"), {table->dtype(), ir::Shape::of({rows, s[1]})},
+                          ir::TensorData::owned(std::move(bytes)));
+}
+
+// Rows `pos` [B, S] (int64) of a rotary table [max, R/2], as [B, 1, S, R/2] in `b.dt`. A table chosen
+// between two constant ones by a condition (vkc.IfSelect: LongRoPE's short and long tables, picked
+// by the total length) is read as the choice between the rows of each: Gather(select(c, A, B), pos)
+// is select(c, Gather(A, pos), Gather(B, pos)), the shorter one padded so either gather is in range
+// (the positions a branch is chosen for are within its rows). The choice then holds whether the
+// condition folds or runs (under --max-seq-len it follows the total length at each call).
 ir::Value* table_rows(Builder& b, ir::Value* table, ir::Value* pos) {
   const Ints ps = pos->shape().sizes();
   const int64_t half = *table->shape().dims[1].value;
+  const ir::Node* choice = table->producer();
+  if (choice && choice->is(ir::kVkcDomain, "IfSelect") && choice->num_inputs() == 3) {
+    const ir::Value *a = choice->input(1), *c = choice->input(2);
+    if (a->is_constant() && c->is_constant() && a->dtype() == c->dtype() && a->shape().rank() == 2 &&
+        c->shape().rank() == 2 && a->shape().sizes()[1] == half && c->shape().sizes()[1] == half) {
+      const int64_t rows = std::max(a->shape().sizes()[0], c->shape().sizes()[0]);
+      const Ints rs = {ps[0], ps[1], half};
+      ir::Value* ra = b.op("Gather", {padded_rows(b, a, rows), pos}, a->dtype(), rs, {{"axis", int64_t{0}}});
+      ir::Value* rc = b.op("Gather", {padded_rows(b, c, rows), pos}, a->dtype(), rs, {{"axis", int64_t{0}}});
+      ir::Value* rows_chosen = b.op("Where", {choice->input(0), ra, rc}, a->dtype(), rs);
+      if (a->dtype() != b.dt) rows_chosen = b.f("Cast", {rows_chosen}, rs, {{"to", int64_t(b.dt == ir::DType::Float16 ? 10 : 1)}});
+      return b.f("Unsqueeze", {rows_chosen, b.ints({1}, {1})}, {ps[0], 1, ps[1], half});
+    }
+  }
   ir::Value* rows = b.op("Gather", {table, pos}, table->dtype(), {ps[0], ps[1], half}, {{"axis", int64_t{0}}});
   if (table->dtype() != b.dt)
     rows = b.f("Cast", {rows}, {ps[0], ps[1], half}, {{"to", int64_t(b.dt == ir::DType::Float16 ? 10 : 1)}});

@@ -172,7 +172,10 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
                                 tokens->shape().str()));
   const int64_t seq = tokens->shape().sizes()[1];
   ir::Value* input_pos = ctx.kv_input_pos;
-  if (positions) replace_positions(g, positions, input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})}), seq);
+  if (positions) {
+    if (!input_pos) input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})});
+    replace_positions(g, positions, input_pos, seq);
+  }
 
   std::map<const ir::Value*, attention::MaskKind> mask_kinds;
   ir::Value* zeros = nullptr;  // one zero constant stands for every fused cache (the runtime allocates its own)

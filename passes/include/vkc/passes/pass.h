@@ -32,6 +32,9 @@ struct PassContext {
   /// --max-seq-len: the KV-cache length use-kv-cache builds the program for (0: off), and the number
   /// of attention layers it moved onto the cache.
   int64_t max_seq_len = 0;
+  /// --dim NAME=MIN..MAX: one program for every size in the range; what a pass adds may not depend on
+  /// the resizing sizes except as a prefix of its largest form.
+  bool sizes_resize = false;
   /// The widest 3-D texture (texels along x) the compile partitions for; ops that must use
   /// textures avoid tensors wider than this.
   int64_t max_texture_width = 16384;
