@@ -13,6 +13,10 @@ cache=$PWD/${VKC_BUILD_DIR:-build}/shader-specs/cache
 CC=clang CXX=clang++ cmake -G Ninja -S . -B "$dir" -DVKC_FUZZ=ON -DVKC_BUILD_TESTS=OFF \
   -DVKC_FUZZ_SMOKE_SECONDS="$seconds" -DVKC_SHADER_CACHE="$cache" \
   $(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache) >/dev/null
+# The fuzz build with the tests on configures too (tests/ then adds tests/fuzz; once it was added twice).
+both=$(mktemp -d)
+CC=clang CXX=clang++ cmake -G Ninja -S . -B "$both" -DVKC_FUZZ=ON -DVKC_BUILD_TESTS=ON -DVKC_SHADER_CACHE="$cache" >/dev/null
+rm -rf "$both"
 targets=$(sed -n 's/^vkc_add_fuzzer(\([a-z_]*\) .*/fuzz_\1/p' tests/fuzz/CMakeLists.txt)
 cmake --build "$dir" --target $targets -- -j "${VKC_JOBS:-2}"
 ctest --test-dir "$dir" -L fuzz --output-on-failure
