@@ -249,7 +249,9 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     n->set_input(3, attention::runtime_mask(g, g.nodes().front(), input_pos, seq, n_max, window, n->input(0)->dtype()));
   size_t unfused = 0;
   if (state)
-    for (const auto& [softmax, window] : attention::mask_state_attention(g, input_pos, seq, n_max)) {
+    for (const auto& masked : attention::mask_state_attention(g, input_pos, seq, n_max)) {
+      const std::string& softmax = masked.first;
+      const int64_t window = masked.second;
       ++unfused;
       decide([&](const auto& a) { return a.node == softmax; },
              window ? fmt::format("unfused over an update_cache cache (a window of {})", window)
