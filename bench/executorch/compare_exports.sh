@@ -28,12 +28,7 @@ done
 [ ${#dirs[@]} -gt 0 ] || { echo "compare_exports.sh: no export folder given" >&2; exit 2; }
 runners_ready compare_exports.sh
 
-folders=()
-for d in "${dirs[@]}"; do
-  if [ -f "$d/model.onnx" ]; then folders+=("$d")
-  else for f in "$d"/*/; do [ -f "$f/model.onnx" ] && folders+=("${f%/}"); done
-  fi
-done
+export_folders "${dirs[@]}"
 printf '%-32s %9s %9s %7s %10s %10s\n' model "vkc ms" "ET ms" ratio "vkc err" "ET err"
 status=0
 for f in "${folders[@]}"; do

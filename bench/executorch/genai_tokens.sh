@@ -39,12 +39,7 @@ done
 [ ${#dirs[@]} -gt 0 ] || dirs=("$root/tests/models/decoders/genai")
 runners_ready genai_tokens.sh
 
-folders=()
-for d in "${dirs[@]}"; do
-  if [ -f "$d/model.onnx" ]; then folders+=("${d%/}")
-  else for f in "$d"/*/; do [ -f "$f/model.onnx" ] && folders+=("${f%/}"); done
-  fi
-done
+export_folders "${dirs[@]}"
 
 # tokens_of FILE: the "tokens: ..." line of a vkc run / et_runner output, without its label
 tokens_of() { sed -n 's/^tokens: *//p' "$1" | head -1; }

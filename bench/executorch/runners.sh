@@ -2,6 +2,7 @@
 #   runners_defaults          sets root, runner (ET_RUNNER or the build.sh output), vkc (VKC or
 #                             the build tree's), repeat=20 and work=""
 #   runners_option OPT VALUE  takes --runner, --vkc, --repeat and --work (status 0: shift 2)
+#   export_folders DIR...     sets folders: each DIR holding a model.onnx, else its sub-folders that do
 #   runners_ready NAME        exits 2 with NAME's message when either runner is missing; makes
 #                             $work (a temporary folder removed at exit when none was given)
 # shellcheck shell=bash disable=SC2034  # its variables are the sourcing script's
@@ -30,4 +31,14 @@ runners_ready() {
     trap 'rm -rf "$work"' EXIT
   fi
   mkdir -p "$work"
+}
+
+export_folders() {
+  folders=()
+  local d f
+  for d in "$@"; do
+    if [ -f "$d/model.onnx" ]; then folders+=("${d%/}")
+    else for f in "$d"/*/; do [ -f "$f/model.onnx" ] && folders+=("${f%/}"); done
+    fi
+  done
 }

@@ -356,56 +356,57 @@ def ortopt(out, rep):
     return model, cfg, kept
 
 
+def tool_exports(out, tag, model, rep, kept, run_tool, base=None, stem=lambda name: name):
+    """The tiny Llama saved with save_pretrained into a temporary folder, `run_tool(hf_dir, out_dir)`
+    run on it, and each .onnx it wrote kept as llama/<tag>_<stem> (data from llama_mask_legacy's set 2)."""
+    tmp = tempfile.mkdtemp()
+    try:
+        hf_dir, out_dir = os.path.join(tmp, "hf"), os.path.join(tmp, "onnx")
+        model.save_pretrained(hf_dir)
+        run_tool(hf_dir, out_dir)
+        made = sorted(glob.glob(os.path.join(out_dir, "*.onnx")))
+        rep.append(f"{tag}: files {[os.path.basename(p) for p in made]}")
+        src = os.path.join(out, "llama", "llama_mask_legacy")
+        for p in made:
+            keep_derived(out, f"{tag}_{stem(os.path.basename(p)[:-5])}", p, src, 2, model, rep, base, kept)
+    except Exception as e:  # noqa: BLE001
+        rep.append(fail_line(tag, e))
+        traceback.print_exc()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def llama_converter(out, model, rep, kept):
     """onnxruntime's Llama converter (convert_to_onnx) on the tiny Llama saved with save_pretrained."""
     spec = importlib.util.find_spec("onnxruntime.transformers.models.llama.convert_to_onnx")
     if spec is None:
         rep.append("llama_ortllama: onnxruntime.transformers.models.llama.convert_to_onnx is not in this onnxruntime")
         return
-    tmp = tempfile.mkdtemp()
-    try:
-        hf_dir, out_dir = os.path.join(tmp, "hf"), os.path.join(tmp, "onnx")
-        model.save_pretrained(hf_dir)
+
+    def convert(hf_dir, out_dir):
         cmd = [sys.executable, "-m", "onnxruntime.transformers.models.llama.convert_to_onnx", "-m", "tiny-llama",
                "-i", hf_dir, "-o", out_dir, "-p", "fp32", "-e", "cpu"]
         try:
-            r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=150)
+            r = subprocess.run(cmd, cwd=os.path.dirname(hf_dir), capture_output=True, text=True, timeout=150)
             tail = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()][-3:]
             rep.append(f"llama_ortllama: convert_to_onnx exit {r.returncode}; last lines: " + " | ".join(tail)[:600])
         except subprocess.TimeoutExpired:
             rep.append("llama_ortllama: convert_to_onnx ran past 150 s")
-        made = sorted(glob.glob(os.path.join(out_dir, "*.onnx")))
-        rep.append(f"llama_ortllama: files {[os.path.basename(p) for p in made]}")
-        src = os.path.join(out, "llama", "llama_mask_legacy")
-        base = op_counts(onnx.load(os.path.join(src, "model.onnx")))
-        for p in made:
-            stem = os.path.basename(p)[:-5].replace("rank_0_", "").replace("tiny-llama_", "").replace("-", "_")
-            keep_derived(out, f"llama_ortllama_{stem}", p, src, 2, model, rep, base, kept)
-    except Exception as e:  # noqa: BLE001
-        rep.append(fail_line("llama_ortllama", e))
-        traceback.print_exc()
-    shutil.rmtree(tmp, ignore_errors=True)
+
+    base = op_counts(onnx.load(os.path.join(out, "llama", "llama_mask_legacy", "model.onnx")))
+    tool_exports(out, "llama_ortllama", model, rep, kept, convert, base,
+                 lambda name: name.replace("rank_0_", "").replace("tiny-llama_", "").replace("-", "_"))
 
 
 def optimum_export(out, model, rep, kept):
     if importlib.util.find_spec("optimum") is None:
         rep.append("llama_optimum: optimum is not importable here (not installed); nothing exported")
         return
-    tmp = tempfile.mkdtemp()
-    try:
+
+    def export(hf_dir, out_dir):
         from optimum.exporters.onnx import main_export
-        hf_dir, out_dir = os.path.join(tmp, "hf"), os.path.join(tmp, "onnx")
-        model.save_pretrained(hf_dir)
         main_export(hf_dir, output=out_dir, task="text-generation-with-past", no_post_process=False)
-        made = sorted(glob.glob(os.path.join(out_dir, "*.onnx")))
-        rep.append(f"llama_optimum: files {[os.path.basename(p) for p in made]}")
-        src = os.path.join(out, "llama", "llama_mask_legacy")
-        for p in made:
-            keep_derived(out, "llama_optimum_" + os.path.basename(p)[:-5], p, src, 2, model, rep, None, kept)
-    except Exception as e:  # noqa: BLE001
-        rep.append(fail_line("llama_optimum", e))
-        traceback.print_exc()
-    shutil.rmtree(tmp, ignore_errors=True)
+
+    tool_exports(out, "llama_optimum", model, rep, kept, export)
 
 
 def main():
