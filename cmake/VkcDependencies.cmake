@@ -8,6 +8,10 @@ find_package(Nettle REQUIRED)              # SHA-256 keys for named data (cmake/
 find_package(fmt CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED) # JSON reports (vkc inspect --json)
 find_package(CLI11 CONFIG REQUIRED)
+# Tokenizers (tokenizer/): HF tokenizer.json patterns, Unicode normalization, SentencePiece models.
+find_package(PCRE2 REQUIRED)                # PCRE2::PCRE2 (cmake/FindPCRE2.cmake)
+find_package(utf8proc REQUIRED)             # utf8proc::utf8proc
+find_package(SentencePiece REQUIRED)        # SentencePiece::SentencePiece
 if(VKC_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

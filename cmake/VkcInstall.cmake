@@ -15,6 +15,8 @@ set(_vkc_external_deps
   "onnx_proto|ONNX CONFIG||-lonnx_proto"
   "flatbuffers::flatbuffers|FlatBuffers CONFIG|flatbuffers|"
   "Nettle::Nettle|Nettle|nettle|"
+  "PCRE2::PCRE2|PCRE2|libpcre2-8|"
+  "utf8proc::utf8proc|utf8proc|libutf8proc|"
   "fmt::fmt|fmt CONFIG|fmt|"
   "nlohmann_json::nlohmann_json|nlohmann_json CONFIG||"
   "yaml-cpp|yaml-cpp CONFIG|yaml-cpp|"
@@ -125,7 +127,9 @@ configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/vkcConfig.cmake.in
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/vkcConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/vkcConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/vkcConfigVersion.cmake
-  ${CMAKE_CURRENT_LIST_DIR}/VkcAddModel.cmake ${CMAKE_CURRENT_LIST_DIR}/FindNettle.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/VkcAddModel.cmake ${CMAKE_CURRENT_LIST_DIR}/VkcFindLibrary.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/FindNettle.cmake ${CMAKE_CURRENT_LIST_DIR}/FindPCRE2.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/Findutf8proc.cmake
   DESTINATION ${VKC_INSTALL_CMAKEDIR})
 
 # pkg-config: relocatable (prefix from the .pc file's own directory).
@@ -147,7 +151,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libprotobuf-dev, libonnx-dev, libflatbuffers-dev, nettle-dev, libfmt-dev, nlohmann-json3-dev, libyaml-cpp-dev, libvulkan-dev")
+    "libprotobuf-dev, libonnx-dev, libflatbuffers-dev, nettle-dev, libfmt-dev, nlohmann-json3-dev, libyaml-cpp-dev, libvulkan-dev, libpcre2-dev, libutf8proc-dev, libsentencepiece-dev")
 find_program(VKC_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(VKC_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # plus the vkc tool's shared libraries, computed

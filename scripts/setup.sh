@@ -8,6 +8,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   libflatbuffers-dev flatbuffers-compiler flatbuffers-compiler-dev
   nettle-dev nlohmann-json3-dev
+  libpcre2-dev libutf8proc-dev libsentencepiece-dev  # tokenizers (tokenizer/)
   libfmt-dev libcli11-dev libyaml-cpp-dev libgtest-dev libgmock-dev
   libshaderc-dev glslc glslang-dev glslang-tools spirv-tools spirv-headers libspirv-cross-c-shared-dev
   libvulkan-dev mesa-vulkan-drivers vulkan-validationlayers
