@@ -15,6 +15,9 @@
 #include "vkc/ir/printer.h"
 #include "vkc/passes/pipeline.h"
 #include "vkc/serializer/build_program.h"
+#include "vkc/serializer/constant_methods.h"
+#include "vkc/tokenizer/tokenizer.h"
+#include "llm_metadata.h"
 #include "vkc/serializer/embed_shaders.h"
 #include "vkc/shaders/bundle.h"
 #include "vkc/serializer/errors.h"
@@ -97,6 +100,36 @@ partitioner::DeviceLimits limits_for(const serializer::CompileOptions& o,
     l.name = "small-texture";
   }
   return l;
+}
+
+// A KV-cache program gets the metadata methods ExecuTorch's LLM runner reads (llm_metadata.h);
+// BOS/EOS from --bos/--eos, else from the model's JSON files beside it.
+void add_llm_metadata(serializer::Program& program, const ModelSource& model, const CompileConfig& config,
+                      std::vector<std::string>& notes) {
+  LlmTokenIds ids{config.bos_id, config.eos_ids, "--bos/--eos"};
+  const std::filesystem::path dir = !model.file.empty() ? model.file.parent_path() : model.base_dir;
+  if ((!ids.bos || ids.eos.empty()) && !model.in_memory) {
+    try {
+      const tokenizer::ModelTokens found = tokenizer::read_model_config(dir.empty() ? "." : dir);
+      if (!ids.bos && found.bos) ids.bos = found.bos, ids.source = "the model's JSON files";
+      if (ids.eos.empty() && !found.eos.empty()) ids.eos = found.eos, ids.source = "the model's JSON files";
+    } catch (const tokenizer::TokenizerError& e) {
+      throw CompileError(e.what());
+    }
+  }
+  std::string misfit;
+  const auto methods = llm_metadata(program, config.max_seq_len, ids, misfit);
+  if (methods.empty()) {
+    notes.push_back(fmt::format("ExecuTorch's LLM runner cannot run this program: {}", misfit));
+    return;
+  }
+  serializer::add_constant_methods(program, methods);
+  std::string listed;
+  for (const auto& m : methods) listed += fmt::format("{}{} {}", listed.empty() ? "" : ", ", m.name, serializer::describe(m.value));
+  notes.push_back(fmt::format("LLM runner metadata: {}{}", listed,
+                              ids.eos.empty() ? "; no EOS id known (give --eos ID, or put generation_config.json or "
+                                                "the tokenizer beside the model): generation stops only at its budget"
+                                              : ""));
 }
 
 CompileStats compile(const ModelSource& model, const PteSink& out, const CompileConfig& config) {
@@ -328,6 +361,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
           },
           ranges, stats.notes);
     }
+    if (config.max_seq_len > 0) add_llm_metadata(program, model, config, stats.notes);
     stats.embedded_shaders = embedding.embedded.size();
     stats.operators_without_shaders.assign(embedding.missing.begin(), embedding.missing.end());
     stats.named_data = static_cast<size_t>(std::count_if(program.named_data.begin(), program.named_data.end(), [](const auto& nd) {

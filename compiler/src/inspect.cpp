@@ -1,5 +1,7 @@
 #include "vkc/compiler/inspect.h"
 
+#include "vkc/serializer/constant_methods.h"
+
 #include <fmt/format.h>
 
 #include <optional>
@@ -130,6 +132,7 @@ InspectReport report_of(const serializer::PteFile& f, std::string path) {
     pr.outputs = plan.outputs.size();
     pr.instructions = plan.instructions.size();
     pr.non_const_buffer_sizes = plan.non_const_buffer_sizes;
+    if (auto value = serializer::constant_method_value(plan)) pr.constant = serializer::describe(*value);
     for (const auto& op : plan.operators) pr.operators.push_back(op.overload.empty() ? op.name : op.name + "." + op.overload);
     std::set<int32_t> called;
     read_input_shapes(plan, pr);

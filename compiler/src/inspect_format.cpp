@@ -80,6 +80,10 @@ std::string inspect_json(const InspectReport& r) {
   j["named_data"] = {{"entries", r.named_data}, {"bytes", r.named_data_bytes}};
   j["execution_plans"] = ordered_json::array();
   for (const PlanReport& p : r.plans) {
+    if (p.constant) {
+      j["constant_methods"][p.name] = *p.constant;
+      continue;
+    }
     j["execution_plans"].push_back({{"name", p.name},
                                     {"values", p.values},
                                     {"inputs", p.inputs},
@@ -124,7 +128,12 @@ std::string inspect_text(const InspectReport& r) {
                               r.program_size, r.segment_data_size, r.segment_sizes.size());
   s += fmt::format("named data: {} entries, {} bytes; constant segment: {} bytes\n", r.named_data, r.named_data_bytes,
                    r.constant_segment_bytes);
+  std::string constants;
   for (const PlanReport& p : r.plans) {
+    if (p.constant) {
+      constants += fmt::format("{}{} {}", constants.empty() ? "" : ", ", p.name, *p.constant);
+      continue;
+    }
     s += fmt::format("plan '{}': {} values, {} inputs, {} outputs, {} instructions ({} delegate calls, {} kernel calls{})\n",
                      p.name, p.values, p.inputs, p.outputs, p.instructions, p.delegate_calls, p.kernel_calls,
                      p.jumps ? fmt::format(", {} jumps, {} moves: branches chosen at run time", p.jumps, p.moves) : "");
@@ -138,6 +147,7 @@ std::string inspect_text(const InspectReport& r) {
       s += fmt::format("  input {}: [{}] dynamic-bound{}\n", i, fmt::join(in.shape, ","), sizes);
     }
   }
+  if (!constants.empty()) s += fmt::format("constant methods: {}\n", constants);
   for (const DelegateReport& d : r.delegates) {
     s += fmt::format("delegate {} of '{}': {}{}, payload {} bytes\n", d.index, r.plans.at(d.plan).name, d.backend,
                      d.called ? " (called)" : " (never called)", d.payload_bytes);

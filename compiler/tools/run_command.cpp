@@ -11,9 +11,7 @@
 #include "tensor_file.h"
 #include "vkc/compiler/option_parsing.h"
 #include "vkc/runtime/compare.h"
-#include "vkc/runtime/generate.h"
 #include "vkc/runtime/executor.h"
-#include "vkc/runtime/generate.h"
 
 namespace vkc::tools {
 namespace {
@@ -125,6 +123,21 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   run->add_option("--generate", a.generate, "generate N tokens greedily after --prompt-ids (programs compiled with "
                                             "--max-seq-len; docs/llm.md)");
   run->add_option("--prompt-ids", a.prompt_ids, "the prompt's token ids for --generate: 1,2,3");
+  run->add_option("--tokenizer", a.tokenizer, "with --prompt: tokenizer.json, a SentencePiece tokenizer.model, or the "
+                                              "model's folder holding one (docs/llm.md)");
+  run->add_option("--prompt", a.prompt, "generate from this text (needs --tokenizer); the text streams to stdout");
+  run->add_option("--max-new-tokens", a.max_new_tokens, "with --prompt: at most N new tokens (default: until EOS or "
+                                                        "the cache is full)")->check(CLI::PositiveNumber);
+  run->add_option("--temperature", a.temperature, "sampling temperature; 0 (the default) is greedy")->check(CLI::Range(0.0, 100.0));
+  run->add_option("--top-p", a.top_p, "nucleus sampling: keep the likeliest tokens up to this probability mass")
+      ->check(CLI::Range(0.0, 1.0));
+  run->add_option("--top-k", a.top_k, "keep the K likeliest tokens when sampling (0: all)")->check(CLI::NonNegativeNumber);
+  run->add_option("--seed", a.seed, "the sampler's seed (the same seed gives the same tokens)");
+  run->add_option("--eos", a.eos, "stop at these ids, ID[,ID...] (default: the program's get_eos_ids, else the "
+                                  "tokenizer's)")->delimiter(',');
+  run->add_flag("--no-special-tokens", a.no_special_tokens, "with --prompt: add no BOS (or other special tokens the "
+                                                            "tokenizer adds) to the prompt");
+  run->add_flag("--chat", a.chat, "with --prompt: wrap it in the tokenizer's chat template as a user message");
   run->add_option("--expect", a.expect_dir, "compare with DIR/output_<i>.pb (or .bin); inputs not given are read from DIR/input_<i>.pb");
   run->add_option("--save", a.save_dir, "write an ONNX test-data folder: DIR/input_<i>.pb (the inputs used) and output_<i>.pb");
   run->add_option("--rtol", a.rtol, "relative tolerance")->capture_default_str();
@@ -134,50 +147,11 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   return run;
 }
 
-// --generate: prefill the prompt, then N greedy steps; the tokens on stdout, speeds on stderr.
-int run_generate(const RunArgs& a) {
-  if (a.prompt_ids.empty()) throw compiler::OptionError("--generate needs --prompt-ids 1,2,3");
-  if (!a.inputs.empty() || a.random_seed || !a.expect_dir.empty() || !a.save_dir.empty())
-    throw compiler::OptionError("--generate takes no --input, --random, --expect or --save");
-  std::vector<int64_t> prompt;
-  for (size_t start = 0; start <= a.prompt_ids.size();) {
-    const size_t end = std::min(a.prompt_ids.find(',', start), a.prompt_ids.size());
-    const std::string item = a.prompt_ids.substr(start, end - start);
-    if (item.empty() || !std::all_of(item.begin(), item.end(), ::isdigit) || item.size() > 12)
-      throw compiler::OptionError(fmt::format("--prompt-ids '{}': '{}' is not a token id", a.prompt_ids, item));
-    prompt.push_back(std::stoll(item));
-    start = end + 1;
-  }
-  auto t0 = Clock::now();
-  std::unique_ptr<runtime::Backend> backend = runtime::make_backend(a.backend);
-  runtime::Executor exec = runtime::Executor::load(a.pte, *backend);
-  const double load_ms = ms_since(t0);
-  if (std::string why = runtime::generate_misfit(exec); !why.empty())
-    throw compiler::OptionError(fmt::format("--generate: {}", why));
-  const runtime::GenerateResult r = runtime::generate(exec, prompt, static_cast<size_t>(a.generate));
-  if (a.json) {
-    nlohmann::ordered_json j = {{"file", a.pte},
-                                {"backend", a.backend},
-                                {"prompt", prompt},
-                                {"tokens", r.tokens},
-                                {"load_ms", load_ms},
-                                {"prefill_s", r.prefill_seconds},
-                                {"decode_s", r.decode_seconds},
-                                {"prefill_tokens_per_s", r.prefill_tokens_per_s()},
-                                {"decode_tokens_per_s", r.decode_tokens_per_s()}};
-    fmt::print("{}\n", j.dump(2));
-  } else {
-    fmt::print("tokens: {}\n", fmt::join(r.tokens, " "));
-    fmt::print(stderr, "prefill: {} tokens in {:.3f} s ({:.1f} tokens/s); decode: {} tokens in {:.3f} s ({:.1f} tokens/s)\n",
-               prompt.size(), r.prefill_seconds, r.prefill_tokens_per_s(), r.tokens.empty() ? 0 : r.tokens.size() - 1,
-               r.decode_seconds, r.decode_tokens_per_s());
-  }
-  return 0;
-}
-
 int run_run_command(const RunArgs& a) {
+  if (a.prompt) return run_prompt(a);
   if (a.generate >= 0) return run_generate(a);
   if (!a.prompt_ids.empty()) throw compiler::OptionError("--prompt-ids needs --generate N");
+  if (!a.tokenizer.empty() || a.max_new_tokens || a.chat) throw compiler::OptionError("--tokenizer, --max-new-tokens and --chat go with --prompt TEXT");
   auto t0 = Clock::now();
   std::unique_ptr<runtime::Backend> backend = runtime::make_backend(a.backend);
   runtime::Executor exec = runtime::Executor::load(a.pte, *backend);

@@ -26,7 +26,22 @@ struct RunArgs {
   bool json = false;
   int64_t generate = -1;           // --generate N: greedy tokens after --prompt-ids
   std::string prompt_ids;          // --prompt-ids 1,2,3
+  // Text in, text out (generate_command.cpp).
+  std::string tokenizer;           // --tokenizer FILE|DIR
+  std::optional<std::string> prompt;  // --prompt TEXT
+  std::optional<int64_t> max_new_tokens;  // --max-new-tokens N
+  double temperature = 0, top_p = 1;
+  int64_t top_k = 0;
+  uint64_t seed = 0;
+  std::vector<int64_t> eos;        // --eos ID[,ID...]
+  bool no_special_tokens = false;  // --no-special-tokens: no BOS added to the prompt
+  bool chat = false;               // --chat: the tokenizer's chat template around the prompt
 };
+
+/// --generate N --prompt-ids ...: ids in, ids out.
+int run_generate(const RunArgs& args);
+/// --tokenizer FILE --prompt TEXT: text in, text streamed out.
+int run_prompt(const RunArgs& args);
 
 /// Adds the `run` subcommand to `app`; returns it.
 CLI::App* add_run_command(CLI::App& app, RunArgs& args);

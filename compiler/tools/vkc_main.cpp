@@ -23,6 +23,7 @@
 #include "progress_display.h"
 #include "shaders_command.h"
 #include "run_command.h"
+#include "tokenize_command.h"
 
 #ifndef VKC_VERSION
 #define VKC_VERSION "unknown"
@@ -47,6 +48,8 @@ struct CompileArgs {
   std::vector<std::string> dims;              // --dim NAME=VALUE (repeatable)
   std::vector<std::string> input_values;      // --input-value NAME=V[,V...] (repeatable)
   int64_t max_seq_len = 0;                    // --max-seq-len N
+  std::optional<int64_t> bos;                 // --bos ID
+  std::vector<int64_t> eos;                   // --eos ID[,ID...]
   std::vector<std::string> quantize_exclude;  // --quantize-exclude GLOB (repeatable)
   int64_t quantize_min_elements = vkc::passes::kMinQuantizedElements;
   std::vector<std::string> skip_passes;       // --skip-pass NAME (repeatable)
@@ -114,6 +117,13 @@ int run_compile(const CompileArgs& a) {
   if (a.max_seq_len < 0 || a.max_seq_len > (1 << 20))
     throw compiler::OptionError(fmt::format("--max-seq-len {}: expected 1..1048576", a.max_seq_len));
   config.max_seq_len = a.max_seq_len;
+  if ((a.bos || !a.eos.empty()) && a.max_seq_len == 0)
+    throw compiler::OptionError("--bos and --eos go with --max-seq-len (they are a KV-cache program's metadata)");
+  for (int64_t id : a.eos)
+    if (id < 0) throw compiler::OptionError(fmt::format("--eos {}: a token id is >= 0", id));
+  if (a.bos && *a.bos < 0) throw compiler::OptionError(fmt::format("--bos {}: a token id is >= 0", *a.bos));
+  config.bos_id = a.bos;
+  config.eos_ids = a.eos;
   config.dump_ir_after = a.dump_ir_after;
   for (const auto& name : a.skip_passes)
     if (std::string why = passes::check_skippable(name); !why.empty()) throw compiler::OptionError("--skip-pass: " + why);
@@ -225,6 +235,10 @@ int run(int argc, char** argv) {
   compile->add_option("--dim", c.dims, "fix a named symbolic dim everywhere: NAME=VALUE, e.g. sequence=128, or compile for several sizes the program picks between as it runs: NAME=V1,V2,..., or for any size in a range, one program that resizes as it runs: NAME=MIN..MAX (repeatable)");
   compile->add_option("--max-seq-len", c.max_seq_len,
                       "keep a decode-step graph's KV cache inside the program, N positions (docs/llm.md)");
+  compile->add_option("--bos", c.bos, "with --max-seq-len: the BOS id the program reports to ExecuTorch's LLM runner "
+                                     "(default: from generation_config.json/config.json/the tokenizer beside the model)");
+  compile->add_option("--eos", c.eos, "with --max-seq-len: the EOS id(s) the program reports, ID[,ID...] (default: as --bos)")
+      ->delimiter(',');
   compile->add_flag("--print-pipeline", c.print_pipeline, "list the passes and exit");
   compile->add_option("--dump-ir-after", c.dump_ir_after, "print the IR after PASS (or 'all') to stderr");
   compile->add_option("--skip-pass", c.skip_passes, "do not run optional pass NAME, e.g. a fusion (repeatable)");
@@ -266,6 +280,8 @@ int run(int argc, char** argv) {
   CLI::App* shaders = vkc::tools::add_shaders_command(app, shaders_args);
   vkc::tools::RunArgs run_args;
   CLI::App* run_cmd = vkc::tools::add_run_command(app, run_args);
+  vkc::tools::TokenizeArgs tokenize_args;
+  CLI::App* tokenize = vkc::tools::add_tokenize_command(app, tokenize_args);
 
   try {
     app.parse(argc, argv);
@@ -288,6 +304,7 @@ int run(int argc, char** argv) {
     }
     if (shaders->parsed()) return vkc::tools::run_shaders_command(shaders_args);
     if (run_cmd->parsed()) return vkc::tools::run_run_command(run_args);
+    if (tokenize->parsed()) return vkc::tools::run_tokenize_command(tokenize_args);
     if (list_families) {
       fmt::print("{}", vkc::compiler::list_families_text());
       return 0;

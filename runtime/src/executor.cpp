@@ -1,5 +1,7 @@
 #include "resizing_delegate.h"
 #include "vkc/runtime/executor.h"
+
+#include "vkc/serializer/constant_methods.h"
 #include "vkc/serializer/io_names.h"
 
 #include <fmt/format.h>
@@ -96,6 +98,23 @@ Executor::Executor(std::unique_ptr<State> s) : s_(std::move(s)) {}
 Executor::Executor(Executor&&) noexcept = default;
 Executor& Executor::operator=(Executor&&) noexcept = default;
 Executor::~Executor() = default;
+
+std::optional<int64_t> Executor::metadata_int(const std::string& name) const {
+  const std::vector<int64_t> v = metadata_ints(name);
+  if (v.size() != 1) return std::nullopt;
+  return v[0];
+}
+
+std::vector<int64_t> Executor::metadata_ints(const std::string& name) const {
+  for (const auto& plan : s_->pte.program.plans) {
+    if (plan.name != name) continue;
+    const auto value = serializer::constant_method_value(plan);
+    if (!value) return {};
+    if (const auto* i = std::get_if<int64_t>(&*value)) return {*i};
+    if (const auto* list = std::get_if<std::vector<int64_t>>(&*value)) return *list;
+  }
+  return {};
+}
 
 Executor Executor::load(const std::filesystem::path& pte, Backend& backend, const std::string& method) {
   return from_pte(serializer::read_pte(pte), backend, method);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace vkc::runtime {
@@ -52,17 +53,6 @@ kernels::HostTensor int_tensor(const TensorSpec& spec, const std::vector<int64_t
   return ints_tensor<int64_t>(ir::DType::Int64, std::move(shape), values);
 }
 
-int64_t argmax_row(const kernels::HostTensor& logits, int64_t row) {
-  const int64_t v = logits.shape.back();
-  int64_t best = 0;
-  double best_value = logits.get_f(row * v);
-  for (int64_t j = 1; j < v; ++j) {
-    const double x = logits.get_f(row * v + j);
-    if (x > best_value) best_value = x, best = j;
-  }
-  return best;
-}
-
 }  // namespace
 
 double GenerateResult::prefill_tokens_per_s() const {
@@ -78,17 +68,31 @@ std::string generate_misfit(const Executor& exec) {
 }
 
 GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, size_t n, int64_t max_positions) {
+  GenerateOptions options;
+  options.max_new_tokens = n;
+  options.max_positions = max_positions;
+  return generate(exec, prompt, options);
+}
+
+GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, const GenerateOptions& options) {
   Signature sig;
   if (std::string why = signature(exec, sig); !why.empty()) throw RuntimeError(why);
   if (prompt.empty()) throw RuntimeError("the prompt is empty");
+  const size_t n = options.max_new_tokens;
+  const int64_t max_positions =
+      options.max_positions > 0 ? options.max_positions : exec.metadata_int("get_max_context_len").value_or(0);
+  if (max_positions > 0 && static_cast<int64_t>(prompt.size()) > max_positions)
+    throw RuntimeError(fmt::format("the prompt has {} tokens; the program's cache holds {} positions", prompt.size(),
+                                   max_positions));
   const int64_t total = static_cast<int64_t>(prompt.size() + n);
   if (max_positions > 0 && total - 1 > max_positions)
     throw RuntimeError(fmt::format("{} prompt + {} new tokens need {} positions; the program's cache holds {}",
                                    prompt.size(), n, total - 1, max_positions));
   const TensorSpec &tok_spec = exec.inputs()[sig.tokens], &pos_spec = exec.inputs()[sig.position];
-  // Feeds tokens [pos, pos + chunk.size()) and returns the logits row of the last one. A program
-  // with a static S takes chunks padded to S; one whose sequence dim resizes (--dim sequence=1..S)
-  // takes each chunk as it is (a decode step is one token).
+  Sampler sampler(options.sampling);
+  // Feeds tokens [pos, pos + chunk.size()) and returns the token chosen from the logits row of the
+  // last one. A program with a static S takes chunks padded to S; one whose sequence dim resizes
+  // (--dim sequence=1..S) takes each chunk as it is (a decode step is one token).
   auto step = [&](const std::vector<int64_t>& chunk, int64_t pos) {
     std::vector<int64_t> ids = chunk;
     if (!tok_spec.dynamic) ids.resize(static_cast<size_t>(sig.seq), chunk.back());
@@ -96,7 +100,7 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, size
     ins[sig.tokens] = int_tensor(tok_spec, ids, {1, static_cast<int64_t>(ids.size())});
     ins[sig.position] = int_tensor(pos_spec, {pos}, pos_spec.shape);
     auto outs = exec.run(ins);
-    return argmax_row(outs[0], static_cast<int64_t>(chunk.size()) - 1);
+    return sampler.next(outs[0], static_cast<int64_t>(chunk.size()) - 1, options.vocab);
   };
   GenerateResult r;
   r.prompt_tokens = prompt.size();
@@ -112,6 +116,11 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, size
   int64_t pos = static_cast<int64_t>(prompt.size());
   for (size_t i = 0; i < n; ++i) {
     r.tokens.push_back(next);
+    if (options.on_token) options.on_token(next);
+    if (std::find(options.stop_ids.begin(), options.stop_ids.end(), next) != options.stop_ids.end()) {
+      r.stopped = true;
+      break;
+    }
     if (i + 1 < n) next = step({next}, pos++);
   }
   r.decode_seconds = std::chrono::duration<double>(Clock::now() - t0).count();

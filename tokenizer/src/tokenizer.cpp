@@ -131,6 +131,20 @@ std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& path) {
   return tok;
 }
 
+ModelTokens read_model_config(const fs::path& dir) {
+  ModelTokens m;
+  read_model_ids(dir, m);
+  if (fs::exists(dir / "tokenizer.json") || fs::exists(dir / "tokenizer.model")) {
+    try {
+      const ModelTokens t = load_tokenizer(dir)->model_tokens();
+      if (!m.bos) m.bos = t.bos;
+      if (m.eos.empty()) m.eos = t.eos;
+    } catch (const TokenizerError&) {  // a tokenizer vkc cannot read gives no ids
+    }
+  }
+  return m;
+}
+
 std::string TextStream::push(int64_t id) {
   ids_.push_back(id);
   const std::string text = tok_.decode(ids_);

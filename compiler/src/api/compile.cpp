@@ -52,6 +52,8 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.dim_ranges = options.dim_ranges;
   config.input_values = options.input_values;
   config.max_seq_len = options.max_seq_len;
+  config.bos_id = options.bos_id;
+  config.eos_ids = options.eos_ids;
   config.dump_ir_after = options.dump_ir_after;
   config.skip_passes = options.skip_passes;
   config.ir_dump = [&r](const std::string& pass, const std::string& text) { r.ir_dumps.emplace_back(pass, text); };

@@ -39,6 +39,11 @@ struct CompileOptions {
   /// --max-seq-len N: keep a decode-step graph's KV cache inside the program, N positions long
   /// (docs/llm.md); 0: off.
   int64_t max_seq_len = 0;
+  /// --bos ID, --eos ID[,ID...]: the BOS and EOS ids a KV-cache program reports to ExecuTorch's LLM
+  /// runner (its metadata methods); unset: read from generation_config.json, config.json,
+  /// genai_config.json or the tokenizer beside the model.
+  std::optional<int64_t> bos_id;
+  std::vector<int64_t> eos_ids;
 
   // ---- Payload options (CompileSpecs), see docs/options.md.
   /// --small-texture-limits: partition for texture limits 2048,2048,2048.

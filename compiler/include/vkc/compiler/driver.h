@@ -51,6 +51,10 @@ struct CompileConfig {
   /// --max-seq-len N: a decode-step graph's concat-style KV cache becomes a static cache of N
   /// positions kept inside the program (passes/src/use_kv_cache.cpp); 0: off.
   int64_t max_seq_len = 0;
+  /// --bos ID, --eos ID[,ID...]: the token ids a KV-cache program's metadata methods report
+  /// (ExecuTorch's LLM runner); unset: read from the model's JSON files beside it.
+  std::optional<int64_t> bos_id;
+  std::vector<int64_t> eos_ids;
   /// Print the graph after this pass ("all" for every pass) through `ir_dump`.
   std::string dump_ir_after;
   std::function<void(const std::string& pass, const std::string& text)> ir_dump;

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <span>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,8 @@ struct PlanReport {
   std::vector<std::string> operators;  // KernelCall operators "name.overload"
   std::vector<int64_t> non_const_buffer_sizes;
   std::vector<PlanInputReport> input_shapes;
+  /// A constant method's value ("8", "true", "[2, 7]"): metadata such as get_max_seq_len.
+  std::optional<std::string> constant;
 };
 
 struct InspectReport {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ class Executor {
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
   size_t num_delegates() const;
+  /// The Int value of the program's constant method `name` (get_max_context_len,
+  /// get_vocab_size...), nullopt when it has none; get_eos_ids: metadata_ints.
+  std::optional<int64_t> metadata_int(const std::string& name) const;
+  std::vector<int64_t> metadata_ints(const std::string& name) const;
   /// Runs the plan once. Inputs must match inputs() in dtype and shape. Throws RuntimeError.
   std::vector<kernels::HostTensor> run(const std::vector<kernels::HostTensor>& inputs);
 

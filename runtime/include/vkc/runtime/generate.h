@@ -6,14 +6,32 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "vkc/runtime/executor.h"
+#include "vkc/runtime/sampler.h"
 
 namespace vkc::runtime {
 
+struct GenerateOptions {
+  size_t max_new_tokens = 16;
+  /// Generation ends after one of these (it is the last of `tokens`).
+  std::vector<int64_t> stop_ids;
+  SamplingOptions sampling;
+  /// Positions the cache holds (0: the program's get_max_context_len, if it has one); a prompt and
+  /// new tokens beyond it are an error.
+  int64_t max_positions = 0;
+  /// Only the first `vocab` logits are candidates (0: all): a tokenizer smaller than the program's
+  /// padded vocabulary.
+  int64_t vocab = 0;
+  /// Called with each new token as soon as it is chosen (streaming).
+  std::function<void(int64_t)> on_token;
+};
+
 struct GenerateResult {
   std::vector<int64_t> tokens;  // the generated ids, in order
+  bool stopped = false;         // ended at a stop id
   double prefill_seconds = 0, decode_seconds = 0;
   size_t prompt_tokens = 0;
   /// Tokens per second of each phase (0 when the phase had no tokens).
@@ -23,6 +41,11 @@ struct GenerateResult {
 
 /// Why `exec` cannot generate (its signature), or empty.
 std::string generate_misfit(const Executor& exec);
+
+/// Runs the prompt, then up to options.max_new_tokens steps. The cache state starts empty only on
+/// a freshly loaded executor. Throws RuntimeError (a program that does not fit, a prompt + new
+/// tokens over the cache).
+GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, const GenerateOptions& options);
 
 /// Runs the prompt, then `n` greedy steps. The cache state starts empty only on a freshly loaded
 /// executor. Throws RuntimeError (a program that does not fit, a prompt + n over the cache).

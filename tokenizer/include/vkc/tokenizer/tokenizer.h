@@ -68,6 +68,11 @@ class Tokenizer {
 /// model's token settings from the folder. Throws TokenizerError with one line naming the file.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& path);
 
+/// The BOS/EOS ids the model's JSON files in `dir` give (generation_config.json, config.json,
+/// genai_config.json; then tokenizer_config.json's tokens when a tokenizer is there too). Throws
+/// TokenizerError on a malformed file.
+ModelTokens read_model_config(const std::filesystem::path& dir);
+
 /// Streaming decode: push() each generated id and print what it returns; finish() returns the
 /// rest. Text is released once it is final (no trailing incomplete UTF-8 character), so the
 /// concatenation equals decode(all ids).
