@@ -148,6 +148,25 @@ GenerateResult Session::generate(const std::vector<int64_t>& prompt, size_t n) {
   return r;
 }
 
+namespace detail {
+TextResult generate_text(runtime::Executor& exec, const tokenizer::Tokenizer& tok, const std::string& prompt,
+                         const TextGenerateOptions& options);
+}
+
+TextResult Session::generate_text(const tokenizer::Tokenizer& tokenizer, const std::string& prompt,
+                                  const TextGenerateOptions& options) {
+  TextResult r;
+  if (!ok()) {
+    r.diagnostics = not_open();
+    return r;
+  }
+  if (auto err = guarded([&] { r = detail::generate_text(*s_->exec, tokenizer, prompt, options); })) {
+    r = TextResult();
+    r.diagnostics.push_back(*err);
+  }
+  return r;
+}
+
 RunResult run(const std::filesystem::path& pte, const std::vector<Tensor>& inputs, const RunOptions& options) {
   Session s = Session::open(pte, options);
   return s.run(inputs);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -12,6 +13,8 @@
 #include "vkc/api/diagnostic.h"
 #include "vkc/kernels/host_tensor.h"
 #include "vkc/runtime/executor.h"
+#include "vkc/runtime/sampler.h"
+#include "vkc/tokenizer/tokenizer.h"
 
 namespace vkc {
 
@@ -47,6 +50,36 @@ struct GenerateResult {
   explicit operator bool() const { return ok; }
 };
 
+/// Text generation (Session::generate_text, `vkc run --tokenizer --prompt`).
+struct TextGenerateOptions {
+  /// At most this many new tokens; 0: until EOS or the program's cache is full.
+  size_t max_new_tokens = 0;
+  /// Greedy by default (temperature 0); temperature, top_p, top_k and seed otherwise.
+  runtime::SamplingOptions sampling;
+  /// Stop ids; empty: the program's get_eos_ids, else the tokenizer's (its model files').
+  std::vector<int64_t> eos;
+  /// Add the special tokens the tokenizer puts around a text (BOS), as tokenizer(text) does.
+  bool add_special_tokens = true;
+  /// Wrap the prompt in the tokenizer's chat template as one user message (the template writes
+  /// its own special tokens).
+  bool chat = false;
+  /// Called with each piece of text as it becomes final (streaming).
+  std::function<void(std::string_view)> on_text;
+};
+
+struct TextResult {
+  bool ok = false;
+  std::vector<Diagnostic> diagnostics;  // one error when !ok
+  std::vector<std::string> notes;       // e.g. new tokens cut to the cache
+  std::string text;                     // the generated text (EOS not included)
+  std::vector<int64_t> prompt_ids, tokens;
+  bool stopped_at_eos = false;
+  double prefill_seconds = 0, decode_seconds = 0;
+  double prefill_tokens_per_s = 0, decode_tokens_per_s = 0;
+
+  explicit operator bool() const { return ok; }
+};
+
 /// A loaded program: its delegates initialized on one backend, ready to run many times. One Session
 /// is used by one thread at a time; separate Sessions are independent.
 class Session {
@@ -74,6 +107,12 @@ class Session {
   /// out; docs/llm.md): the prompt, then `n` tokens, as `vkc run --generate`. The cache lives in
   /// the session: generate once per freshly opened Session.
   GenerateResult generate(const std::vector<int64_t>& prompt, size_t n);
+  /// Text in, text out with a KV-cache program and its model's tokenizer (docs/llm.md): the
+  /// prompt encoded (options.chat: through the chat template), generated until EOS, the token
+  /// budget or the end of the cache, decoded. Errors (a tokenizer larger than the program's
+  /// vocabulary, a prompt longer than the cache) are the one diagnostic.
+  TextResult generate_text(const tokenizer::Tokenizer& tokenizer, const std::string& prompt,
+                           const TextGenerateOptions& options = {});
 
  private:
   struct State;
