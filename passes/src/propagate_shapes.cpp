@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -354,6 +355,63 @@ std::optional<std::vector<Sizes>> split(const ir::Node& n, const std::vector<Siz
   return outs;
 }
 
+// Resize (opset 10+: sizes, else scales, optionally over `axes`; opset 18's
+// keep_aspect_ratio_policy) and Upsample (scales): the output sizes once those inputs are constant
+// (fold-constants computed them from Shape, Slice, Concat, Cast... of static inputs).
+std::optional<Sizes> resize(const ir::Node& n, const std::vector<Sizes>& in) {
+  const Sizes& x = in.at(0);
+  const bool old = n.op_type() == "Upsample" || n.opset() < 11;  // X, scales (Upsample < 9: an attribute)
+  const ir::Value* scales_v = old ? (n.num_inputs() > 1 ? n.input(1) : nullptr) : n.num_inputs() > 2 ? n.input(2) : nullptr;
+  const ir::Value* sizes_v = !old && n.num_inputs() > 3 ? n.input(3) : nullptr;
+  Sizes axes = n.has_attr("axes") ? n.attr_ints("axes") : Sizes{};
+  if (axes.empty())
+    for (size_t i = 0; i < x.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  for (int64_t& a : axes) {
+    if (a < 0) a += static_cast<int64_t>(x.size());
+    if (a < 0 || a >= static_cast<int64_t>(x.size())) return std::nullopt;
+  }
+  Sizes out = x;
+  if (sizes_v && sizes_v->shape().is_static() && sizes_v->shape().numel() > 0) {
+    auto sizes = constant_ints(sizes_v);
+    if (!sizes || sizes->size() != axes.size()) return std::nullopt;
+    const std::string policy = n.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy == "stretch") {
+      for (size_t k = 0; k < axes.size(); ++k) out[static_cast<size_t>(axes[k])] = (*sizes)[k];
+      return out;
+    }
+    // not_larger / not_smaller: one scale for every axis, the smallest / largest of size / input.
+    double scale = policy == "not_larger" ? INFINITY : 0;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const double r = static_cast<double>((*sizes)[k]) / static_cast<double>(x[static_cast<size_t>(axes[k])]);
+      scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+    }
+    for (int64_t a : axes) out[static_cast<size_t>(a)] = static_cast<int64_t>(std::llround(scale * static_cast<double>(x[static_cast<size_t>(a)])));
+    return out;
+  }
+  const std::optional<std::vector<float>> scales = constant_floats(scales_v);
+  if (!scales || scales->size() != axes.size()) return std::nullopt;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const size_t a = static_cast<size_t>(axes[k]);
+    out[a] = static_cast<int64_t>(std::floor(static_cast<double>(x[a]) * static_cast<double>((*scales)[k])));
+  }
+  return out;
+}
+
+// ConstantOfShape: the shape is its input's values.
+std::optional<Sizes> constant_of_shape(const ir::Node& n, const std::vector<Sizes>&) { return constant_ints(n.input(0)); }
+
+// Range: ceil((limit - start) / delta) elements, for constant integer or float scalars.
+std::optional<Sizes> range(const ir::Node& n, const std::vector<Sizes>&) {
+  double v[3];
+  for (int i = 0; i < 3; ++i) {
+    if (auto ints = constant_ints(n.input(i)); ints && ints->size() == 1) v[i] = static_cast<double>((*ints)[0]);
+    else if (auto fl = constant_floats(n.input(i)); fl && fl->size() == 1) v[i] = (*fl)[0];
+    else return std::nullopt;
+  }
+  if (v[2] == 0) throw ShapeContradiction("Range's delta is 0");
+  return Sizes{std::max<int64_t>(0, static_cast<int64_t>(std::ceil((v[1] - v[0]) / v[2])))};
+}
+
 // The output's dtype when nothing recorded it: comparisons and predicates give bool, Where its
 // branches' type, Cast its `to`, everything else here its first input's type.
 ir::DType output_dtype(const ir::Node& n) {
@@ -390,6 +448,10 @@ const std::map<std::string, ShapeFn, std::less<>>& shape_fns() {
     m["Gather"] = gather;
     m["Gemm"] = gemm;
     m["Slice"] = slice;
+    m["Resize"] = resize;
+    m["Upsample"] = resize;
+    m["ConstantOfShape"] = constant_of_shape;
+    m["Range"] = range;
     for (const char* op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"}) m[op] = reduce;
     for (const char* op : {"Conv", "MaxPool", "AveragePool"}) m[op] = window;
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) m[op] = global_pool;
