@@ -3,8 +3,10 @@
 # extension/llm/runner), with the Vulkan backend, against the runtime bench/executorch/build.sh
 # built: the program people deploy ExecuTorch LLMs with, run on what vkc writes (docs/llm.md).
 #
+#   bench/executorch/build_llm_runner.sh --mirrors DIR [--out DIR] [--jobs N]
 #   bench/executorch/build_llm_runner.sh --tokenizers-mirror DIR [--out DIR] [--jobs N]
 #
+# --mirrors  build.sh's folder of bare mirrors; meta-pytorch+tokenizers is taken from it.
 # --tokenizers-mirror  a bare git repository of meta-pytorch/tokenizers (ExecuTorch's submodule
 #            extension/llm/tokenizers); its sources are taken from it. Its third-party libraries
 #            come from Debian instead of its submodules: libre2-dev, libsentencepiece-dev,
@@ -12,19 +14,25 @@
 #            adaptations, made here in the build tree: sentencepiece.cpp's absl::StrReplaceAll (from
 #            SentencePiece's bundled abseil, which Debian does not ship) comes from a small header
 #            written below, and the flat_tensor flatbuffer header is generated with the flatc of
-#            ExecuTorch's build.
+#            ExecuTorch's build. The sources are compiled here (a generated Makefile) rather than by
+#            reconfiguring the runtime's CMake tree with EXECUTORCH_BUILD_EXTENSION_LLM(_RUNNER)=ON:
+#            the tokenizers CMakeLists add_subdirectory()s its submodules (abseil-cpp, re2,
+#            sentencepiece, pcre2, json), which no mirror holds.
 # --out      where build.sh built the runtime (default ${XDG_CACHE_HOME:-$HOME/.cache}/vkc-bench/executorch)
 #
 # Prints the binary's path last: OUT/llama_main. Run it as
 #   llama_main --model_path m.pte --tokenizer_path tokenizer.json --prompt "..." --temperature 0 \
 #              --max_new_tokens N
-# Takes about 5 min on 2 cores.
+# Takes about 1 min on 2 cores.
 set -euo pipefail
 out="${XDG_CACHE_HOME:-$HOME/.cache}/vkc-bench/executorch" mirror="" jobs=$(nproc)
-usage() { sed -n 2,21p "$0" >&2; exit 2; }
+usage() { sed -n 2,26p "$0" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --tokenizers-mirror) mirror=$2; shift ;;
+    --mirrors) mirror=$2/meta-pytorch+tokenizers/repo
+      [ -d "$mirror/.git" ] && mirror=$mirror/.git
+      shift ;;
     --out) out=$2; shift ;;
     --jobs) jobs=$2; shift ;;
     -h|--help) usage ;;
@@ -32,7 +40,9 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[ -n "$mirror" ] || { echo "build_llm_runner.sh: give --tokenizers-mirror DIR" >&2; usage; }
+[ -n "$mirror" ] || { echo "build_llm_runner.sh: give --mirrors DIR or --tokenizers-mirror DIR" >&2; usage; }
+git --git-dir="$mirror" rev-parse -q --verify HEAD >/dev/null 2>&1 ||
+  { echo "build_llm_runner.sh: no git repository of meta-pytorch/tokenizers at $mirror (fetch github:meta-pytorch/tokenizers)" >&2; exit 2; }
 tree=$out/src/executorch b=$out/build
 [ -f "$b/libexecutorch.a" ] && [ -f "$b/backends/vulkan/libvulkan_backend.a" ] ||
   { echo "build_llm_runner.sh: no ExecuTorch runtime in $out (run bench/executorch/build.sh first)" >&2; exit 2; }
@@ -86,6 +96,10 @@ sources=(
   $tree/examples/models/llama/runner/runner.cpp
   $tree/examples/models/llama/tokenizer/llama_tiktoken.cpp
   $tree/examples/models/llama/main.cpp
+  # The runtime's log.cpp again, with logging on: build.sh's Release runtime has ET_LOG_ENABLED=0,
+  # which would make the runner's errors (a missing get_max_seq_len, a failed load) silent. This
+  # object comes before the archives, so libexecutorch_core.a's copy is not linked.
+  $tree/runtime/platform/log.cpp
 )
 flags=(-std=c++17 -O2 -fexceptions -include functional -include cstdint -DC10_USING_CUSTOM_GENERATED_MACROS -DET_MIN_LOG_LEVEL=Info
   -DFLATBUFFERS_MAX_ALIGNMENT=1024 -DPCRE2_CODE_UNIT_WIDTH=8 -DSUPPORT_REGEX_LOOKAHEAD
