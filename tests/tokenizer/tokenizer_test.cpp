@@ -47,7 +47,7 @@ TEST(Tokenizer, StreamedTextEqualsTheWholeDecode) {
   // Every prefix of each case's ids streamed: the pieces concatenate to decode(ids), and no piece
   // ends inside a character.
   const Json all = expected();
-  for (const std::string name : {"gpt2", "llama2_hf", "sp_bpe"}) {
+  for (const std::string name : {"gpt2", "llama3", "qwen2", "llama2_hf", "sp_bpe", "sp_unigram"}) {
     auto tok = load_tokenizer(kDir / all.at(name).at("file").get<std::string>());
     for (const Json& c : all.at(name).at("cases")) {
       const auto ids = c.at("ids").get<std::vector<int64_t>>();

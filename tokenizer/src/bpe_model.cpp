@@ -3,7 +3,10 @@
 // as the `tokenizers` library does.
 #include <fmt/format.h>
 
+#include <functional>
+#include <climits>
 #include <limits>
+#include <queue>
 
 #include "hf_components.h"
 #include "utf8.h"
@@ -16,11 +19,17 @@ uint64_t pair_key(int64_t a, int64_t b) { return (static_cast<uint64_t>(a) << 32
 
 }  // namespace
 
+int64_t integer(const Json& j, const char* what) {
+  if (!j.is_number_integer() || (j.is_number_unsigned() ? j.get<uint64_t>() > INT32_MAX : j.get<int64_t>() < 0 || j.get<int64_t>() > INT32_MAX))
+    throw TokenizerError(fmt::format("{} {} is not an integer in 0..{}", what, j.dump(), INT32_MAX));
+  return j.get<int64_t>();
+}
+
 BpeModel::BpeModel(const Json& j) {
   for (const char* unsupported : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (j.contains(unsupported) && !j.at(unsupported).is_null() && j.at(unsupported) != "")
       throw TokenizerError(fmt::format("BPE with {} is not supported", unsupported));
-  for (auto& [token, id] : j.at("vocab").items()) vocab_[token] = id.get<int64_t>();
+  for (auto& [token, id] : j.at("vocab").items()) vocab_[token] = integer(id, "the id of a vocabulary token");
   if (j.contains("unk_token") && j.at("unk_token").is_string()) {
     auto it = vocab_.find(j.at("unk_token").get<std::string>());
     if (it != vocab_.end()) unk_ = it->second;
@@ -76,18 +85,44 @@ void BpeModel::tokenize(std::string_view word, std::vector<int64_t>& out) const 
       last_unk = true;
     }
   }
-  while (syms.size() > 1) {
-    uint32_t best = std::numeric_limits<uint32_t>::max();
-    size_t at = 0;
-    int64_t merged = 0;
-    for (size_t i = 0; i + 1 < syms.size(); ++i) {
-      auto it = merges_.find(pair_key(syms[i], syms[i + 1]));
-      if (it != merges_.end() && it->second.first < best) best = it->second.first, at = i, merged = it->second.second;
-    }
-    if (best == std::numeric_limits<uint32_t>::max()) break;
-    syms[at] = merged;
-    syms.erase(syms.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+  // Merges by a queue of candidate pairs, lowest rank first and leftmost among equals (the
+  // symbols as a linked list; a pair whose symbols changed since it was queued is skipped):
+  // O(n log n), where rescanning the word for each merge would take O(n^2) on a long word.
+  const int n = static_cast<int>(syms.size());
+  std::vector<int> next(static_cast<size_t>(n)), prev(static_cast<size_t>(n));
+  std::vector<bool> alive(static_cast<size_t>(n), true);
+  for (int i = 0; i < n; ++i) next[static_cast<size_t>(i)] = i + 1 < n ? i + 1 : -1, prev[static_cast<size_t>(i)] = i - 1;
+  using Candidate = std::pair<uint32_t, int>;  // (rank, left symbol)
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
+  auto rank_of = [&](int i) -> std::optional<std::pair<uint32_t, int64_t>> {
+    const int j = next[static_cast<size_t>(i)];
+    if (j < 0) return std::nullopt;
+    auto it = merges_.find(pair_key(syms[static_cast<size_t>(i)], syms[static_cast<size_t>(j)]));
+    if (it == merges_.end()) return std::nullopt;
+    return it->second;
+  };
+  auto offer = [&](int i) {
+    if (i < 0) return;
+    if (auto r = rank_of(i)) queue.emplace(r->first, i);
+  };
+  for (int i = 0; i + 1 < n; ++i) offer(i);
+  while (!queue.empty()) {
+    const auto [rank, i] = queue.top();
+    queue.pop();
+    if (!alive[static_cast<size_t>(i)]) continue;
+    const auto r = rank_of(i);
+    if (!r || r->first != rank) continue;  // stale
+    const int j = next[static_cast<size_t>(i)];
+    syms[static_cast<size_t>(i)] = r->second;
+    alive[static_cast<size_t>(j)] = false;
+    next[static_cast<size_t>(i)] = next[static_cast<size_t>(j)];
+    if (next[static_cast<size_t>(i)] >= 0) prev[static_cast<size_t>(next[static_cast<size_t>(i)])] = i;
+    offer(prev[static_cast<size_t>(i)]);
+    offer(i);
   }
+  std::vector<int64_t> merged;
+  for (int i = 0; i >= 0 && i < n; i = next[static_cast<size_t>(i)]) merged.push_back(syms[static_cast<size_t>(i)]);
+  syms = std::move(merged);
   out.insert(out.end(), syms.begin(), syms.end());
 }
 

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <climits>
+#include <cstdint>
 #include <map>
 #include <memory>
 
@@ -121,6 +123,7 @@ std::vector<Tok> lex(const std::string& src) {
       while (e < src.size() && std::isdigit(static_cast<unsigned char>(src[e]))) ++e;
       if (e + 1 < src.size() && src[e] == '.' && std::isdigit(static_cast<unsigned char>(src[e + 1])))
         fail(fmt::format("floating-point numbers are not supported ('{}')", src));
+      if (e - p > 18) fail(fmt::format("number {} is out of range", src.substr(p, e - p)));
       out.push_back({Tok::Int, "", std::stoll(src.substr(p, e - p))});
       p = e;
     } else if (c == '\'' || c == '"') {
@@ -192,7 +195,18 @@ class Parser {
     if (!done()) fail(fmt::format("unexpected '{}' in '{}'", peek().s, src_));
   }
 
+  // Nesting deeper than this (parentheses, `not not ...`) is refused, not a stack overflow.
+  static constexpr int kMaxDepth = 100;
+  struct Deeper {
+    explicit Deeper(int& d) : d_(d) {
+      if (++d_ > kMaxDepth) fail("expressions nest too deep");
+    }
+    ~Deeper() { --d_; }
+    int& d_;
+  };
+
   ExprP expr() {
+    Deeper guard(depth_);
     ExprP e = or_expr();
     if (accept("if")) {
       ExprP c = node(Expr::Cond);
@@ -214,6 +228,7 @@ class Parser {
     return e;
   }
   ExprP not_expr() {
+    Deeper guard(depth_);
     if (accept("not")) {
       ExprP n = node(Expr::Not);
       n->a = not_expr();
@@ -265,6 +280,7 @@ class Parser {
     return e;
   }
   ExprP unary() {
+    Deeper guard(depth_);
     if (accept("-")) {
       ExprP n = node(Expr::Neg);
       n->a = unary();
@@ -383,6 +399,7 @@ class Parser {
   std::vector<Tok> t_;
   size_t i_ = 0;
   std::string src_;
+  int depth_ = 0;
 };
 
 // ---- statements
@@ -461,6 +478,14 @@ class TreeBuilder {
   explicit TreeBuilder(std::vector<Segment> segs) : s_(std::move(segs)) {}
   // Statements up to a tag whose keyword is in `stops` (returned in `stop`), or the end.
   std::vector<Stmt> block(const std::vector<std::string>& stops, std::string& stop, Parser*& stop_parser) {
+    if (++depth_ > 100) fail("blocks nest too deep");
+    std::vector<Stmt> out = statements(stops, stop, stop_parser);
+    --depth_;
+    return out;
+  }
+
+ private:
+  std::vector<Stmt> statements(const std::vector<std::string>& stops, std::string& stop, Parser*& stop_parser) {
     std::vector<Stmt> out;
     while (i_ < s_.size()) {
       const Segment& seg = s_[i_++];
@@ -493,7 +518,6 @@ class TreeBuilder {
     return out;
   }
 
- private:
   Stmt if_stmt(Parser& p) {
     Stmt st;
     st.k = Stmt::If;
@@ -540,6 +564,7 @@ class TreeBuilder {
   }
   std::vector<Segment> s_;
   size_t i_ = 0;
+  int depth_ = 0;
   std::vector<std::unique_ptr<Parser>> parsers_;
 };
 
@@ -550,6 +575,8 @@ class Renderer {
 
   void run(const std::vector<Stmt>& stmts, std::string& out) {
     for (const Stmt& st : stmts) {
+      // A template that loops without end (or renders more than any prompt) is refused.
+      if (++steps_ > 10'000'000 || out.size() > (size_t{64} << 20)) fail("the template renders too long");
       switch (st.k) {
         case Stmt::Text: out += st.text; break;
         case Stmt::Out: out += str(eval(*st.expr)); break;
@@ -672,6 +699,7 @@ class Renderer {
       case Expr::Neg: {
         const Value v = eval(*e.a);
         if (v.kind != Value::Int) fail("unary minus of a non-integer");
+        if (v.i == INT64_MIN) fail("integer overflow");
         return Value::of(-v.i);
       }
       case Expr::Binary: return binary(e);
@@ -731,12 +759,14 @@ class Renderer {
       return Value::of(std::move(l));
     }
     if (a.kind == Value::Int && b.kind == Value::Int) {
-      if (op == "+") return Value::of(a.i + b.i);
-      if (op == "-") return Value::of(a.i - b.i);
-      if (op == "*") return Value::of(a.i * b.i);
+      int64_t r = 0;
+      if ((op == "+" && __builtin_add_overflow(a.i, b.i, &r)) || (op == "-" && __builtin_sub_overflow(a.i, b.i, &r)) ||
+          (op == "*" && __builtin_mul_overflow(a.i, b.i, &r)) || ((op == "%" || op == "//") && a.i == INT64_MIN && b.i == -1))
+        fail("integer overflow");
+      if (op == "+" || op == "-" || op == "*") return Value::of(r);
       if ((op == "%" || op == "//") && b.i == 0) fail("division by zero");
       if (op == "%") return Value::of(((a.i % b.i) + b.i) % b.i);
-      if (op == "//") return Value::of(a.i / b.i);
+      if (op == "//") return Value::of(a.i / b.i - ((a.i % b.i != 0) && ((a.i < 0) != (b.i < 0)) ? 1 : 0));
       if (op == "<") return Value::of(a.i < b.i);
       if (op == ">") return Value::of(a.i > b.i);
       if (op == "<=") return Value::of(a.i <= b.i);
@@ -759,6 +789,7 @@ class Renderer {
         int64_t b = 0, en = 0;
         if (args.size() == 1) en = args[0].i;
         else if (args.size() >= 2) b = args[0].i, en = args[1].i;
+        if (en - b > 1'000'000) fail("range() of more than a million numbers");
         List l;
         for (int64_t k = b; k < en; ++k) l.push_back(Value::of(k));
         return Value::of(std::move(l));
@@ -844,6 +875,7 @@ class Renderer {
   }
 
   std::vector<Dict> scopes_;
+  size_t steps_ = 0;
 };
 
 }  // namespace

@@ -17,9 +17,16 @@ namespace vkc::tokenizer::hf {
 
 using Json = nlohmann::json;
 
+/// A non-negative integer field (an id, a count) of at most 2^31 - 1; anything else (a float, a
+/// string, a huge number) is one TokenizerError naming `what`.
+int64_t integer(const Json& j, const char* what);
+
+/// How deep Sequences may nest (a file nesting deeper is refused, not a stack overflow).
+constexpr int kMaxSequenceDepth = 16;
+
 /// Text -> normalized text (null: identity).
 using Normalizer = std::function<std::string(std::string)>;
-Normalizer make_normalizer(const Json& j);
+Normalizer make_normalizer(const Json& j, int depth = 0);
 
 /// A piece of the text on its way to the model; `first`: it starts the input (Metaspace's
 /// prepend_scheme "first").
@@ -28,11 +35,11 @@ struct Piece {
   bool first = false;
 };
 using PreTokenizer = std::function<void(std::vector<Piece>&)>;
-PreTokenizer make_pre_tokenizer(const Json& j);
+PreTokenizer make_pre_tokenizer(const Json& j, int depth = 0);
 
 /// Tokens -> text pieces (null: tokens joined with spaces, as the library does without one).
 using Decoder = std::function<std::vector<std::string>(std::vector<std::string>)>;
-Decoder make_decoder(const Json& j);
+Decoder make_decoder(const Json& j, int depth = 0);
 
 /// GPT-2's byte <-> printable character map (ByteLevel).
 const std::string& byte_char(uint8_t b);

@@ -95,7 +95,8 @@ hf::Decoder replace(const Json& j) {
 
 hf::Decoder strip(const Json& j) {
   const std::string content = j.at("content");
-  const size_t start = j.value("start", 0), stop = j.value("stop", 0);
+  const size_t start = static_cast<size_t>(integer(j.value("start", Json(0)), "Strip's start")),
+               stop = static_cast<size_t>(integer(j.value("stop", Json(0)), "Strip's stop"));
   return [content, start, stop](Tokens tokens) {
     for (std::string& t : tokens) {
       std::u32string cps = utf8::decode(t), c = utf8::decode(content);
@@ -129,7 +130,8 @@ hf::Decoder metaspace(const Json& j) {
 
 }  // namespace
 
-Decoder make_decoder(const Json& j) {
+Decoder make_decoder(const Json& j, int depth) {
+  if (depth > kMaxSequenceDepth) throw TokenizerError("decoder Sequences nest too deep");
   if (j.is_null())
     return [](Tokens tokens) {
       std::string joined;
@@ -150,7 +152,7 @@ Decoder make_decoder(const Json& j) {
   if (type == "Metaspace") return metaspace(j);
   if (type == "Sequence") {
     std::vector<Decoder> seq;
-    for (const Json& d : j.at("decoders")) seq.push_back(make_decoder(d));
+    for (const Json& d : j.at("decoders")) seq.push_back(make_decoder(d, depth + 1));
     return [seq](Tokens tokens) {
       for (const Decoder& d : seq) tokens = d(std::move(tokens));
       return tokens;

@@ -45,7 +45,8 @@ Normalizer replace(const Json& j) {
 
 }  // namespace
 
-Normalizer make_normalizer(const Json& j) {
+Normalizer make_normalizer(const Json& j, int depth) {
+  if (depth > kMaxSequenceDepth) throw TokenizerError("normalizer Sequences nest too deep");
   if (j.is_null()) return [](std::string s) { return s; };
   const std::string type = j.at("type");
   if (type == "NFC") return [](std::string s) { return unicode_form(s, UTF8PROC_COMPOSE); };
@@ -75,7 +76,7 @@ Normalizer make_normalizer(const Json& j) {
   }
   if (type == "Sequence") {
     std::vector<Normalizer> seq;
-    for (const Json& n : j.at("normalizers")) seq.push_back(make_normalizer(n));
+    for (const Json& n : j.at("normalizers")) seq.push_back(make_normalizer(n, depth + 1));
     return [seq](std::string s) {
       for (const Normalizer& n : seq) s = n(std::move(s));
       return s;

@@ -164,7 +164,8 @@ std::vector<std::string> split_matches(std::string_view text, const std::vector<
   return parts;
 }
 
-PreTokenizer make_pre_tokenizer(const Json& j) {
+PreTokenizer make_pre_tokenizer(const Json& j, int depth) {
+  if (depth > kMaxSequenceDepth) throw TokenizerError("pre_tokenizer Sequences nest too deep");
   if (j.is_null()) return [](std::vector<Piece>&) {};
   const std::string type = j.at("type");
   if (type == "ByteLevel") return byte_level(j);
@@ -180,7 +181,7 @@ PreTokenizer make_pre_tokenizer(const Json& j) {
   if (type == "WhitespaceSplit") return regex_split(R"(\s+)", false, SplitBehavior::Removed, false);
   if (type == "Sequence") {
     std::vector<PreTokenizer> seq;
-    for (const Json& p : j.at("pretokenizers")) seq.push_back(make_pre_tokenizer(p));
+    for (const Json& p : j.at("pretokenizers")) seq.push_back(make_pre_tokenizer(p, depth + 1));
     return [seq](std::vector<Piece>& pieces) {
       for (const PreTokenizer& p : seq) p(pieces);
     };

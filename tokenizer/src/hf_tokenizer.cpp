@@ -41,7 +41,7 @@ class HfTokenizer final : public Tokenizer {
     path_ = file;
     for (const auto& [token, id] : model_obj_.vocab()) set_token(id, token);
     for (const Json& a : j.value("added_tokens", Json::array())) {
-      AddedToken t{a.at("content"), a.at("id"), a.value("lstrip", false), a.value("rstrip", false),
+      AddedToken t{a.at("content"), hf::integer(a.at("id"), "an added token's id"), a.value("lstrip", false), a.value("rstrip", false),
                    a.value("single_word", false), a.value("special", false)};
       set_token(t.id, t.content);
       if (t.special) specials_.push_back(t.id);
@@ -87,7 +87,8 @@ class HfTokenizer final : public Tokenizer {
 
  private:
   void set_token(int64_t id, const std::string& token) {
-    if (id < 0) throw TokenizerError(fmt::format("token '{}' has a negative id", token));
+    if (id < 0 || id >= (int64_t{1} << 24))
+      throw TokenizerError(fmt::format("token '{}' has id {}, outside 0..16777215", token, id));
     if (static_cast<size_t>(id) >= id_token_.size()) id_token_.resize(static_cast<size_t>(id) + 1), has_.resize(id_token_.size());
     id_token_[static_cast<size_t>(id)] = token;
     has_[static_cast<size_t>(id)] = true;
@@ -135,11 +136,12 @@ class HfTokenizer final : public Tokenizer {
 
   // TemplateProcessing (Llama-2/3: <s> $A), BertProcessing/RobertaProcessing, or a Sequence
   // holding one: the special tokens put around a single text.
-  void read_post_processor(const Json& p) {
+  void read_post_processor(const Json& p, int depth = 0) {
     if (p.is_null()) return;
+    if (depth > hf::kMaxSequenceDepth) throw TokenizerError("post_processor Sequences nest too deep");
     const std::string type = p.value("type", "");
     if (type == "Sequence") {
-      for (const Json& q : p.value("processors", Json::array())) read_post_processor(q);
+      for (const Json& q : p.value("processors", Json::array())) read_post_processor(q, depth + 1);
     } else if (type == "TemplateProcessing") {
       bool after = false;
       for (const Json& item : p.value("single", Json::array())) {
@@ -148,12 +150,12 @@ class HfTokenizer final : public Tokenizer {
         } else if (item.contains("SpecialToken")) {
           const std::string name = item["SpecialToken"].at("id");
           for (const Json& id : p.at("special_tokens").at(name).at("ids"))
-            (after ? model_.suffix : model_.prefix).push_back(id.get<int64_t>());
+            (after ? model_.suffix : model_.prefix).push_back(hf::integer(id, "a post-processor id"));
         }
       }
     } else if (type == "BertProcessing" || type == "RobertaProcessing") {
-      model_.prefix.push_back(p.at("cls").at(1).get<int64_t>());
-      model_.suffix.push_back(p.at("sep").at(1).get<int64_t>());
+      model_.prefix.push_back(hf::integer(p.at("cls").at(1), "the cls id"));
+      model_.suffix.push_back(hf::integer(p.at("sep").at(1), "the sep id"));
     }
   }
 
@@ -172,14 +174,21 @@ class HfTokenizer final : public Tokenizer {
 std::unique_ptr<Tokenizer> open_hf_tokenizer(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw TokenizerError("cannot be read");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return hf_tokenizer_from_json(text, file);
+}
+
+std::unique_ptr<Tokenizer> hf_tokenizer_from_json(std::string_view text, const std::filesystem::path& file) {
   Json j;
   try {
-    j = Json::parse(in);
+    j = Json::parse(text);
   } catch (const Json::exception& e) {
     throw TokenizerError(fmt::format("is not valid JSON ({})", e.what()));
   }
-  if (!j.is_object() || !j.contains("model")) throw TokenizerError("is not a tokenizer.json (no \"model\")");
-  const std::string type = j["model"].value("type", j["model"].contains("merges") ? "BPE" : "");
+  if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+    throw TokenizerError("is not a tokenizer.json (no \"model\")");
+  const Json& type_field = j["model"].value("type", Json(j["model"].contains("merges") ? "BPE" : ""));
+  const std::string type = type_field.is_string() ? type_field.get<std::string>() : "";
   if (type != "BPE")
     throw TokenizerError(fmt::format("model type '{}' is not supported (BPE tokenizer.json files are; for "
                                      "SentencePiece models give the tokenizer.model file)", type));

@@ -131,6 +131,14 @@ std::unique_ptr<Tokenizer> load_tokenizer(const fs::path& path) {
   return tok;
 }
 
+std::unique_ptr<Tokenizer> parse_tokenizer_json(std::string_view json, const std::string& label) {
+  try {
+    return hf_tokenizer_from_json(json, label);
+  } catch (const TokenizerError& e) {
+    throw TokenizerError(fmt::format("{}: {}", label, e.what()));
+  }
+}
+
 ModelTokens read_model_config(const fs::path& dir) {
   ModelTokens m;
   read_model_ids(dir, m);
@@ -145,23 +153,35 @@ ModelTokens read_model_config(const fs::path& dir) {
   return m;
 }
 
+// Streaming decode over a window (the approach of text-generation-inference): the text of
+// ids[prefix_..read_) was printed already; the text of ids[prefix_..) minus it is the new part.
+// Decoding a window instead of every id so far keeps a long generation linear, and decoding from
+// one token back keeps the leading-space rules of SentencePiece-style decoders intact.
+namespace {
+constexpr size_t kMaxHeld = 16;  // ids held for an incomplete character before printing anyway
+
+bool ends_incomplete(const std::string& text) {
+  return text.size() >= 3 && text.compare(text.size() - 3, 3, "\xEF\xBF\xBD") == 0;
+}
+}  // namespace
+
 std::string TextStream::push(int64_t id) {
   ids_.push_back(id);
-  const std::string text = tok_.decode(ids_);
-  // Hold back text that may still change: a trailing U+FFFD (an incomplete character) or a
-  // decode that no longer starts with what was printed.
-  if (text.size() >= 3 && text.compare(text.size() - 3, 3, "\xEF\xBF\xBD") == 0) return {};
-  if (text.compare(0, printed_.size(), printed_) != 0) return {};
-  std::string out = text.substr(printed_.size());
-  printed_ = text;
-  return out;
+  return emit(false);
 }
 
-std::string TextStream::finish() {
-  const std::string text = tok_.decode(ids_);
-  if (text.compare(0, printed_.size(), printed_) != 0) return {};
-  std::string out = text.substr(printed_.size());
-  printed_ = text;
+std::string TextStream::finish() { return emit(true); }
+
+std::string TextStream::emit(bool final) {
+  const std::span<const int64_t> all(ids_);
+  const std::string before = tok_.decode(all.subspan(prefix_, read_ - prefix_));
+  const std::string text = tok_.decode(all.subspan(prefix_));
+  const bool held_long = ids_.size() - read_ > kMaxHeld;
+  if (!final && !held_long && (ends_incomplete(text) || text.size() <= before.size())) return {};
+  if (text.compare(0, before.size(), before) != 0 && !final && !held_long) return {};
+  std::string out = text.size() > before.size() ? text.substr(before.size()) : std::string();
+  prefix_ = read_;
+  read_ = ids_.size();
   return out;
 }
 

@@ -68,6 +68,9 @@ class Tokenizer {
 /// model's token settings from the folder. Throws TokenizerError with one line naming the file.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::filesystem::path& path);
 
+/// An HF tokenizer.json held in memory (no files beside it are read); `label` names it in errors.
+std::unique_ptr<Tokenizer> parse_tokenizer_json(std::string_view json, const std::string& label = "tokenizer.json");
+
 /// The BOS/EOS ids the model's JSON files in `dir` give (generation_config.json, config.json,
 /// genai_config.json; then tokenizer_config.json's tokens when a tokenizer is there too). Throws
 /// TokenizerError on a malformed file.
@@ -75,7 +78,8 @@ ModelTokens read_model_config(const std::filesystem::path& dir);
 
 /// Streaming decode: push() each generated id and print what it returns; finish() returns the
 /// rest. Text is released once it is final (no trailing incomplete UTF-8 character), so the
-/// concatenation equals decode(all ids).
+/// concatenation equals decode(all ids). Each push decodes a window of a few ids, not all of
+/// them, so a long generation stays linear.
 class TextStream {
  public:
   explicit TextStream(const Tokenizer& tokenizer) : tok_(tokenizer) {}
@@ -83,9 +87,12 @@ class TextStream {
   std::string finish();
 
  private:
+  std::string emit(bool final);
+
   const Tokenizer& tok_;
   std::vector<int64_t> ids_;
-  std::string printed_;
+  size_t prefix_ = 0;  // the window's first id (kept for context)
+  size_t read_ = 0;    // ids before this one are printed
 };
 
 }  // namespace vkc::tokenizer
