@@ -16,6 +16,10 @@
 //                                                (its mask_index and embedding_sum outputs unread)
 //   GroupQueryAttention, RotaryEmbedding (onnxruntime-genai's decoders) -> microsoft_attention.h
 //   FusedMatMul(A, B, alpha, transA, transB)  -> alpha * MatMul(A or A^T, B or B^T)
+//   Attention, MultiHeadAttention (onnxruntime's transformer optimizer) -> microsoft_attention.h
+//   BiasAdd(x, bias, skip)                    -> x + bias + skip
+//   BiasSplitGelu(x, bias)                    -> a * Gelu(b), a and b the halves of x + bias (last axis)
+//   GemmFastGelu(x, w [, bias])               -> Gelu(MatMul(x, w) [+ bias], approximate "tanh")
 //   GatherBlockQuantized (a tied int4 embedding)  -> Gather of the dequantized table (quant/gather_block_quantized.h)
 // The skip forms' optional 4th output (the sum) is the Add's output. Nodes whose mean / inverse
 // standard deviation outputs are read, or that normalize over another axis, stay and are reported.
@@ -24,6 +28,7 @@
 #include <cstring>
 
 #include "attention/microsoft_attention.h"
+#include "constants.h"
 #include "vkc/ir/half.h"
 #include "quant/gather_block_quantized.h"
 #include "vkc/passes/passes.h"
@@ -64,6 +69,25 @@ bool last_axis(const ir::Node* n) {
   const int64_t axis = n->attr_int("axis", -1);
   const ir::Value* x = n->input(0);
   return axis == -1 || (x->type().known() && axis == static_cast<int64_t>(x->shape().rank()) - 1);
+}
+
+// BiasSplitGelu(x [..., 2C], bias [2C]): the halves a, b of x + bias on the last axis, a * Gelu(b).
+ir::Value* bias_split_gelu(ir::Graph& g, ir::Node* n) {
+  ir::Value* x = n->input(0);
+  if (n->num_inputs() < 2 || !x->type().known() || !x->shape().is_static() || x->shape().rank() == 0 ||
+      x->shape().sizes().back() % 2 != 0)
+    return nullptr;
+  auto sizes = x->shape().sizes();
+  const int64_t width = sizes.back(), last = static_cast<int64_t>(sizes.size()) - 1;
+  ir::Value* sum = onnx_op(g, n, "Add", {x, n->input(1)}, x->type());
+  sizes.back() = width / 2;
+  const ir::TensorType half{x->dtype(), ir::Shape::of(sizes)};
+  const auto slice = [&](int64_t begin, int64_t end) {
+    const auto c = [&](int64_t v) { return add_i64_constant(g, g.unique_name(n->name() + "_c"), {1}, {v}); };
+    return onnx_op(g, n, "Slice", {sum, c(begin), c(end), c(last)}, half, {}, 13);
+  };
+  ir::Value* gate = onnx_op(g, n, "Gelu", {slice(width / 2, width)}, half, {{"approximate", std::string("none")}}, 20);
+  return onnx_op(g, n, "Mul", {slice(0, width / 2), gate}, half);
 }
 
 void finish(ir::Graph& g, ir::Node* n, ir::Value* result) {
@@ -189,6 +213,15 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
       if (n->num_inputs() > 1 && n->input(1)) x = onnx_op(g, n, "Add", {x, n->input(1)}, t);
       const std::string approx = contrib(n, "FastGelu") ? "tanh" : "none";
       finish(g, n, onnx_op(g, n, "Gelu", {x}, t, {{"approximate", approx}}, 20));
+    } else if (contrib(n, "BiasAdd") && n->num_inputs() == 3) {
+      finish(g, n, onnx_op(g, n, "Add", {onnx_op(g, n, "Add", {n->input(0), n->input(1)}, t), n->input(2)}, t));
+    } else if (contrib(n, "BiasSplitGelu")) {
+      if (ir::Value* y = bias_split_gelu(g, n)) finish(g, n, y);
+    } else if (contrib(n, "GemmFastGelu") && n->num_inputs() >= 2) {
+      const ir::TensorType mt = n->output(0)->type();  // unknown until propagate_shapes when ONNX's inference stopped
+      ir::Value* y = onnx_op(g, n, "MatMul", {n->input(0), n->input(1)}, mt, {}, 13);
+      if (n->num_inputs() > 2 && n->input(2)) y = onnx_op(g, n, "Add", {y, n->input(2)}, mt);
+      finish(g, n, onnx_op(g, n, "Gelu", {y}, mt, {{"approximate", std::string("tanh")}}, 20));
     } else if (contrib(n, "QuickGelu")) {
       std::vector<uint8_t> bytes(4);
       const float alpha = static_cast<float>(n->attr_float("alpha", 1.702));
@@ -227,7 +260,8 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
   // could not give past the contrib operators: each layer's once the layers before it are rewritten
   // and typed.
   const auto attention = [](const ir::Node* n) {
-    return contrib(n, "GroupQueryAttention") || contrib(n, "RotaryEmbedding") || contrib(n, "FusedMatMul");
+    return contrib(n, "GroupQueryAttention") || contrib(n, "RotaryEmbedding") || contrib(n, "FusedMatMul") ||
+           contrib(n, "Attention") || contrib(n, "MultiHeadAttention");
   };
   bool expanded = false;
   bool computed_tables = false;  // rotary tables that are not constants (LongRoPE's choice by length)
@@ -253,6 +287,8 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
       if (contrib(n, "FusedMatMul") && n->num_inputs() == 2)
         if (ir::Value* y = fused_matmul(g, n)) finish(g, n, y), expanded = true;
       if (contrib(n, "GroupQueryAttention") && expand_group_query_attention(g, n, ctx)) expanded = true, ++count;
+      if (contrib(n, "Attention") && expand_attention(g, n)) expanded = true;
+      if (contrib(n, "MultiHeadAttention") && expand_multi_head_attention(g, n)) expanded = true;
     }
   }
   if (count > 0 && ctx.max_seq_len > 0)

@@ -16,7 +16,7 @@ const std::vector<PassInfo>& pipeline() {
       {"remove-identity", "drop Identity, one-input Concat, same-dtype Cast and pass-through Dropout (a used mask becomes all true)", remove_identity},
       // onnxruntime's contrib operators (SkipLayerNormalization, FastGelu, ...) as standard ones,
       // before anything matches patterns.
-      {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/EmbedLayerNorm/RMSNorm/GroupQueryAttention/RotaryEmbedding/FusedMatMul/GatherBlockQuantized ops",
+      {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/EmbedLayerNorm/RMSNorm/GroupQueryAttention/RotaryEmbedding/Attention/MultiHeadAttention/FusedMatMul/BiasAdd/BiasSplitGelu/GemmFastGelu/GatherBlockQuantized ops",
        expand_microsoft_ops},
       // --max-seq-len: a merged decoder (If over the step with and without caches) takes the
       // branch with the caches.

@@ -380,6 +380,34 @@ TEST(ExporterPatterns, MicrosoftContribOpsEqualTheirStandardForms) {
   EXPECT_LT(max_abs_diff(ya[0], yb[0]), 1e-5 * scale);
 }
 
+// onnxruntime's fused attention in forms vkc does not express: one error naming the node and why.
+TEST(ExporterPatterns, FusedAttentionFormsVkcCannotExpressAreRefusedNamingWhy) {
+  constexpr int32_t kI32 = onnx::TensorProto_DataType_INT32;
+  const auto attention = [&](bool megatron_mask) {
+    Block m;
+    m.b.import_opset("com.microsoft", 1);
+    m.b.input("x", kF32, {2, kS, kE});
+    m.b.output("y", kF32, {2, kS, kE});
+    std::vector<std::string> ins = {"x", m.weight({kE, 3 * kE}), m.weight({3 * kE})};
+    if (megatron_mask) {
+      m.b.input("mask", kI32, {2, 1, kS, kS});  // GPT-2 Megatron's 4-D mask: onnxruntime's CPU kernel has none either
+      ins.push_back("mask");
+    } else {
+      m.b.input("past_len", kI32, {1});
+      ins.insert(ins.end(), {"", "", "", "past_len"});
+    }
+    attr_int(m.b.node("Attention", ins, {"y"}, "attn", "com.microsoft"), "num_heads", kH);
+    return compile(m.bytes(), fs::path(), CompileOptions{});
+  };
+  const CompileResult a = attention(true);
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().find("Attention 'attn': a mask of shape [2, 1, 8, 8] is not supported"), std::string::npos)
+      << a.error();
+  const CompileResult b = attention(false);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().find("Attention 'attn': past_sequence_length"), std::string::npos) << b.error();
+}
+
 // Outputs that fold to constants (a Shape, arithmetic on initializers) are still produced.
 TEST(ExporterPatterns, OutputsThatFoldToConstantsAreComputed) {
   Block m;

@@ -27,63 +27,13 @@
 #include <optional>
 
 #include "../constants.h"
+#include "expand_builder.h"
 
 namespace vkc::passes {
 namespace {
 
-using Ints = std::vector<int64_t>;
-
-struct Builder {
-  ir::Graph& g;
-  const ir::Node* at;
-  ir::DType dt;
-
-  ir::Value* op(const char* name, std::vector<ir::Value*> ins, ir::DType t, const Ints& shape, ir::AttributeMap a = {}) {
-    return add_onnx_node(g, at, name, std::move(ins), {t, ir::Shape::of(shape)}, std::move(a));
-  }
-  ir::Value* f(const char* name, std::vector<ir::Value*> ins, const Ints& shape, ir::AttributeMap a = {}) {
-    return op(name, std::move(ins), dt, shape, std::move(a));
-  }
-  ir::Value* ints(const Ints& shape, const Ints& values) {
-    return add_i64_constant(g, g.unique_name(at->name() + "_c"), shape, values);
-  }
-  ir::Value* scalar(double v) { return add_float_constant(g, g.unique_name(at->name() + "_s"), {}, {float(v)}, dt); }
-  ir::Value* reshape(ir::Value* x, const Ints& shape) {
-    return f("Reshape", {x, ints({int64_t(shape.size())}, shape)}, shape);
-  }
-  ir::Value* transpose(ir::Value* x, const Ints& perm) {
-    const Ints s = x->shape().sizes();
-    Ints o;
-    for (int64_t p : perm) o.push_back(s[p]);
-    return op("Transpose", {x}, x->dtype(), o, {{"perm", perm}});
-  }
-  // x[..., begin:end] on the last axis.
-  ir::Value* slice_last(ir::Value* x, int64_t begin, int64_t end) {
-    Ints s = x->shape().sizes();
-    const int64_t axis = int64_t(s.size()) - 1;
-    s.back() = end - begin;
-    return op("Slice", {x, ints({1}, {begin}), ints({1}, {end}), ints({1}, {axis})}, x->dtype(), s);
-  }
-  ir::Value* concat(std::vector<ir::Value*> xs, int64_t axis) {
-    Ints s = xs[0]->shape().sizes();
-    const size_t a = size_t(axis < 0 ? axis + int64_t(s.size()) : axis);
-    s[a] = 0;
-    for (ir::Value* x : xs) s[a] += x->shape().sizes()[a];
-    return op("Concat", std::move(xs), dt, s, {{"axis", axis}});
-  }
-};
-
-// The error for what node `n` cannot be expanded: "OP 'name': why".
-PassError node_error(const ir::Node* n, const std::string& why) {
-  return PassError(fmt::format("{} '{}': {}", n->op_type(), n->name(), why));
-}
-
-ir::Value* input_at(const ir::Node* n, size_t i) { return n->num_inputs() > i ? n->input(i) : nullptr; }
-
-bool static_value(const ir::Value* v) { return v && v->type().known() && v->shape().is_static(); }
-
 // x [B, H, S, D] rotated by cos / sin [B, 1, S, R/2] (RoPE over the first R channels).
-ir::Value* rotate(Builder& b, ir::Value* x, ir::Value* cos, ir::Value* sin, int64_t r, bool interleaved) {
+ir::Value* rotate(ExpandBuilder& b, ir::Value* x, ir::Value* cos, ir::Value* sin, int64_t r, bool interleaved) {
   const Ints s = x->shape().sizes();
   const int64_t d = s[3];
   ir::Value* xr = r < d ? b.slice_last(x, 0, r) : x;
@@ -116,7 +66,7 @@ ir::Value* rotate(Builder& b, ir::Value* x, ir::Value* cos, ir::Value* sin, int6
 }
 
 // `table` zero-padded to `rows` rows (a constant [r, W] with r <= rows).
-ir::Value* padded_rows(Builder& b, const ir::Value* table, int64_t rows) {
+ir::Value* padded_rows(ExpandBuilder& b, const ir::Value* table, int64_t rows) {
   const Ints s = table->shape().sizes();
   if (s[0] == rows) return const_cast<ir::Value*>(table);
   std::vector<uint8_t> bytes(static_cast<size_t>(rows * s[1]) * ir::dtype_size(table->dtype()), 0);
@@ -131,7 +81,7 @@ ir::Value* padded_rows(Builder& b, const ir::Value* table, int64_t rows) {
 // is select(c, Gather(A, pos), Gather(B, pos)), the shorter one padded so either gather is in range
 // (the positions a branch is chosen for are within its rows). The choice then holds whether the
 // condition folds or runs (under --max-seq-len it follows the total length at each call).
-ir::Value* table_rows(Builder& b, ir::Value* table, ir::Value* pos) {
+ir::Value* table_rows(ExpandBuilder& b, ir::Value* table, ir::Value* pos) {
   const Ints ps = pos->shape().sizes();
   const int64_t half = *table->shape().dims[1].value;
   const ir::Node* choice = table->producer();
@@ -206,7 +156,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   if (rotary && (!width(cos_cache) || width(cos_cache) != width(sin_cache)))
     throw node_error(n, "do_rotary needs cos_cache and sin_cache [max positions, rotary dim / 2]");
 
-  Builder b{g, n, query->dtype()};
+  ExpandBuilder b{g, n, query->dtype()};
   if (packed) {
     ir::Value* split = b.ints({3}, {hq * d, hkv * d, hkv * d});
     ir::Node* s = g.add_node(ir::kOnnxDomain, "Split", {query, split},
@@ -357,7 +307,7 @@ bool expand_rotary_embedding(ir::Graph& g, ir::Node* n) {
   const int64_t r = r_attr > 0 ? r_attr : 2 * cos_cache->shape().sizes()[1];
   if (r > d || r % 2 != 0 || r / 2 > cos_cache->shape().sizes()[1]) throw node_error(n, "the rotary dim does not fit the head");
 
-  Builder b{g, n, x->dtype()};
+  ExpandBuilder b{g, n, x->dtype()};
   ir::Value* pos = position_ids->dtype() == ir::DType::Int64
                        ? position_ids
                        : b.op("Cast", {position_ids}, ir::DType::Int64, position_ids->shape().sizes(), {{"to", int64_t{7}}});
