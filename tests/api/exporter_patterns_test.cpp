@@ -380,6 +380,55 @@ TEST(ExporterPatterns, MicrosoftContribOpsEqualTheirStandardForms) {
   EXPECT_LT(max_abs_diff(ya[0], yb[0]), 1e-5 * scale);
 }
 
+// The UNet and GEMM contrib operators onnxruntime's optimizer writes (BiasAdd, BiasSplitGelu,
+// GemmFastGelu) against the same block in standard operators.
+std::vector<uint8_t> unet_contrib_block(bool contrib) {
+  Block m;
+  m.b.import_opset("com.microsoft", 1);
+  m.b.input("x", kF32, {2, kS, kE});
+  m.b.input("skip", kF32, {2, kS, kE});
+  m.b.output("y", kF32, {2, kS, kE});
+  const std::string up = m.weight({kE, 4 * kE}), up_b = m.weight({4 * kE}), down = m.weight({2 * kE, kE});
+  const std::string bias = m.weight({kE}), gemm_w = m.weight({kE, kE}), gemm_b = m.weight({kE});
+  std::string h, sum, y;
+  if (contrib) {
+    h = m.op("MatMul", {"x", up});
+    std::string g = m.name("BiasSplitGelu");
+    m.b.node("BiasSplitGelu", {h, up_b}, {g}, g, "com.microsoft");
+    std::string d = m.op("MatMul", {g, down});
+    sum = m.name("BiasAdd");
+    m.b.node("BiasAdd", {d, bias, "skip"}, {sum}, sum, "com.microsoft");
+    y = m.name("GemmFastGelu");
+    m.b.node("GemmFastGelu", {sum, gemm_w, gemm_b}, {y}, y, "com.microsoft");
+  } else {
+    h = m.op("Add", {m.op("MatMul", {"x", up}), up_b});
+    std::string g = m.op("Mul", {m.slice_last(h, 0, 2 * kE), m.gelu(m.slice_last(h, 2 * kE, 4 * kE))});
+    sum = m.op("Add", {m.op("Add", {m.op("MatMul", {g, down}), bias}), "skip"});
+    std::string v = m.op("Add", {m.op("MatMul", {sum, gemm_w}), gemm_b});
+    std::string cube = m.op("Pow", {v, m.floats({}, {3.f})});
+    std::string inner = m.op("Add", {v, m.op("Mul", {cube, m.floats({}, {0.044715f})})});
+    std::string t = m.op("Tanh", {m.op("Mul", {m.floats({}, {0.7978845608f}), inner})});
+    y = m.op("Mul", {m.op("Mul", {v, m.floats({}, {0.5f})}), m.op("Add", {t, m.floats({}, {1.f})})});
+  }
+  m.b.node("Identity", {y}, {"y"}, "out");
+  return m.bytes();
+}
+
+TEST(ExporterPatterns, UnetAndGemmContribOpsEqualTheirStandardForms) {
+  const CompileResult a = compile(unet_contrib_block(true), fs::path(), CompileOptions{});
+  ASSERT_TRUE(a) << a.error();
+  EXPECT_EQ(a.partition.rejected, 0u);
+  const CompileResult b = compile(unet_contrib_block(false), fs::path(), CompileOptions{});
+  ASSERT_TRUE(b) << b.error();
+  const auto ya = run_cpu(a.pte), yb = run_cpu(b.pte);
+  ASSERT_EQ(ya.size(), 1u);
+  ASSERT_EQ(yb.size(), 1u);
+  double scale = 0;
+  for (int64_t i = 0; i < yb[0].numel(); ++i) scale = std::max(scale, std::abs(yb[0].get_f(i)));
+  EXPECT_GT(scale, 0.1);
+  EXPECT_LT(max_abs_diff(ya[0], yb[0]), 1e-5 * scale);
+}
+
 // onnxruntime's fused attention in forms vkc does not express: one error naming the node and why.
 TEST(ExporterPatterns, FusedAttentionFormsVkcCannotExpressAreRefusedNamingWhy) {
   constexpr int32_t kI32 = onnx::TensorProto_DataType_INT32;
