@@ -10,7 +10,7 @@
 # FILE). Every finding becomes a regression test (tests/fuzz/regressions/<target>/, run by ctest -L fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=600 build=build-fuzz targets="onnx,pte,vk_payload,shader_spec,device_profile,tensor_file,executor" jobs=1
+seconds=600 build=build-fuzz targets="onnx,pte,ptd,vk_payload,shader_spec,device_profile,tensor_file,executor,tokenizer" jobs=1
 while (($#)); do
   case $1 in
     --build) build=$2; shift 2 ;;

@@ -21,6 +21,7 @@
 #include "vkc/serializer/embed_shaders.h"
 #include "vkc/shaders/bundle.h"
 #include "vkc/serializer/errors.h"
+#include "vkc/serializer/ptd.h"
 #include "vkc/serializer/pte_writer.h"
 
 namespace vkc::compiler {
@@ -369,12 +370,29 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     }));
     end_phase();
     begin_phase();
-    if (out.bytes) {
-      *out.bytes = serializer::serialize_pte(program);
-      stats.output_bytes = out.bytes->size();
-    } else {
-      serializer::write_pte(program, out.file);
-      stats.output_bytes = std::filesystem::file_size(out.file);
+    if (out.ptd_bytes || !out.ptd_file.empty()) {  // constants to ExecuTorch's external data file
+      const std::vector<serializer::NamedData> external = serializer::take_external_data(program);
+      if (out.ptd_bytes) {
+        *out.ptd_bytes = serializer::serialize_ptd(external);
+        stats.external_bytes = out.ptd_bytes->size();
+      } else {
+        if (std::filesystem::weakly_canonical(out.ptd_file) == std::filesystem::weakly_canonical(out.file))
+          throw CompileError(fmt::format("--external-weights '{}' is the program's own path", out.ptd_file.string()));
+        serializer::write_ptd(external, out.ptd_file);
+        stats.external_bytes = std::filesystem::file_size(out.ptd_file);
+      }
+    }
+    try {
+      if (out.bytes) {
+        *out.bytes = serializer::serialize_pte(program);
+        stats.output_bytes = out.bytes->size();
+      } else {
+        serializer::write_pte(program, out.file);
+        stats.output_bytes = std::filesystem::file_size(out.file);
+      }
+    } catch (...) {
+      if (!out.ptd_file.empty()) std::filesystem::remove(out.ptd_file);  // no half of a pair left behind
+      throw;
     }
     end_phase();
   } catch (const serializer::SerializeError& e) {
@@ -390,11 +408,12 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
 }
 
 CompileStats compile_file(const std::filesystem::path& model, const std::filesystem::path& out,
-                          const CompileConfig& config) {
+                          const CompileConfig& config, const std::filesystem::path& external_weights) {
   ModelSource source;
   source.file = model;
   PteSink sink;
   sink.file = out;
+  sink.ptd_file = external_weights;
   return compile(source, sink, config);
 }
 

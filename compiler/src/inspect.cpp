@@ -1,3 +1,4 @@
+#include "vkc/serializer/ptd.h"
 #include "vkc/compiler/inspect.h"
 
 #include "vkc/serializer/constant_methods.h"
@@ -75,9 +76,7 @@ void decode_vulkan(const serializer::BackendDelegate& bd, const std::map<std::st
   r.outputs = g.output_ids.size();
   r.constants = g.constants.size();
   for (const serializer::VkBytes& c : g.constants) {
-    if (!c.named_key.empty() && !named_sizes.count(c.named_key))
-      throw serializer::SerializeError(fmt::format("delegate {}: constant '{}' is missing from named data", r.index,
-                                                   c.named_key));
+    if (!c.named_key.empty() && !named_sizes.count(c.named_key)) ++r.constants_not_found;  // in a .ptd not given
     r.constant_bytes += c.length;
   }
   for (const serializer::VkBytes& sh : g.shaders) {
@@ -173,7 +172,25 @@ InspectReport report_of(const serializer::PteFile& f, std::string path) {
 
 }  // namespace
 
-InspectReport inspect_file(const std::filesystem::path& pte) { return report_of(serializer::read_pte(pte), pte.string()); }
+InspectReport inspect_file(const std::filesystem::path& pte, const std::vector<std::filesystem::path>& data) {
+  serializer::PteFile f = serializer::read_pte(pte);
+  std::vector<std::filesystem::path> files = data;
+  std::error_code ec;
+  if (files.empty() && std::filesystem::is_regular_file(serializer::default_ptd_path(pte), ec) &&
+      serializer::default_ptd_path(pte) != pte)
+    files.push_back(serializer::default_ptd_path(pte));
+  std::vector<InspectReport::ExternalData> external;
+  for (const auto& file : files) {
+    serializer::PtdFile ptd = serializer::read_ptd(file);
+    InspectReport::ExternalData e{file.string(), ptd.file_size, ptd.named_data.size(), 0};
+    for (const auto& nd : ptd.named_data) e.bytes += nd.data.size();
+    serializer::attach_external_data(f, std::move(ptd), file.string());
+    external.push_back(std::move(e));
+  }
+  InspectReport r = report_of(std::move(f), pte.string());
+  r.external = std::move(external);
+  return r;
+}
 
 InspectReport inspect_bytes(std::span<const uint8_t> pte, std::string label) {
   try {

@@ -78,6 +78,11 @@ std::string inspect_json(const InspectReport& r) {
   j["segment_sizes"] = r.segment_sizes;
   j["constant_segment_bytes"] = r.constant_segment_bytes;
   j["named_data"] = {{"entries", r.named_data}, {"bytes", r.named_data_bytes}};
+  if (!r.external.empty()) {
+    j["external_data"] = ordered_json::array();
+    for (const auto& e : r.external)
+      j["external_data"].push_back({{"path", e.path}, {"file_size", e.file_size}, {"entries", e.entries}, {"bytes", e.bytes}});
+  }
   j["execution_plans"] = ordered_json::array();
   for (const PlanReport& p : r.plans) {
     if (p.constant) {
@@ -113,6 +118,7 @@ std::string inspect_json(const InspectReport& r) {
                        {"outputs", d.outputs},
                        {"constants", d.constants},
                        {"constant_bytes", d.constant_bytes},
+                       {"constants_not_found", d.constants_not_found},
                        {"representations", d.representations},
                        {"memory_objects", d.memory_objects},
                        {"shaders", d.shaders},
@@ -128,6 +134,8 @@ std::string inspect_text(const InspectReport& r) {
                               r.program_size, r.segment_data_size, r.segment_sizes.size());
   s += fmt::format("named data: {} entries, {} bytes; constant segment: {} bytes\n", r.named_data, r.named_data_bytes,
                    r.constant_segment_bytes);
+  for (const auto& e : r.external)
+    s += fmt::format("external data: {} ({} bytes): {} entries, {} bytes\n", e.path, e.file_size, e.entries, e.bytes);
   std::string constants;
   for (const PlanReport& p : r.plans) {
     if (p.constant) {
@@ -154,6 +162,10 @@ std::string inspect_text(const InspectReport& r) {
     s += fmt::format("  compile options: {}\n", options_text(d.options));
     s += fmt::format("  values {}, tensors {}, inputs {}, outputs {}, constants {} ({} bytes)\n", d.values, d.tensors,
                      d.inputs, d.outputs, d.constants, d.constant_bytes);
+    if (d.constants_not_found)
+      s += fmt::format("  {} constants not found: in an external data file (.ptd) not read with the program "
+                       "(--data FILE, or FILE.ptd beside it)\n",
+                       d.constants_not_found);
     s += fmt::format("  memory objects {} shared by {} tensors\n", d.memory_objects, d.shared_tensors);
     s += fmt::format("  embedded shaders {} ({} bytes of SPIR-V)\n", d.shaders.size(), d.shader_bytes);
     for (const auto& [family, n] : d.families) s += fmt::format("  family {:<14} {}\n", family, n);

@@ -45,7 +45,8 @@ Loaded load(const RunArgs& a, const char* what) {
     throw compiler::OptionError(fmt::format("{} takes no --input, --random, --expect or --save", what));
   auto t0 = Clock::now();
   std::unique_ptr<runtime::Backend> backend = runtime::make_backend(a.backend);
-  runtime::Executor exec = runtime::Executor::load(a.pte, *backend);
+  runtime::Executor exec = runtime::Executor::load(a.pte, *backend, "forward",
+                                                   std::vector<std::filesystem::path>(a.data.begin(), a.data.end()));
   Loaded l{std::move(backend), std::move(exec), ms_since(t0)};
   if (std::string why = runtime::generate_misfit(l.exec); !why.empty())
     throw compiler::OptionError(fmt::format("{}: {}", what, why));
@@ -106,6 +107,7 @@ int run_prompt(const RunArgs& a) {
   auto t0 = Clock::now();
   RunOptions ro;
   ro.backend = a.backend;
+  ro.data_files = a.data;
   Session session = Session::open(a.pte, ro);
   if (!session.ok()) throw std::runtime_error(session.diagnostics().at(0).message);
   const double load_ms = ms_since(t0);

@@ -116,6 +116,8 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   run->add_option("--backend", a.backend,
                   "cpu (the reference kernels) or vulkan (a Vulkan device; VKC_VULKAN_VALIDATION=1: validation layer)")
       ->capture_default_str();
+  run->add_option("--data", a.data,
+                  "the program's external data file FILE.ptd (repeatable; default: FILE.ptd beside the .pte)");
   run->add_option("--input", a.inputs, "an input tensor: FILE.pb|FILE.bin, NAME=FILE (the ONNX input name) or INDEX=FILE (repeatable, in order)");
   run->add_option("--random", a.random_seed, "fill inputs not given with seeded values (as ort-reference.js)");
   run->add_option("--input-shape", a.input_shapes, "the shape of a --random input, NAME|INDEX=D1xD2x... (an input "
@@ -154,7 +156,8 @@ int run_run_command(const RunArgs& a) {
   if (!a.tokenizer.empty() || a.max_new_tokens || a.chat) throw compiler::OptionError("--tokenizer, --max-new-tokens and --chat go with --prompt TEXT");
   auto t0 = Clock::now();
   std::unique_ptr<runtime::Backend> backend = runtime::make_backend(a.backend);
-  runtime::Executor exec = runtime::Executor::load(a.pte, *backend);
+  runtime::Executor exec = runtime::Executor::load(a.pte, *backend, "forward",
+                                                   std::vector<std::filesystem::path>(a.data.begin(), a.data.end()));
   const double load_ms = ms_since(t0);
   const std::vector<HostTensor> inputs = make_inputs(a, exec.inputs());
 

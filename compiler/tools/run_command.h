@@ -16,6 +16,7 @@ namespace vkc::tools {
 struct RunArgs {
   std::string pte;
   std::string backend = "cpu";
+  std::vector<std::string> data;    // --data FILE.ptd (repeatable): external data
   std::vector<std::string> inputs;  // FILE or INDEX=FILE (.pb or .bin)
   std::optional<uint64_t> random_seed;
   std::vector<std::string> input_shapes;  // NAME|INDEX=D1xD2...: a --random input's shape

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 
+#include "vkc/serializer/ptd.h"
 #include "vkc/compiler/driver.h"
 #include "vkc/compiler/inspect.h"
 #include "vkc/compiler/inspect_gates.h"
@@ -54,6 +55,8 @@ struct CompileArgs {
   int64_t quantize_min_elements = vkc::passes::kMinQuantizedElements;
   std::vector<std::string> skip_passes;       // --skip-pass NAME (repeatable)
   std::string quant_report;                   // --quant-report FILE.json
+  bool external_weights = false;              // --external-weights [FILE.ptd]
+  std::string external_weights_file;          //   its FILE (default: OUT with .ptd)
 };
 
 int run_compile(const CompileArgs& a) {
@@ -161,7 +164,11 @@ int run_compile(const CompileArgs& a) {
   const auto start = std::chrono::steady_clock::now();
   // Not freed: the process ends soon after (finish()), and tearing down a large model's IR and
   // protobuf, which the stats keep alive, costs milliseconds.
-  const compiler::CompileStats& stats = *new compiler::CompileStats(compiler::compile_file(a.model, a.output, config));
+  std::filesystem::path ptd;
+  if (a.external_weights)
+    ptd = a.external_weights_file.empty() ? serializer::default_ptd_path(a.output) : std::filesystem::path(a.external_weights_file);
+  const compiler::CompileStats& stats =
+      *new compiler::CompileStats(compiler::compile_file(a.model, a.output, config, ptd));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   progress.reset();
   // Imported quantization (MatMulNBits) is reported without a recipe too.
@@ -186,6 +193,7 @@ int run_compile(const CompileArgs& a) {
                                 {"delegates", stats.delegates},
                                 {"constants", stats.named_data},
                                 {"seconds", seconds}};
+    if (!ptd.empty()) j["external_weights"] = {{"file", ptd.string()}, {"bytes", stats.external_bytes}};
     if (!stats.notes.empty()) j["notes"] = stats.notes;
     if (any_quant)
       j["quantized"] = nlohmann::ordered_json::parse(compiler::quant_report_json(recipe, stats.quantized_layers))["summary"];
@@ -194,6 +202,7 @@ int run_compile(const CompileArgs& a) {
     fmt::print("wrote {} ({} bytes): {} delegate(s), {} runtime ops from {} ONNX nodes, {} constants, {:.3f} s\n",
                a.output, stats.output_bytes, stats.delegates, stats.runtime_nodes, stats.onnx_nodes, stats.named_data,
                seconds);
+    if (!ptd.empty()) fmt::print("wrote {} ({} bytes): the constants, ExecuTorch's external data\n", ptd.string(), stats.external_bytes);
     if (any_quant) fmt::print("{}\n", compiler::quant_summary_line(recipe, stats.quantized_layers));
   }
   return 0;
@@ -253,6 +262,10 @@ int run(int argc, char** argv) {
   compile->add_option("--report", c.report, "write the partition report (JSON) to FILE");
   compile->add_option("--report-dot", c.report_dot, "write the graph coloured by partition (Graphviz) to FILE");
   compile->add_flag("--list-devices", c.list_devices, "list the built-in device profiles and exit");
+  CLI::Option* external_weights = compile->add_option("--external-weights", c.external_weights_file,
+                      "write the constants to ExecuTorch's external data file FILE.ptd (default: OUT with .ptd), "
+                      "which ExecuTorch's runtime and vkc run/inspect load beside the .pte")
+      ->expected(0, 1);
   compile->add_flag("--no-embed-shaders", c.no_embed_shaders,
                     "do not store the SPIR-V of the shader variants the model uses in its payload");
   compile->add_option("--quantize", c.quantize,
@@ -265,11 +278,14 @@ int run(int argc, char** argv) {
   CLI::App* ops = app.add_subcommand("ops", "print the operator coverage (markdown, as in docs/op-coverage.md)");
 
   std::string inspect_path, inspect_max_size;
+  std::vector<std::string> inspect_data;
   bool inspect_as_json = false, list_families = false;
   std::vector<std::string> require_delegates, require_families;
   CLI::App* inspect = app.add_subcommand("inspect", "describe a .pte: plans, delegates, operators, options, sizes");
   inspect->add_option("FILE", inspect_path, "the .pte to inspect");
   inspect->add_flag("--json", inspect_as_json, "print JSON");
+  inspect->add_option("--data", inspect_data,
+                      "the program's external data file FILE.ptd (repeatable; default: FILE.ptd beside the .pte)");
   inspect->add_option("--require-called-delegate", require_delegates, "fail unless a plan calls a BACKEND delegate");
   inspect->add_option("--require-family", require_families,
                       "fail unless called Vulkan delegates hold these families (comma-separated, repeatable)");
@@ -297,7 +313,10 @@ int run(int argc, char** argv) {
   }
 
   try {
-    if (compile->parsed()) return run_compile(c);
+    if (compile->parsed()) {
+      c.external_weights = external_weights->count() > 0;
+      return run_compile(c);
+    }
     if (ops->parsed()) {
       fmt::print("{}", vkc::compiler::op_coverage_markdown());
       return 0;
@@ -316,7 +335,8 @@ int run(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       throw vkc::compiler::OptionError(e.what());
     }
-    const auto report = vkc::compiler::inspect_file(inspect_path);
+    const auto report = vkc::compiler::inspect_file(
+        inspect_path, std::vector<std::filesystem::path>(inspect_data.begin(), inspect_data.end()));
     fmt::print("{}", inspect_as_json ? vkc::compiler::inspect_json(report) : vkc::compiler::inspect_text(report));
     if (const auto failed = vkc::compiler::check_gates(report, gates); !failed.empty()) {
       std::fflush(stdout);

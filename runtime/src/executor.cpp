@@ -1,4 +1,5 @@
 #include "resizing_delegate.h"
+#include "vkc/serializer/ptd.h"
 #include "vkc/runtime/executor.h"
 
 #include "vkc/serializer/constant_methods.h"
@@ -116,8 +117,9 @@ std::vector<int64_t> Executor::metadata_ints(const std::string& name) const {
   return {};
 }
 
-Executor Executor::load(const std::filesystem::path& pte, Backend& backend, const std::string& method) {
-  return from_pte(serializer::read_pte(pte), backend, method);
+Executor Executor::load(const std::filesystem::path& pte, Backend& backend, const std::string& method,
+                        const std::vector<std::filesystem::path>& data) {
+  return from_pte(serializer::read_program(pte, data), backend, method);
 }
 
 Executor Executor::from_pte(serializer::PteFile pte, Backend& backend, const std::string& method) {

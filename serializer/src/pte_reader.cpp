@@ -1,10 +1,6 @@
 #include "vkc/serializer/pte_reader.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +8,7 @@
 
 #include "flatbuffer_util.h"
 #include "le_bytes.h"
+#include "mapped_file.h"
 #include "program_checks.h"
 #include "program_codec.h"
 
@@ -159,19 +156,6 @@ class ProgramReader {
   PteFile& pte_;
 };
 
-/// Owns one read-only file mapping.
-class Mapping {
- public:
-  Mapping(void* address, size_t size) : address_(address), size_(size) {}
-  ~Mapping() { ::munmap(address_, size_); }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-
- private:
-  void* address_;
-  size_t size_;
-};
-
 }  // namespace
 
 PteFile read_pte_bytes(std::span<const uint8_t> bytes, std::shared_ptr<const void> keepalive) {
@@ -205,25 +189,9 @@ PteFile read_pte_bytes(std::span<const uint8_t> bytes, std::shared_ptr<const voi
 
 PteFile read_pte(const std::filesystem::path& path) {
   try {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw SerializeError(std::strerror(errno));
-    struct stat st {};
-    const bool stat_ok = ::fstat(fd, &st) == 0;
-    const int stat_errno = errno;
-    if (!stat_ok || !S_ISREG(st.st_mode)) {
-      ::close(fd);
-      throw SerializeError(stat_ok ? "not a regular file" : std::strerror(stat_errno));
-    }
-    if (st.st_size == 0) {
-      ::close(fd);
-      fail("file is empty");
-    }
-    void* address = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    const int map_errno = errno;
-    ::close(fd);
-    if (address == MAP_FAILED) throw SerializeError(std::string("mmap failed: ") + std::strerror(map_errno));
-    auto mapping = std::make_shared<const Mapping>(address, size_t(st.st_size));
-    return read_pte_bytes({static_cast<const uint8_t*>(address), size_t(st.st_size)}, mapping);
+    const detail::MappedFile file = detail::map_file(path);
+    if (file.bytes.empty()) fail("file is empty");
+    return read_pte_bytes(file.bytes, file.keepalive);
   } catch (const SerializeError& e) {
     throw SerializeError(fmt::format("{}: {}", path.string(), e.what()));
   }

@@ -1,6 +1,8 @@
 // vkc::compile from a file or memory, to a file or memory: one pipeline, the same bytes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "api_test_support.h"
 
 namespace vkc::test {
@@ -128,6 +130,67 @@ TEST(ApiCompile, InMemoryModelsReadExternalDataFromTheBaseDir) {
   const CompileResult no_base_dir = compile(bytes, {});
   EXPECT_FALSE(no_base_dir);
   EXPECT_NE(no_base_dir.error().find("<model bytes>"), std::string::npos) << no_base_dir.error();
+}
+
+// --external-weights: the constants in ExecuTorch's external data file beside the program. The pair
+// runs (FILE.ptd found beside FILE.pte, or named in RunOptions::data_files) and gives the outputs of
+// the single-file program exactly; a compile to memory returns the same two files' bytes; inspect
+// reads the pair; the program without its data fails with one line naming the remedy.
+TEST(ApiCompile, ExternalWeightsMakeAProgramAndItsPtdThatRunAsTheSingleFile) {
+  TempDir dir;
+  CompileOptions o = example_options();
+  const CompileResult single = compile(kExampleModel, dir / "single.pte", o);
+  ASSERT_TRUE(single) << describe(single.diagnostics);
+  o.external_weights = (dir / "pair.ptd").string();
+  const CompileResult pair = compile(kExampleModel, dir / "pair.pte", o);
+  ASSERT_TRUE(pair) << describe(pair.diagnostics);
+  ASSERT_TRUE(fs::exists(dir / "pair.ptd"));
+  EXPECT_EQ(pair.summary.external_bytes, fs::file_size(dir / "pair.ptd"));
+  EXPECT_LT(fs::file_size(dir / "pair.pte"), fs::file_size(dir / "single.pte"));
+
+  const CompileResult memory = compile(kExampleModel, o);
+  ASSERT_TRUE(memory) << describe(memory.diagnostics);
+  EXPECT_EQ(memory.pte, read_file(dir / "pair.pte"));
+  EXPECT_EQ(memory.ptd, read_file(dir / "pair.ptd"));
+
+  const Tensor x = Tensor::of(ir::DType::Float32, {1, 3, 32, 32}, normal_floats(3 * 32 * 32, 5));
+  const RunResult want = run(dir / "single.pte", {x});
+  ASSERT_TRUE(want) << describe(want.diagnostics);
+  const RunResult beside = run(dir / "pair.pte", {x});  // pair.ptd found beside pair.pte
+  ASSERT_TRUE(beside) << describe(beside.diagnostics);
+  ASSERT_EQ(beside.outputs.size(), want.outputs.size());
+  const auto same = [](const Tensor& a, const Tensor& b) {
+    return std::ranges::equal(a.data.bytes(), b.data.bytes());
+  };
+  EXPECT_TRUE(same(beside.outputs[0], want.outputs[0]));
+
+  fs::rename(dir / "pair.ptd", dir / "weights.ptd");
+  const InspectResult alone = inspect(dir / "pair.pte");
+  ASSERT_TRUE(alone.ok) << describe(alone.diagnostics);
+  EXPECT_EQ(alone.report.named_data, 1u) << "only the I/O names stay in the .pte";
+  ASSERT_EQ(alone.report.delegates.size(), 1u);
+  EXPECT_EQ(alone.report.delegates[0].constants_not_found, alone.report.delegates[0].constants);
+  const RunResult missing = run(dir / "pair.pte", {x});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.diagnostics.at(0).message.find("--external-weights needs its .ptd"), std::string::npos)
+      << describe(missing.diagnostics);
+  RunOptions ro;
+  ro.data_files = {(dir / "weights.ptd").string()};
+  const RunResult named = run(dir / "pair.pte", {x}, ro);
+  ASSERT_TRUE(named) << describe(named.diagnostics);
+  EXPECT_TRUE(same(named.outputs[0], want.outputs[0]));
+  ro.data_files.push_back((dir / "weights.ptd").string());  // the same keys twice
+  const RunResult twice = run(dir / "pair.pte", {x}, ro);
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.diagnostics.at(0).message.find("is in the program too"), std::string::npos)
+      << describe(twice.diagnostics);
+
+  fs::rename(dir / "weights.ptd", dir / "pair.ptd");
+  const InspectResult i = inspect(dir / "pair.pte");
+  ASSERT_TRUE(i.ok) << describe(i.diagnostics);
+  ASSERT_EQ(i.report.external.size(), 1u);
+  EXPECT_EQ(i.report.external[0].entries, single.summary.constants);
+  EXPECT_NE(i.text().find("external data: "), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The vkc command as users run it: exit codes, one-line errors, stdout vs stderr,
 // and no partial output after a failure.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -395,6 +397,30 @@ TEST(Cli, PayloadsEmbedTheSpirvTheModelUsesUnlessToldNot) {
   EXPECT_GT(fs::file_size(with), fs::file_size(without));
   std::set<std::string> names;  // distinct variants
   for (const auto& s : d["shaders"]) EXPECT_TRUE(names.insert(s.get<std::string>()).second);
+}
+
+// --external-weights without a FILE writes OUT.ptd beside OUT.pte; inspect and run find it there
+// without a flag and take another with --data; a program run without its data fails with one line.
+TEST(Cli, ExternalWeightsGoBesideTheProgramAndAreFoundThere) {
+  TempDir dir;
+  const fs::path pte = dir / "m.pte", ptd = dir / "m.ptd";
+  const CliResult c = run_vkc("compile " + kExample + kExampleShape + " -o " + pte.string() + " --external-weights --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const auto j = nlohmann::json::parse(c.out);
+  EXPECT_EQ(j["external_weights"]["file"], ptd.string());
+  EXPECT_EQ(j["external_weights"]["bytes"].get<uint64_t>(), fs::file_size(ptd));
+  const auto report = nlohmann::json::parse(run_vkc("inspect --json " + pte.string()).out);
+  ASSERT_EQ(report["external_data"].size(), 1u);
+  EXPECT_EQ(report["delegates"][0]["constants_not_found"], 0);
+  EXPECT_EQ(run_vkc("run " + pte.string() + " --random 1").exit_code, 0);
+  fs::rename(ptd, dir / "w.ptd");
+  const CliResult alone = run_vkc("run " + pte.string() + " --random 1");
+  EXPECT_NE(alone.exit_code, 0);
+  EXPECT_NE(alone.err.find("needs its .ptd"), std::string::npos) << alone.err;
+  EXPECT_EQ(std::count(alone.err.begin(), alone.err.end(), '\n'), 1) << alone.err;
+  EXPECT_EQ(run_vkc("run " + pte.string() + " --random 1 --data " + (dir / "w.ptd").string()).exit_code, 0);
+  const auto given = nlohmann::json::parse(run_vkc("inspect --json " + pte.string() + " --data " + (dir / "w.ptd").string()).out);
+  EXPECT_EQ(given["delegates"][0]["constants_not_found"], 0);
 }
 
 }  // namespace

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Rebuilds the seed corpora in tests/fuzz/corpus/<target>/ from files in the repository and a vkc
 # binary: ONNX models (make_seed_models.py + the bundled examples), the .pte programs vkc writes for
-# them, the Vulkan payloads inside those, the shader specs and device profiles, tensor files.
+# them, their constants as .ptd files, the Vulkan payloads inside those, the shader specs and device profiles, tensor files.
 #   tests/fuzz/make_corpus.sh [VKC]      (default build/compiler/vkc; needs python3 with onnx, numpy)
 set -euo pipefail
 cd "$(dirname "$0")"
 vkc=$(realpath "${1:-../../build/compiler/vkc}")
 c=corpus
-rm -rf "$c" && mkdir -p "$c"/{onnx,pte,vk_payload,shader_spec,device_profile,tensor_file,executor}
+rm -rf "$c" && mkdir -p "$c"/{onnx,pte,ptd,vk_payload,shader_spec,device_profile,tensor_file,executor}
 PYENV_VERSION=${PYENV_VERSION:-system} python3 make_seed_models.py "$c/onnx"
 cp ../../examples/models/tiny_cnn.onnx "$c/onnx/"
 for m in "$c"/onnx/*.onnx; do
@@ -15,6 +15,8 @@ for m in "$c"/onnx/*.onnx; do
   args=(--no-progress --no-embed-shaders)
   [[ $n == tiny_cnn ]] && args=(--no-progress --input-shape image=1x3x32x32)  # one with SPIR-V inside
   "$vkc" compile "$m" -o "$c/pte/$n.pte" "${args[@]}" >/dev/null 2>&1 || continue
+  # Its constants as ExecuTorch's external data file (the .pte of that pair is not kept).
+  "$vkc" compile "$m" -o "$c/ptd/$n.pte" "${args[@]}" --external-weights >/dev/null 2>&1 && rm "$c/ptd/$n.pte"
   cp "$c/pte/$n.pte" "$c/executor/"
   # The payload: from 4 bytes before "VH00" to the end of its bytes section (header fields).
   python3 - "$c/pte/$n.pte" "$c/vk_payload/$n.vh00" <<'PY'

@@ -28,7 +28,7 @@ PartitionReport report_of(const partitioner::Partition& p, std::string limits) {
 }
 
 CompileSummary summary_of(const compiler::CompileStats& s) {
-  return {s.onnx_nodes, s.runtime_nodes, s.delegates, s.named_data, s.output_bytes, s.phase_seconds};
+  return {s.onnx_nodes, s.runtime_nodes, s.delegates, s.named_data, s.output_bytes, s.external_bytes, s.phase_seconds};
 }
 
 /// One error per rejected node, after the one-line summary the CLI prints.
@@ -79,6 +79,12 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
     sink.file = *out_file;
   else
     sink.bytes = &r.pte;
+  if (!options.external_weights.empty()) {
+    if (out_file)
+      sink.ptd_file = options.external_weights;
+    else
+      sink.ptd_bytes = &r.ptd;
+  }
 
   try {
     const compiler::CompileStats stats = compiler::compile(source, sink, config);
@@ -99,7 +105,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   } catch (...) {
     r.diagnostics.push_back(detail::error_from_message("compile failed with an unknown exception"));
   }
-  if (!r.ok) r.pte.clear();
+  if (!r.ok) r.pte.clear(), r.ptd.clear();
   return r;
 }
 

@@ -57,7 +57,9 @@ Session Session::open(const std::filesystem::path& pte, const RunOptions& option
   auto s = std::make_unique<State>();
   if (auto err = guarded([&] {
         s->backend = make_backend(options);
-        s->exec.emplace(runtime::Executor::load(pte, *s->backend, options.method));
+        s->exec.emplace(runtime::Executor::load(
+            pte, *s->backend, options.method,
+            std::vector<std::filesystem::path>(options.data_files.begin(), options.data_files.end())));
       }))
     s->diagnostics.push_back(*err);
   return Session(std::move(s));

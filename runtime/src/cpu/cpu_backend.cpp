@@ -101,7 +101,7 @@ class CpuDelegate final : public DelegateInstance {
     if (b.offset == std::numeric_limits<uint64_t>::max()) {
       auto it = named.find(b.named_key);
       if (it == named.end())
-        throw RuntimeError(fmt::format("value {}: named data '{}' is not in the program", id, b.named_key));
+        throw RuntimeError(fmt::format("value {}: named data '{}' is not in the program nor in an external data file (a program compiled with --external-weights needs its .ptd: beside it as FILE.ptd, or given with --data)", id, b.named_key));
       h.data = it->second;
     } else {
       if (b.offset > bytes.size() || b.length > bytes.size() - b.offset)

@@ -325,7 +325,7 @@ kernels::HostTensor VulkanDelegate::constant_host(int32_t id, ir::DType dtype) {
   HostTensor h{cpu::gpu_dtype(t.dtype), dims_of(t), {}};
   if (b.offset == std::numeric_limits<uint64_t>::max()) {
     auto it = named_.find(b.named_key);
-    if (it == named_.end()) fail(fmt::format("value {}: named data '{}' is not in the program", id, b.named_key));
+    if (it == named_.end()) fail(fmt::format("value {}: named data '{}' is not in the program nor in an external data file (a program compiled with --external-weights needs its .ptd: beside it as FILE.ptd, or given with --data)", id, b.named_key));
     h.data = it->second;
   } else {
     if (b.offset > payload_bytes_.size() || b.length > payload_bytes_.size() - b.offset)

@@ -53,6 +53,7 @@ struct CompileSummary {
   size_t delegates = 0;
   size_t constants = 0;      // named data entries
   uint64_t output_bytes = 0;
+  uint64_t external_bytes = 0;  // the .ptd's, with CompileOptions::external_weights
   /// Wall time per finished phase, in order ("import", "passes", "partition", "build", "write").
   std::vector<std::pair<std::string, double>> phase_seconds;
 };
@@ -65,6 +66,8 @@ struct CompileResult {
   CompileSummary summary;
   /// The .pte bytes, for the overloads that return them (empty otherwise or on failure).
   std::vector<uint8_t> pte;
+  /// With CompileOptions::external_weights, the .ptd bytes for the overloads that return `pte`.
+  std::vector<uint8_t> ptd;
   /// (pass, IR text) for CompileOptions::dump_ir_after.
   std::vector<std::pair<std::string, std::string>> ir_dumps;
   /// With CompileOptions::quantization_recipe, or imported quantization (MatMulNBits): the per-layer

@@ -73,6 +73,11 @@ struct CompileOptions {
   bool cpu_fallback = false;
   /// --no-embed-shaders sets this false: the payloads then carry no SPIR-V (VkGraph.shaders).
   bool embed_shaders = true;
+  /// --external-weights FILE.ptd: the program's constants go to ExecuTorch's external data file
+  /// FILE.ptd (FlatTensor), which ExecuTorch's runtime and `vkc run` load beside the .pte; the
+  /// .pte keeps the graph. A compile to memory returns the file's bytes in CompileResult::ptd
+  /// (any non-empty value). Empty: the constants stay in the .pte.
+  std::string external_weights;
 
   // ---- Quantization (docs/options.md "Quantization").
   /// --quantize RECIPE: 8da4w[:G], int4-weight-only[:G], int8-weight-only, with optional -fp16 and

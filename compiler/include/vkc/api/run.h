@@ -31,6 +31,9 @@ struct RunOptions {
   std::string method = "forward";
   /// vulkan: enable VK_LAYER_KHRONOS_validation when it is installed.
   bool validation = false;
+  /// External data files (.ptd) holding the program's constants (`vkc compile --external-weights`);
+  /// none: FILE.ptd beside FILE.pte when it exists.
+  std::vector<std::string> data_files;
 };
 
 struct RunResult {

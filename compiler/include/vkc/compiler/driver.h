@@ -95,6 +95,7 @@ struct CompileStats {
   /// Operators no shader variant implements, "op (dtype, storage/layout)" (only when embedding).
   std::vector<std::string> operators_without_shaders;
   uint64_t output_bytes = 0;
+  uint64_t external_bytes = 0;  // the .ptd's, when the sink has one
   /// Wall time per phase, in order: import, passes, partition, build (the Program), write.
   std::vector<std::pair<std::string, double>> phase_seconds;
   /// Wall time of each pass, in pipeline order.
@@ -127,6 +128,10 @@ struct ModelSource {
 struct PteSink {
   std::filesystem::path file;
   std::vector<uint8_t>* bytes = nullptr;
+  /// The constants in ExecuTorch's external data file (.ptd) instead of the .pte: written to
+  /// `ptd_file` (before the .pte; removed again if the .pte cannot be written) or into `ptd_bytes`.
+  std::filesystem::path ptd_file;
+  std::vector<uint8_t>* ptd_bytes = nullptr;
 };
 
 /// The pipeline every entry point runs: import, passes, partition, build, write. Throws
@@ -136,6 +141,6 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
 /// Compiles `model` into `out` (written to a temporary file and renamed). Throws
 /// CompileError (or the importer's ImportError) with one line on failure; `out` is then untouched.
 CompileStats compile_file(const std::filesystem::path& model, const std::filesystem::path& out,
-                          const CompileConfig& config);
+                          const CompileConfig& config, const std::filesystem::path& external_weights = {});
 
 }  // namespace vkc::compiler

@@ -26,6 +26,7 @@ struct DelegateReport {
   std::map<std::string, size_t> families;  // operator family -> calls
   size_t values = 0, tensors = 0, constants = 0, inputs = 0, outputs = 0;
   uint64_t constant_bytes = 0;
+  size_t constants_not_found = 0;  // named data in neither the program nor the external data read with it
   std::map<std::string, size_t> representations;  // "texture3d/channels_packed" -> tensors
   size_t memory_objects = 0;     // distinct mem_obj_id >= 0
   std::vector<std::string> shaders;  // embedded SPIR-V variants (VkGraph.shaders), by name
@@ -68,10 +69,19 @@ struct InspectReport {
   uint64_t named_data_bytes = 0, constant_segment_bytes = 0;
   std::vector<PlanReport> plans;
   std::vector<DelegateReport> delegates;
+  /// External data files (.ptd) read with the program; their entries count in named_data too.
+  struct ExternalData {
+    std::string path;
+    uint64_t file_size = 0;
+    size_t entries = 0;
+    uint64_t bytes = 0;
+  };
+  std::vector<ExternalData> external;
 };
 
 /// Reads and decodes `pte`; throws serializer::SerializeError (one line) on a corrupt file.
-InspectReport inspect_file(const std::filesystem::path& pte);
+/// Its external data: the files `data` names, or without any, FILE.ptd beside it when that exists.
+InspectReport inspect_file(const std::filesystem::path& pte, const std::vector<std::filesystem::path>& data = {});
 /// The same for a .pte in memory; `label` stands for the path in the report and in errors.
 InspectReport inspect_bytes(std::span<const uint8_t> pte, std::string label = "<pte bytes>");
 

@@ -30,9 +30,11 @@ struct TensorSpec {
 
 class Executor {
  public:
-  /// Reads `pte` and initializes every delegate of plan `method` on `backend` (which must
-  /// outlive the executor). Throws RuntimeError (or the serializer's SerializeError).
-  static Executor load(const std::filesystem::path& pte, Backend& backend, const std::string& method = "forward");
+  /// Reads `pte` with its external data (`data`, or FILE.ptd beside it when that exists) and
+  /// initializes every delegate of plan `method` on `backend` (which must outlive the executor).
+  /// Throws RuntimeError (or the serializer's SerializeError).
+  static Executor load(const std::filesystem::path& pte, Backend& backend, const std::string& method = "forward",
+                       const std::vector<std::filesystem::path>& data = {});
   static Executor from_pte(serializer::PteFile pte, Backend& backend, const std::string& method = "forward");
 
   Executor(Executor&&) noexcept;
