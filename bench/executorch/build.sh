@@ -109,14 +109,14 @@ fi
 
 # ---- the runtime
 cmake -S "$tree" -B "$out/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DEXECUTORCH_BUILD_VULKAN=ON -DEXECUTORCH_BUILD_EXTENSION_DATA_LOADER=ON \
+  -DEXECUTORCH_BUILD_VULKAN=ON -DEXECUTORCH_BUILD_EXTENSION_DATA_LOADER=ON -DEXECUTORCH_BUILD_EXTENSION_FLAT_TENSOR=ON \
   -DEXECUTORCH_BUILD_EXTENSION_RUNNER_UTIL=ON -DEXECUTORCH_BUILD_EXTENSION_EVALUE_UTIL=ON \
   -DEXECUTORCH_BUILD_XNNPACK=OFF -DEXECUTORCH_BUILD_PTHREADPOOL=OFF -DEXECUTORCH_BUILD_CPUINFO=OFF \
   -DEXECUTORCH_BUILD_PORTABLE_OPS=OFF -DEXECUTORCH_BUILD_KERNELS_OPTIMIZED=OFF \
   -DEXECUTORCH_BUILD_KERNELS_QUANTIZED=OFF -DEXECUTORCH_BUILD_DEVTOOLS=OFF -DEXECUTORCH_BUILD_TESTS=OFF \
   -DEXECUTORCH_VULKAN_SHADER_COMPILE_NTHREADS="$jobs" -DGLSLC_PATH="$glslc" -DPYTHON_EXECUTABLE="$(command -v python3)" \
   >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log" >&2; echo "build.sh: configure failed ($out/configure.log)" >&2; exit 1; }
-cmake --build "$out/build" --target vulkan_backend extension_data_loader executorch_core executorch -j "$jobs" \
+cmake --build "$out/build" --target vulkan_backend extension_data_loader extension_flat_tensor executorch_core executorch -j "$jobs" \
   >"$out/build.log" 2>&1 || { tail -30 "$out/build.log" >&2; echo "build.sh: build failed ($out/build.log)" >&2; exit 1; }
 grep -o 'SKIPPED shader (compile failed): Failed to compile [^:]*' "$out/build.log" | sed 's|.*/||; s|\.glsl$||' | sort -u >"$out/skipped_shaders.txt" || true
 echo "$(wc -l <"$out/skipped_shaders.txt") shader(s) left out: $out/skipped_shaders.txt" >&2
@@ -127,7 +127,8 @@ g++ -std=c++17 -O2 -fexceptions -DC10_USING_CUSTOM_GENERATED_MACROS -DET_MIN_LOG
   -DFLATBUFFERS_MAX_ALIGNMENT=1024 -I"$out/src" -I"$tree/runtime/core/portable_type/c10" -I"$b/include" \
   "$here/et_runner.cpp" -o "$out/et_runner.part" \
   -Wl,--whole-archive "$b/backends/vulkan/libvulkan_backend.a" "$b/libexecutorch.a" -Wl,--no-whole-archive \
-  "$b/extension/data_loader/libextension_data_loader.a" "$b/libexecutorch_core.a" -ldl -lpthread
+  "$b/extension/flat_tensor/libextension_flat_tensor.a" "$b/extension/data_loader/libextension_data_loader.a" \
+  "$b/libexecutorch_core.a" -ldl -lpthread
 mv "$out/et_runner.part" "$out/et_runner"
 
 # ---- the profiling runner
@@ -143,5 +144,6 @@ g++ -std=c++17 -O2 -fexceptions -DC10_USING_CUSTOM_GENERATED_MACROS -DET_MIN_LOG
   -DFLATBUFFERS_MAX_ALIGNMENT=1024 -I"$out/src" -I"$tree/runtime/core/portable_type/c10" -I"$b/include" \
   "$here/et_runner.cpp" -o "$out/et_runner_prof" \
   -Wl,--whole-archive "$out/prof/libvulkan_backend_prof.a" "$b/libexecutorch.a" -Wl,--no-whole-archive \
-  "$b/extension/data_loader/libextension_data_loader.a" "$b/libexecutorch_core.a" -ldl -lpthread
+  "$b/extension/flat_tensor/libextension_flat_tensor.a" "$b/extension/data_loader/libextension_data_loader.a" \
+  "$b/libexecutorch_core.a" -ldl -lpthread
 echo "$out/et_runner"

@@ -5,7 +5,7 @@
 // it beside `vkc run` on the same programs.
 //
 //   et_runner FILE.pte [--input F.pb|F.bin ...] [--expect OUT.pb ...] [--repeat N]
-//             [--generate N --prompt-ids 1,2,3] [--dump-output0 FILE]
+//             [--generate N --prompt-ids 1,2,3] [--dump-output0 FILE] [--data FILE.ptd]
 //
 // Output lines: "LOAD: ok (X ms) ...", "output I: ...", "expect I: max_abs_err=...",
 // "time: first X ms, mean Y ms/run, min Z ms over N runs", or for --generate "tokens: ..." and
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <executorch/extension/data_loader/file_data_loader.h>
+#include <executorch/extension/flat_tensor/flat_tensor_data_map.h>
 #include <executorch/extension/memory_allocator/malloc_memory_allocator.h>
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/program.h>
@@ -41,6 +42,7 @@ using executorch::aten::ScalarType;
 using executorch::aten::Tensor;
 using executorch::aten::TensorImpl;
 using executorch::extension::FileDataLoader;
+using executorch::extension::FlatTensorDataMap;
 using executorch::extension::MallocMemoryAllocator;
 using executorch::runtime::Error;
 using executorch::runtime::EValue;
@@ -346,14 +348,14 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr,
             "usage: et_runner FILE.pte [--input F.pb|F.bin ...] [--repeat N] "
-            "[--generate N --prompt-ids 1,2,3] [--dump-output0 FILE]\n");
+            "[--generate N --prompt-ids 1,2,3] [--dump-output0 FILE] [--data FILE.ptd]\n");
     return 2;
   }
   std::string pte = argv[1];
   std::vector<std::string> input_files;
   int repeat = 1, gen_n = -1;
   std::vector<int64_t> prompt;
-  std::string dump0;
+  std::string dump0, data_file;
   std::vector<std::string> expect_files;
   for (int i = 2; i < argc; i++) {
     std::string a = argv[i];
@@ -362,6 +364,7 @@ int main(int argc, char** argv) {
     } else if (a == "--repeat" && i + 1 < argc) repeat = atoi(argv[++i]);
     else if (a == "--generate" && i + 1 < argc) gen_n = atoi(argv[++i]);
     else if (a == "--dump-output0" && i + 1 < argc) dump0 = argv[++i];
+    else if (a == "--data" && i + 1 < argc) data_file = argv[++i];
     else if (a == "--expect" && i + 1 < argc) {
       while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) expect_files.push_back(argv[++i]);
     }
@@ -383,6 +386,22 @@ int main(int argc, char** argv) {
     fprintf(stderr, "FileDataLoader::from failed: 0x%x\n", (unsigned)loader.error());
     return 1;
   }
+  // The program's external data (.ptd, vkc compile --external-weights), as Module(pte, ptd) loads it.
+  std::optional<Result<FileDataLoader>> data_loader;
+  std::optional<Result<FlatTensorDataMap>> data_map;
+  if (!data_file.empty()) {
+    data_loader.emplace(FileDataLoader::from(data_file.c_str()));
+    if (!data_loader->ok()) {
+      fprintf(stderr, "FileDataLoader::from(%s) failed: 0x%x\n", data_file.c_str(), (unsigned)data_loader->error());
+      return 1;
+    }
+    data_map.emplace(FlatTensorDataMap::load(&data_loader->get()));
+    if (!data_map->ok()) {
+      fprintf(stderr, "FlatTensorDataMap::load(%s) failed: 0x%x\n", data_file.c_str(), (unsigned)data_map->error());
+      return 1;
+    }
+  }
+  const executorch::runtime::NamedDataMap* named = data_map ? &data_map->get() : nullptr;
   Result<Program> program = Program::load(&loader.get());
   if (!program.ok()) {
     fprintf(stderr, "Program::load failed: 0x%x\n", (unsigned)program.error());
@@ -410,9 +429,9 @@ int main(int argc, char** argv) {
 #endif
   try {
 #if defined(ET_RUNNER_PROFILE)
-    method_holder.emplace(program->load_method(method_name, &mm, &tracer));
+    method_holder.emplace(program->load_method(method_name, &mm, &tracer, named));
 #else
-    method_holder.emplace(program->load_method(method_name, &mm));
+    method_holder.emplace(program->load_method(method_name, &mm, nullptr, named));
 #endif
   } catch (const std::exception& ex) {
     fprintf(stderr, "EXCEPTION in load_method: %s\n", ex.what());
