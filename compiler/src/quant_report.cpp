@@ -61,6 +61,7 @@ std::string quant_report_json(std::string_view recipe, const std::vector<passes:
       e["op"] = l.op;
       e["bits"] = l.bits;
       e["group_size"] = l.group_size;
+      if (l.padded_cols) e["padded_k"] = l.padded_cols;  // zero columns added up to the group size
     }
     if (!l.reason.empty()) e["reason"] = l.reason;
     e["bytes_before"] = l.bytes_before;

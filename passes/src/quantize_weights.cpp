@@ -37,6 +37,9 @@ struct Job {
   JobKind kind = JobKind::Q4Linear;
   int64_t rows = 0, cols = 0, group = 0;
   size_t report = 0;  // index into PassContext::quant_report
+  /// K rounded up to the group size (int4 linears, as torchao pads them): the weight quantized
+  /// with zero columns after K and the activation padded with zeros to match.
+  int64_t padded_cols = 0;
 };
 
 struct Output {
@@ -106,8 +109,7 @@ std::optional<std::string> linear_misfit(const QuantRecipe& r, const ir::Node& n
     if (xs.size() != 2 && xs.size() != 3) return fmt::format("input rank {} (the int8 linear takes 2 or 3)", xs.size());
     return std::nullopt;
   }
-  if (K % r.group_size != 0) return fmt::format("K={} is not a multiple of the group size {}", K, r.group_size);
-  if (K % 8 != 0) return fmt::format("K={} is not a multiple of 8", K);
+  // K that is not a multiple of the group size is padded with zero columns (padded_k), as torchao does.
   if (N % 4 != 0) return fmt::format("N={} is not a multiple of 4", N);
   if (r.scheme == QuantScheme::Int8DynAct4Weight) {
     for (size_t d = 0; d + 2 < xs.size(); ++d)
@@ -129,11 +131,17 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
       const Job& j = jobs[order[i]];
       const float* w = j.weight->data().as<float>().data();
       quant::populate_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float));
-      const quant::RowReader rows(w, j.rows, j.cols, j.transposed);
-      if (j.kind == JobKind::Q8Linear)
+      quant::RowReader rows(w, j.rows, j.cols, j.transposed);
+      if (j.kind == JobKind::Q8Linear) {
         out[order[i]].q8 = quant::quantize_int8_per_channel(rows, j.rows, j.cols);
-      else
+      } else if (j.padded_cols > j.cols) {  // zero columns up to the group size (a copy of this layer)
+        std::vector<float> padded(static_cast<size_t>(j.rows * j.padded_cols), 0.f);
+        for (int64_t n = 0; n < j.rows; ++n)
+          std::memcpy(&padded[static_cast<size_t>(n * j.padded_cols)], rows.row(n), static_cast<size_t>(j.cols) * sizeof(float));
+        out[order[i]].q4 = quant::quantize_int4_grouped(padded.data(), j.rows, j.padded_cols, j.group);
+      } else {
         out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group);
+      }
       quant::release_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float), j.weight->data().file_backed());
     }
   };
@@ -179,7 +187,7 @@ class Rewriter {
       return morph(n, "aten.add.Tensor", {mm->output(0), bias}, {});
     }
     quant::Int4Grouped& q = o.q4;
-    const int64_t groups = K / j.group;
+    const int64_t groups = std::max(K, j.padded_cols) / j.group;
     rep.sqnr_db = quant::sqnr_db(q.signal, q.noise);
     const int64_t packed_cols = static_cast<int64_t>(q.packed.size()) / N;
     ir::Value* w = add_constant(g_, base + "_q4", ir::DType::UInt8, {N, packed_cols}, std::move(q.packed));
@@ -196,6 +204,7 @@ class Rewriter {
     rep.bytes_after = w->data().size() + static_cast<size_t>(groups * n4) * scale_bytes_;
     ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {groups, n4}, std::move(scales));
     const ir::AttributeMap gs = {{"group_size", j.group}};
+    if (j.padded_cols > K) n->set_input(0, padded_activation(n->input(0), j.padded_cols, n));
     if (j.kind == JobKind::Q4Linear) return morph(n, "et_vk.linear_q4gsw.default", {n->input(0), w, s, n->input(2)}, gs);
     auto sums = quant::transpose_padded_bytes<int32_t>(q.group_sums, N, groups, 8);
     q.group_sums = {};
@@ -210,6 +219,21 @@ class Rewriter {
   static void morph(ir::Node* n, std::string_view op, std::vector<ir::Value*> inputs, ir::AttributeMap attrs) {
     if (!ir::find_op(op)) throw std::logic_error(fmt::format("quantize-weights: '{}' is not registered", op));
     n->morph(ir::kVulkanDomain, op, std::move(inputs), std::move(attrs));
+  }
+
+  // x with zeros after its last dim's K up to `cols` (one pad per activation and width): the
+  // padded weight columns then meet zeros, and the asymmetric activation range, which includes 0
+  // already, is unchanged.
+  ir::Value* padded_activation(ir::Value* x, int64_t cols, const ir::Node* at) {
+    auto& pad = pads_[{x, cols}];
+    if (pad) return pad;
+    auto shape = x->shape().sizes();
+    const int64_t extra = cols - shape.back();
+    shape.back() = cols;
+    ir::Node* p = g_.add_node(ir::kVulkanDomain, "aten.constant_pad_nd.default", {x}, {{x->dtype(), ir::Shape::of(shape)}},
+                              g_.unique_name(x->name() + "_padded_k"), at);
+    p->attrs() = {{"pad", std::vector<int64_t>{0, extra}}, {"value", 0.0}};
+    return pad = p->output(0);
   }
 
   // One choose_qparams_affine per activation: linears reading the same input (q, k, v) share it.
@@ -234,6 +258,7 @@ class Rewriter {
   ir::Graph& g_;
   size_t scale_bytes_;
   std::map<ir::Value*, std::pair<ir::Value*, ir::Value*>> qparams_;
+  std::map<std::pair<ir::Value*, int64_t>, ir::Value*> pads_;
 };
 
 }  // namespace
@@ -288,6 +313,10 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
       if (j.kind == JobKind::DQ8Q4Linear &&
           (ceil_div(rep.rows, 4) > ctx.max_texture_width || ceil_div(rep.cols, 4) > ctx.max_texture_width))
         j.kind = JobKind::Q4Linear;
+      if (j.kind != JobKind::Q8Linear && rep.cols % j.group != 0) {
+        j.padded_cols = ceil_div(rep.cols, j.group) * j.group;
+        rep.padded_cols = j.padded_cols;
+      }
     } else if (!why) {
       for (const auto& [lw, t] : linear_weights)
         if (rep.cols % r.group_size == 0 && same_matrix(w, lw, t)) j.group = r.group_size;

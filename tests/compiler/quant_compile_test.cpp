@@ -137,10 +137,28 @@ TEST(QuantCompile, EmbeddingAndFp16Suffixes) {
 TEST(QuantCompile, SelectionRules) {
   TempDir dir;
   const M m = M::write(dir.path());
-  // K = 128 is not a multiple of 256: only w2 (K = 256) is quantized; the globs keep w2 and output fp too.
+  // K = 128 is not a multiple of 256: w1 is quantized with its K padded to 256 (zero weight columns
+  // and an activation padded with zeros, as torchao pads); w2 (K = 256) as it is. The globs keep w2 and
+  // output fp.
   const Compiled q = compile(dir, m, "int4-weight-only:256");
   EXPECT_TRUE(q.layer("feed_forward.w2").quantized);
-  EXPECT_NE(q.layer("feed_forward.w1").reason.find("not a multiple of the group size 256"), std::string::npos);
+  EXPECT_EQ(q.layer("feed_forward.w2").padded_cols, 0);
+  ASSERT_TRUE(q.layer("feed_forward.w1").quantized);
+  EXPECT_EQ(q.layer("feed_forward.w1").padded_cols, 256);
+  const ir::Node* w1 = q.node("feed_forward.w1");
+  const ir::Node* pad = w1->input(0)->producer();
+  ASSERT_TRUE(pad);
+  EXPECT_EQ(pad->op_type(), "aten.constant_pad_nd.default");
+  EXPECT_EQ(std::get<std::vector<int64_t>>(*pad->attr("pad")), (std::vector<int64_t>{0, 128}));
+  EXPECT_EQ(q.node("feed_forward.w3")->input(0), w1->input(0)) << "w1 and w3 share one padded activation";
+  std::vector<float> padded(static_cast<size_t>(q.layer("feed_forward.w1").rows) * 256, 0.f);
+  {
+    const auto w = m.linear_nk("w1", true, 128, q.layer("feed_forward.w1").rows);  // [N, K]
+    for (int64_t r = 0; r < q.layer("feed_forward.w1").rows; ++r)
+      std::memcpy(&padded[size_t(r) * 256], &w[size_t(r) * 128], 128 * sizeof(float));
+  }
+  const auto want = quant::quantize_int4_grouped(padded.data(), q.layer("feed_forward.w1").rows, 256, 256);
+  EXPECT_EQ(constant<uint8_t>(w1->input(1)), want.packed);
   const Compiled ex = compile(dir, m, "8da4w", {"feed_forward.w2", "output.*"});
   EXPECT_FALSE(ex.layer("feed_forward.w2").quantized);
   EXPECT_EQ(ex.layer("feed_forward.w2").reason, "excluded by --quantize-exclude 'feed_forward.w2'");
@@ -264,6 +282,66 @@ TEST(PreQuantized, MatMulNBitsComputesItsDefinitionExactly) {
       for (size_t i = 0; i < want.size(); ++i)
         EXPECT_NEAR(out.outputs.at(0).get_f(static_cast<int64_t>(i)), want[i], 1e-4 + 1e-4 * std::abs(want[i]))
             << backend << " element " << i;
+    }
+  }
+}
+
+// A linear whose K (40) is not a multiple of the group size (32) is quantized with K padded to 64,
+// as torchao pads: its program computes exactly what the same recipe makes of the model padded by
+// hand (the input Pad-ed with zeros, the weight given 24 zero rows), on cpu and (where present)
+// Vulkan, for int4-weight-only and 8da4w; and it is near the fp32 result.
+TEST(QuantCompile, LinearsWhoseKIsNotAGroupMultipleArePaddedAsTorchaoPads) {
+  const int64_t M = 3, K = 40, Kp = 64, N = 16;
+  std::vector<float> w(static_cast<size_t>(K * N)), x(static_cast<size_t>(M * K));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i * 29 % 23) - 11) / 16.0f;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<int>(i * 13 % 17) - 8) / 8.0f;
+  TempDir dir;
+  const auto model = [&](bool by_hand) {
+    ModelBuilder b(8, 17);
+    b.input("x", kF32, {1, M, K});
+    b.output("y", kF32, {1, M, N});
+    if (!by_hand) {
+      b.raw_floats("w", {K, N}, w);
+      b.node("MatMul", {"x", "w"}, {"y"}, "linear");
+    } else {
+      std::vector<float> wp(static_cast<size_t>(Kp * N), 0.f);
+      std::copy(w.begin(), w.end(), wp.begin());  // [K, N] rows, then zero rows
+      b.raw_floats("w", {Kp, N}, wp);
+      auto* pads = b.initializer("pads", onnx::TensorProto_DataType_INT64, {6});
+      for (int64_t v : std::vector<int64_t>{0, 0, 0, 0, 0, Kp - K}) pads->add_int64_data(v);
+      b.node("Pad", {"x", "pads"}, {"xp"}, "pad");
+      b.node("MatMul", {"xp", "w"}, {"y"}, "linear");
+    }
+    return b.save(dir / (by_hand ? "by_hand.onnx" : "plain.onnx"));
+  };
+  const fs::path plain = model(false), by_hand = model(true);
+  std::vector<double> fp(static_cast<size_t>(M * N), 0.0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) fp[m * N + n] += double(x[m * K + k]) * w[k * N + n];
+  double fp_max = 0;
+  for (double v : fp) fp_max = std::max(fp_max, std::abs(v));
+  for (const std::string recipe : {"int4-weight-only:32", "8da4w:32"}) {
+    SCOPED_TRACE(recipe);
+    CompileOptions o;
+    o.quantization_recipe = recipe;
+    o.quantize_min_elements = 0;
+    const CompileResult a = compile(plain, o), b = compile(by_hand, o);
+    ASSERT_TRUE(a.ok) << a.error();
+    ASSERT_TRUE(b.ok) << b.error();
+    EXPECT_NE(a.quant_report.find("\"padded_k\": 64"), std::string::npos) << a.quant_report;
+    EXPECT_EQ(a.quant_report.find("\"quantized\": false"), std::string::npos) << a.quant_report;
+    for (const std::string backend : {"cpu", "vulkan"}) {
+      if (backend == "vulkan" && runtime::vulkan_device_name().empty()) continue;
+      RunOptions ro;
+      ro.backend = backend;
+      const Tensor in = Tensor::of(ir::DType::Float32, {1, M, K}, x);
+      const RunResult ya = run(std::span<const uint8_t>(a.pte), {in}, ro), yb = run(std::span<const uint8_t>(b.pte), {in}, ro);
+      ASSERT_TRUE(ya.ok && yb.ok) << backend;
+      for (int64_t i = 0; i < M * N; ++i) {
+        EXPECT_NEAR(ya.outputs.at(0).get_f(i), yb.outputs.at(0).get_f(i), 1e-5) << backend << " element " << i;
+        EXPECT_NEAR(ya.outputs.at(0).get_f(i), fp[i], 0.1 * fp_max) << backend << " element " << i;  // 4-bit error
+      }
     }
   }
 }

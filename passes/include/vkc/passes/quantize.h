@@ -60,6 +60,7 @@ struct QuantLayerReport {
   std::string op;             // runtime operator it became
   int bits = 0;
   int64_t group_size = 0;     // 0: per channel
+  int64_t padded_cols = 0;    // K padded with zero columns to a multiple of the group size (0: not padded)
   uint64_t bytes_before = 0;  // the weight as stored before (fp32)
   uint64_t bytes_after = 0;   // packed weight + scales (+ weight sums)
   double sqnr_db = 0;         // dequantized vs original weight (recipe layers)
