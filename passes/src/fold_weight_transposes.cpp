@@ -1,9 +1,12 @@
 // fold-weight-transposes: a linear's MatMul-form weight arrives as permute_copy(W [K, N], (1, 0))
 // (lowering/linear.cpp) so that quantize-weights can read it transposed in place. Whatever still
 // reads such a permute (the linears that stay fp32 or fp16) gets the transposed constant here, one
-// weight at a time; permutes nothing reads are left to eliminate-dead-code.
+// weight at a time; permutes nothing reads are left to eliminate-dead-code. A source read from the
+// model's mapped file is let go of once transposed (its pages dropped from memory; read again from
+// the file if anything still needs them), so a float compile does not hold the model twice.
 #include <cstring>
 
+#include "quant/int_quant.h"
 #include "vkc/passes/passes.h"
 
 namespace vkc::passes {
@@ -22,6 +25,7 @@ void fold_weight_transposes(ir::Graph& g, PassContext&) {
     std::vector<uint8_t> bytes(static_cast<size_t>(k * cols) * size);
     for (int64_t r = 0; r < k; ++r)
       for (int64_t c = 0; c < cols; ++c) std::memcpy(&bytes[(c * k + r) * size], &src[(r * cols + c) * size], size);
+    if (w->data().file_backed()) quant::release_pages(src, w->data().size(), true);
     ir::Value* t = g.add_constant(g.unique_name(n->name()), n->output(0)->type(), ir::TensorData::owned(std::move(bytes)));
     g.replace_all_uses(n->output(0), t);
     g.remove_node(n);
