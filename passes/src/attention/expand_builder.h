@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -63,5 +64,29 @@ inline PassError node_error(const ir::Node* n, const std::string& why) {
 inline ir::Value* input_at(const ir::Node* n, size_t i) { return n->num_inputs() > i ? n->input(i) : nullptr; }
 
 inline bool static_value(const ir::Value* v) { return v && v->type().known() && v->shape().is_static(); }
+
+// Replaces n's outputs by `results` (null: none); graph outputs keep their names through an Identity.
+inline void replace_outputs(ir::Graph& g, ir::Node* n, const std::vector<ir::Value*>& results) {
+  std::vector<std::pair<ir::Value*, ir::Value*>> named;
+  for (size_t i = 0; i < n->outputs().size(); ++i) {
+    ir::Value* o = n->output(i);
+    if (!o) continue;
+    ir::Value* r = i < results.size() ? results[i] : nullptr;
+    const bool read = g.is_output(o) || !g.users(o).empty();
+    if (!r) {
+      if (read) throw node_error(n, fmt::format("its output {} is read; vkc does not compute it", i));
+      continue;
+    }
+    if (g.is_output(o)) named.emplace_back(o, r);
+    g.replace_all_uses(o, r);
+  }
+  g.set_outputs(n, {});
+  g.remove_node(n);
+  for (auto [o, r] : named) {
+    std::replace(g.outputs.begin(), g.outputs.end(), r, o);
+    o->set_type(r->type());
+    g.add_node_with_outputs(ir::kOnnxDomain, "Identity", {r}, {o}, g.unique_name(o->name() + "_Identity"))->set_opset(13);
+  }
+}
 
 }  // namespace vkc::passes

@@ -258,23 +258,8 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   ir::Value* out = b.f("MatMul", {probs, vr}, {batch, hq, seq, d});
   out = b.reshape(b.transpose(out, {0, 2, 1, 3}), {batch, seq, hq * d});
 
-  // Graph outputs (the presents of a program that takes and returns its caches) keep their names:
-  // an Identity writes them; other uses read the new values.
-  const std::vector<ir::Value*> results = {out, present_k, present_v};
-  std::vector<std::pair<ir::Value*, ir::Value*>> named;
-  for (size_t i = 0; i < results.size() && i < n->outputs().size(); ++i) {
-    ir::Value* o = n->output(i);
-    if (!o) continue;
-    if (g.is_output(o)) named.emplace_back(o, results[i]);
-    g.replace_all_uses(o, results[i]);
-  }
-  g.set_outputs(n, {});
-  g.remove_node(n);
-  for (auto [o, r] : named) {
-    std::replace(g.outputs.begin(), g.outputs.end(), r, o);
-    o->set_type(r->type());
-    g.add_node_with_outputs(ir::kOnnxDomain, "Identity", {r}, {o}, g.unique_name(o->name() + "_Identity"))->set_opset(13);
-  }
+  // Graph outputs (the presents of a program that takes and returns its caches) keep their names.
+  replace_outputs(g, n, {out, present_k, present_v});
   return true;
 }
 

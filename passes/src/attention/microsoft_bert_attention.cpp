@@ -152,28 +152,14 @@ ir::Value* attention_bias(const ir::Node* n, ir::Value* bias, const Heads& h) {
   return bias;
 }
 
-// Replaces n's outputs by `results` (null: none); graph outputs keep their names through an Identity.
-void replace_outputs(ir::Graph& g, ir::Node* n, const std::vector<ir::Value*>& results) {
-  std::vector<std::pair<ir::Value*, ir::Value*>> named;
-  for (size_t i = 0; i < n->outputs().size(); ++i) {
-    ir::Value* o = n->output(i);
-    if (!o) continue;
-    ir::Value* r = i < results.size() ? results[i] : nullptr;
-    const bool read = g.is_output(o) || !g.users(o).empty();
-    if (!r) {
-      if (read) throw node_error(n, fmt::format("its output {} is read; vkc does not compute it", i));
-      continue;
-    }
-    if (g.is_output(o)) named.emplace_back(o, r);
-    g.replace_all_uses(o, r);
-  }
-  g.set_outputs(n, {});
-  g.remove_node(n);
-  for (auto [o, r] : named) {
-    std::replace(g.outputs.begin(), g.outputs.end(), r, o);
-    o->set_type(r->type());
-    g.add_node_with_outputs(ir::kOnnxDomain, "Identity", {r}, {o}, g.unique_name(o->name() + "_Identity"))->set_opset(13);
-  }
+// The additive masks of node `n`: its key-padding mask (input `mask_input`), the causal mask when
+// unidirectional, its attention_bias (input 5); null where absent.
+std::vector<ir::Value*> masks_of(ExpandBuilder& b, const ir::Node* n, size_t mask_input, const Heads& h) {
+  const double filter = n->attr_float("mask_filter_value", -10000.0);
+  std::vector<ir::Value*> masks = {padding_bias(b, n, input_at(n, mask_input), h, filter)};
+  if (n->attr_int("unidirectional", 0) && h.seq > 1) masks.push_back(causal_bias(b, h, filter));
+  masks.push_back(attention_bias(n, input_at(n, 5), h));
+  return masks;
 }
 
 double scale_of(const ir::Node* n, int64_t head) {
@@ -233,11 +219,7 @@ bool expand_attention(ir::Graph& g, ir::Node* n) {
     const auto lift = [&](ir::Value* t) { return b.f("Unsqueeze", {t, b.ints({1}, {0})}, one); };
     present = b.concat({lift(k), lift(v)}, 0);
   }
-  const double filter = n->attr_float("mask_filter_value", -10000.0);
-  std::vector<ir::Value*> masks = {padding_bias(b, n, input_at(n, 3), h, filter)};
-  if (n->attr_int("unidirectional", 0) && h.seq > 1) masks.push_back(causal_bias(b, h, filter));
-  masks.push_back(attention_bias(n, input_at(n, 5), h));
-  replace_outputs(g, n, {attend(b, q, k, v, masks, scale_of(n, h.qk), h), present});
+  replace_outputs(g, n, {attend(b, q, k, v, masks_of(b, n, 3, h), scale_of(n, h.qk), h), present});
   return true;
 }
 
@@ -306,11 +288,7 @@ bool expand_multi_head_attention(ir::Graph& g, ir::Node* n) {
     k = b.concat({past_key, k}, 2);
     v = b.concat({past_value, v}, 2);
   }
-  const double filter = n->attr_float("mask_filter_value", -10000.0);
-  std::vector<ir::Value*> masks = {padding_bias(b, n, input_at(n, 4), h, filter)};
-  if (n->attr_int("unidirectional", 0) && h.seq > 1) masks.push_back(causal_bias(b, h, filter));
-  masks.push_back(attention_bias(n, input_at(n, 5), h));
-  replace_outputs(g, n, {attend(b, q, k, v, masks, scale_of(n, h.qk), h), k, v});
+  replace_outputs(g, n, {attend(b, q, k, v, masks_of(b, n, 4, h), scale_of(n, h.qk), h), k, v});
   return true;
 }
 
