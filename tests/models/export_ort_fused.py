@@ -17,6 +17,7 @@ Run on a machine with PyTorch, onnx and onnxruntime (the GPU machine has them):
     python3 export_ort_fused.py OUT_DIR
 """
 import collections
+import functools
 import math
 import os
 import sys
@@ -261,6 +262,15 @@ def fused_case(out, report, name, raw, model_type, feeds_list, options=None, opt
     report.append(f"{name}: {status}; reference {source}; max |optimized - unfused| {diffs}; ops {ops}")
 
 
+def guarded_case(report, label, fn):
+    """Runs one case; a failure is reported with its first line (and its traceback on stderr), none hidden."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
+        traceback.print_exc()
+        report.append(f"{label}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+
+
 def contrib_node_cases(out, report, rng):
     """The forms the optimizer did not write here, as single contrib nodes made with onnx.helper and
     run by onnxruntime's CPU kernels: Attention with [2B] and 3-D masks, attention_bias, unequal V
@@ -296,12 +306,7 @@ def contrib_node_cases(out, report, rng):
         save_set(folder, 0, list(inputs.values()), got, list(inputs.keys()))
         report.append(f"{name}: ok; reference {source}; outputs {[list(g.shape) for g in got]}")
 
-    def guarded(name, fn):
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
-            traceback.print_exc()
-            report.append(f"{name}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    guarded = functools.partial(guarded_case, report)
 
     ms = lambda **kw: h.make_node(domain="com.microsoft", **kw)
     x = f32(B, S, D)
@@ -372,12 +377,7 @@ def main():
     left = full.copy()
     left[0, :3] = 0  # padding on the left (what mask_index cannot express)
 
-    def guarded(label, fn):
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
-            traceback.print_exc()
-            report.append(f"{label}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+    guarded = functools.partial(guarded_case, report)
 
     def bert_cases():
         raw = os.path.join(raw_dir, "bert.onnx")

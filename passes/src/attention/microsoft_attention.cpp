@@ -28,6 +28,7 @@
 
 #include "../constants.h"
 #include "expand_builder.h"
+#include "expanded_attention.h"
 
 namespace vkc::passes {
 namespace {
@@ -140,7 +141,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   if ((past_key == nullptr) != (past_value == nullptr)) throw node_error(n, "past_key and past_value come together");
   const int64_t past = past_key ? past_key->shape().sizes()[2] : 0;
   const int64_t total = past + seq;
-  for (ir::Value* p : {past_key, past_value})
+  for (ir::Value* p : {past_key, past_value})  // checked before anything is built (append_past checks them again)
     if (p && p->shape().sizes() != Ints{batch, hkv, past, d}) throw node_error(n, "past_key / past_value must be [B, kv_num_heads, P, head]");
   const ir::Value* present = n->outputs().size() > 1 ? n->output(1) : nullptr;
   if (present && static_value(present) && present->shape().rank() == 4 && seq > 0 && past > 0 &&
@@ -217,8 +218,7 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
     k = rotate(b, k, cos, sin, r, interleaved);
   }
 
-  ir::Value* present_k = past_key ? b.concat({past_key, k}, 2) : k;
-  ir::Value* present_v = past_value ? b.concat({past_value, v}, 2) : v;
+  const auto [present_k, present_v] = append_past(b, n, past_key, past_value, k, v);
   const int64_t rep = hq / hkv;
   const auto repeat = [&](ir::Value* x) {
     if (rep == 1) return x;
@@ -228,14 +228,6 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   };
   ir::Value* kr = repeat(present_k);
   ir::Value* vr = repeat(present_v);
-
-  double scale = n->attr_float("scale", 0.0);
-  if (scale == 0.0) scale = 1.0 / std::sqrt(double(d));
-  const Ints ss = {batch, hq, seq, total};
-  ir::Value* scores = b.f("MatMul", {q, b.transpose(kr, {0, 1, 3, 2})}, ss);
-  scores = b.f("Mul", {scores, b.scalar(scale)}, ss);
-  if (const double cap = n->attr_float("softcap", 0.0); cap > 0)
-    scores = b.f("Mul", {b.f("Tanh", {b.f("Div", {scores, b.scalar(cap)}, ss)}, ss), b.scalar(cap)}, ss);
 
   // Key j is hidden from query i when j > p[i], or j <= p[i] - window (the window holds the
   // current position and the window - 1 before it, as onnxruntime's kernel counts it).
@@ -252,11 +244,9 @@ bool expand_group_query_attention(ir::Graph& g, ir::Node* n, const PassContext& 
   }
   const double lowest = b.dt == ir::DType::Float16 ? -65504.0 : double(std::numeric_limits<float>::lowest());
   ir::Value* mask = b.f("Where", {hidden, b.scalar(lowest), b.scalar(0.0)}, ms);
-  scores = b.f("Add", {scores, mask}, ss);
-  if (bias) scores = b.f("Add", {scores, bias}, ss);
-  ir::Value* probs = b.f("Softmax", {scores}, ss, {{"axis", int64_t{-1}}});
-  ir::Value* out = b.f("MatMul", {probs, vr}, {batch, hq, seq, d});
-  out = b.reshape(b.transpose(out, {0, 2, 1, 3}), {batch, seq, hq * d});
+  double scale = n->attr_float("scale", 0.0);
+  if (scale == 0.0) scale = 1.0 / std::sqrt(double(d));
+  ir::Value* out = scaled_attention(b, q, kr, vr, {mask, bias}, scale, n->attr_float("softcap", 0.0));
 
   // Graph outputs (the presents of a program that takes and returns its caches) keep their names.
   replace_outputs(g, n, {out, present_k, present_v});

@@ -23,8 +23,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "expand_builder.h"
+#include "expanded_attention.h"
 #include "microsoft_attention.h"
 
 namespace vkc::passes {
@@ -114,33 +116,6 @@ ir::Value* causal_bias(ExpandBuilder& b, const Heads& h, double filter) {
   return add_float_constant(b.g, b.g.unique_name(b.at->name() + "_causal"), {1, 1, h.seq, total}, v, b.dt);
 }
 
-// Softmax(q k^T * scale + bias...) v for q [B, N, S, qk], k [B, N, T, qk], v [B, N, T, hv], as
-// [B, S, N*hv].
-ir::Value* attend(ExpandBuilder& b, ir::Value* q, ir::Value* k, ir::Value* v, const std::vector<ir::Value*>& biases,
-                  double scale, const Heads& h) {
-  const int64_t total = h.past + h.keys;
-  const Ints ss = {h.batch, h.heads, h.seq, total};
-  ir::Value* scores = b.f("MatMul", {q, b.transpose(k, {0, 1, 3, 2})}, ss);
-  scores = b.f("Mul", {scores, b.scalar(scale)}, ss);
-  ir::Value* mask = nullptr;  // the masks summed first: one additive mask for fuse-attention
-  for (ir::Value* m : biases) {
-    if (!m) continue;
-    if (m->dtype() != b.dt) m = b.f("Cast", {m}, m->shape().sizes(), {{"to", int64_t(b.dt == ir::DType::Float16 ? 10 : 1)}});
-    if (!mask) {
-      mask = m;
-      continue;
-    }
-    Ints s = mask->shape().sizes();
-    const Ints t = m->shape().sizes();
-    for (size_t i = 0; i < s.size(); ++i) s[i] = std::max(s[i], t[i]);
-    mask = b.f("Add", {mask, m}, s);
-  }
-  if (mask) scores = b.f("Add", {scores, mask}, ss);
-  ir::Value* probs = b.f("Softmax", {scores}, ss, {{"axis", int64_t{-1}}});
-  ir::Value* out = b.f("MatMul", {probs, v}, {h.batch, h.heads, h.seq, h.v});
-  return b.reshape(b.transpose(out, {0, 2, 1, 3}), {h.batch, h.seq, h.heads * h.v});
-}
-
 // attention_bias, checked to broadcast to [B, N, S, T].
 ir::Value* attention_bias(const ir::Node* n, ir::Value* bias, const Heads& h) {
   if (!bias) return nullptr;
@@ -211,15 +186,14 @@ bool expand_attention(ir::Graph& g, ir::Node* n) {
     const auto half = [&](int64_t i) {
       return b.f("Gather", {past, b.ints({}, {i})}, {h.batch, heads, past_len, h.v}, {{"axis", int64_t{0}}});
     };
-    k = b.concat({half(0), k}, 2);
-    v = b.concat({half(1), v}, 2);
+    std::tie(k, v) = append_past(b, n, half(0), half(1), k, v);
   }
   if (n->outputs().size() > 1 && n->output(1)) {
     const Ints one = {1, h.batch, heads, past_len + h.keys, h.v};
     const auto lift = [&](ir::Value* t) { return b.f("Unsqueeze", {t, b.ints({1}, {0})}, one); };
     present = b.concat({lift(k), lift(v)}, 0);
   }
-  replace_outputs(g, n, {attend(b, q, k, v, masks_of(b, n, 3, h), scale_of(n, h.qk), h), present});
+  replace_outputs(g, n, {scaled_attention(b, q, k, v, masks_of(b, n, 3, h), scale_of(n, h.qk)), present});
   return true;
 }
 
@@ -237,7 +211,6 @@ bool expand_multi_head_attention(ir::Graph& g, ir::Node* n) {
   if (!ir::is_float(query->dtype())) throw node_error(n, "the query must be a float tensor");
   const int64_t heads = n->attr_int("num_heads", 0);
   if (heads <= 0) throw node_error(n, "num_heads must be positive");
-  if ((past_key == nullptr) != (past_value == nullptr)) throw node_error(n, "past_key and past_value come together");
   const Ints qs = query->shape().sizes();
   ExpandBuilder b{g, n, query->dtype()};
   ir::Value *q = nullptr, *k = nullptr, *v = nullptr;
@@ -281,14 +254,8 @@ bool expand_multi_head_attention(ir::Graph& g, ir::Node* n) {
     throw node_error(n, "query, key and value do not agree on batch, heads and lengths");
   const int64_t past_len = past_key ? past_key->shape().sizes()[2] : 0;
   Heads h{q4[0], q4[2], k4[2], past_len, heads, q4[3], v4[3]};
-  if (past_key) {
-    if (past_key->shape().sizes() != Ints{h.batch, heads, past_len, h.qk} ||
-        past_value->shape().sizes() != Ints{h.batch, heads, past_len, h.v})
-      throw node_error(n, "past_key / past_value must be [B, num_heads, P, head]");
-    k = b.concat({past_key, k}, 2);
-    v = b.concat({past_value, v}, 2);
-  }
-  replace_outputs(g, n, {attend(b, q, k, v, masks_of(b, n, 4, h), scale_of(n, h.qk), h), k, v});
+  std::tie(k, v) = append_past(b, n, past_key, past_value, k, v);
+  replace_outputs(g, n, {scaled_attention(b, q, k, v, masks_of(b, n, 4, h), scale_of(n, h.qk)), k, v});
   return true;
 }
 
