@@ -1,6 +1,12 @@
 #include "vkc/ir/half.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace vkc::ir {
 
@@ -51,6 +57,40 @@ uint16_t float_to_half(float f) {
   const uint32_t rem = abs & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (half & 1))) ++half;
   return sign | static_cast<uint16_t>(half);
+}
+
+namespace {
+
+uint16_t saturated(float x) { return std::isnan(x) ? float_to_half(x) : float_to_half(std::clamp(x, -65504.0f, 65504.0f)); }
+
+#if defined(__x86_64__)
+// Eight at a time: clamp, then round to nearest even (vcvtps2ph). A block holding a NaN goes through
+// the scalar function, whose NaN is the canonical one.
+__attribute__((target("avx,f16c"))) size_t convert_f16c(const float* in, uint16_t* out, size_t n) {
+  const __m256 lo = _mm256_set1_ps(-65504.0f), hi = _mm256_set1_ps(65504.0f);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(in + i);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q)) != 0) {
+      for (size_t k = i; k < i + 8; ++k) out[k] = saturated(in[k]);
+      continue;
+    }
+    const __m128i h = _mm256_cvtps_ph(_mm256_min_ps(_mm256_max_ps(x, lo), hi), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+  }
+  return i;
+}
+#endif
+
+}  // namespace
+
+void floats_to_halves_saturated(const float* in, uint16_t* out, size_t n) {
+  size_t i = 0;
+#if defined(__x86_64__)
+  static const bool f16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+  if (f16c) i = convert_f16c(in, out, n);
+#endif
+  for (; i < n; ++i) out[i] = saturated(in[i]);
 }
 
 }  // namespace vkc::ir

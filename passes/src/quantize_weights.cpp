@@ -78,6 +78,15 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // `b_transposed`), judged on 4096 spread elements: it only picks the embedding's group size (each
 // table is still quantized from its own values, and the program stores one copy only when the
 // packed bytes are identical), so a sample suffices, and it keeps both tables out of memory.
+void drop_around(const ir::Value* v, const float* at) {
+  if (!v->data().file_backed()) return;
+  constexpr uintptr_t kAround = uintptr_t{2} << 20;
+  const auto base = reinterpret_cast<uintptr_t>(v->data().data()), end = base + v->data().size();
+  const uintptr_t around = reinterpret_cast<uintptr_t>(at) / kAround * kAround;  // folios follow file offsets
+  const uintptr_t from = std::max(base, around - std::min(around, kAround)), to = std::min(end, around + 2 * kAround);
+  quant::release_pages(reinterpret_cast<const void*>(from), to - from, true);
+}
+
 bool same_matrix(const ir::Value* a, const ir::Value* b, bool b_transposed) {
   const auto as = a->shape().sizes(), bs = b->shape().sizes();
   const int64_t rows = as[0], cols = as[1];
@@ -86,14 +95,19 @@ bool same_matrix(const ir::Value* a, const ir::Value* b, bool b_transposed) {
   const auto* x = reinterpret_cast<const float*>(a->data().data());
   const auto* y = reinterpret_cast<const float*>(b->data().data());
   uint64_t state = 0x9E3779B97F4A7C15ull;
-  for (int s = 0; s < 4096; ++s) {
+  bool same = true;
+  for (int s = 0; s < 4096 && same; ++s) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     const int64_t i = static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(rows));
     const int64_t k = static_cast<int64_t>((state >> 13) % static_cast<uint64_t>(cols));
     const float* other = b_transposed ? &y[k * rows + i] : &y[i * cols + k];
-    if (std::memcmp(&x[i * cols + k], other, sizeof(float)) != 0) return false;
+    same = std::memcmp(&x[i * cols + k], other, sizeof(float)) == 0;
+    // A fault maps the pages around what it reads (a 2 MiB folio on recent kernels): let them go
+    // at once, or 4096 samples would map both tables whole.
+    drop_around(a, &x[i * cols + k]);
+    drop_around(b, other);
   }
-  return true;
+  return same;
 }
 
 // Why a linear stays in floating point under the recipe; nullopt when it is quantized.
@@ -119,6 +133,8 @@ std::optional<std::string> linear_misfit(const QuantRecipe& r, const ir::Node& n
   return std::nullopt;
 }
 
+constexpr size_t kStreamedWeightBytes = size_t{64} << 20;
+
 void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
   // Largest first, so the last worker does not start the biggest layer alone.
   std::vector<size_t> order(jobs.size());
@@ -130,8 +146,12 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       const Job& j = jobs[order[i]];
       const float* w = j.weight->data().as<float>().data();
-      quant::populate_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float));
-      quant::RowReader rows(w, j.rows, j.cols, j.transposed);
+      const size_t bytes = static_cast<size_t>(j.rows * j.cols) * sizeof(float);
+      // A large weight in the model's mapped file is read and let go of as the quantizer goes;
+      // a smaller one is mapped in one call first (fewer faults).
+      const bool stream = j.weight->data().file_backed() && bytes >= kStreamedWeightBytes;
+      if (!stream) quant::populate_pages(w, bytes);
+      quant::RowReader rows(w, j.rows, j.cols, j.transposed, stream);
       if (j.kind == JobKind::Q8Linear) {
         out[order[i]].q8 = quant::quantize_int8_per_channel(rows, j.rows, j.cols);
       } else if (j.padded_cols > j.cols) {  // zero columns up to the group size (a copy of this layer)

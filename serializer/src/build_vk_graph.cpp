@@ -50,42 +50,71 @@ VkDataType gpu_dtype(ir::DType t, const DtypeRules& r) {
   }
 }
 
+// `src` (n elements of `in` bytes) converted to `out`-byte elements by convert(in, out, count), as
+// derived data: computed when hashed and when written, never held.
+template <typename Convert>
+ir::TensorData converted(const ir::TensorData& src, size_t n, size_t in, size_t out, Convert convert) {
+  return ir::TensorData::derived(n * out, out, [=](uint64_t first, uint64_t bytes, uint8_t* dst) {
+    const uint64_t e0 = first / out, count = bytes / out;
+    if (src.is_derived()) {
+      thread_local std::vector<uint8_t> staged;
+      staged.resize(std::max<size_t>(staged.size(), count * in));
+      src.read(e0 * in, {staged.data(), count * in});
+      convert(staged.data(), dst, count);
+    } else {
+      convert(src.data() + e0 * in, dst, count);
+      src.release(e0 * in, count * in);
+    }
+  });
+}
+
+// Element by element through f(in_ptr, out_ptr).
+template <size_t In, size_t Out, typename F>
+auto each(F f) {
+  return [f](const uint8_t* p, uint8_t* q, size_t count) {
+    for (size_t i = 0; i < count; ++i) f(p + i * In, q + i * Out);
+  };
+}
+
+template <typename T>
+T load(const uint8_t* p) {
+  T x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+
 // Constant bytes converted to the GPU dtype.
 ir::TensorData gpu_bytes(const ir::Value* v, VkDataType to) {
   const ir::TensorData& src = v->data();
   const size_t n = v->type().shape.numel();
-  auto convert = [&](auto read, size_t out_size, auto write) {
-    std::vector<uint8_t> out(n * out_size);
-    for (size_t i = 0; i < n; ++i) write(out.data() + i * out_size, read(i));
-    return ir::TensorData::owned(std::move(out));
-  };
-  auto load = [&](auto tag) {
-    using T = decltype(tag);
-    return [&](size_t i) {
-      T x;
-      std::memcpy(&x, src.data() + i * sizeof(T), sizeof(T));
-      return x;
-    };
-  };
   const ir::DType from = v->dtype();
   if (from == ir::DType::Int64 && to == VkDataType::Int32)
-    return convert(load(int64_t{}), 4, [](uint8_t* p, int64_t x) {
-      const int32_t y = static_cast<int32_t>(std::clamp<int64_t>(x, INT32_MIN, INT32_MAX));
-      std::memcpy(p, &y, 4);
+    return converted(src, n, 8, 4, each<8, 4>([](const uint8_t* p, uint8_t* q) {
+                       const int32_t y = static_cast<int32_t>(std::clamp<int64_t>(load<int64_t>(p), INT32_MIN, INT32_MAX));
+                       std::memcpy(q, &y, 4);
+                     }));
+  if (from == ir::DType::Float32 && to == VkDataType::Float16)
+    return converted(src, n, 4, 2, [](const uint8_t* p, uint8_t* q, size_t count) {
+      if (reinterpret_cast<uintptr_t>(p) % alignof(float) == 0 && reinterpret_cast<uintptr_t>(q) % alignof(uint16_t) == 0) {
+        ir::floats_to_halves_saturated(reinterpret_cast<const float*>(p), reinterpret_cast<uint16_t*>(q), count);
+        return;
+      }
+      std::vector<float> x(count);
+      std::vector<uint16_t> h(count);
+      std::memcpy(x.data(), p, count * 4);
+      ir::floats_to_halves_saturated(x.data(), h.data(), count);
+      std::memcpy(q, h.data(), count * 2);
     });
-  if ((from == ir::DType::Float32 || from == ir::DType::Float64) && to == VkDataType::Float16) {
-    auto write = [](uint8_t* p, double x) {
-      const uint16_t h = ir::float_to_half(static_cast<float>(std::clamp(x, -65504.0, 65504.0)));
-      std::memcpy(p, &h, 2);
-    };
-    if (from == ir::DType::Float32) return convert(load(float{}), 2, write);
-    return convert(load(double{}), 2, write);
-  }
+  if (from == ir::DType::Float64 && to == VkDataType::Float16)
+    return converted(src, n, 8, 2, each<8, 2>([](const uint8_t* p, uint8_t* q) {
+                       const uint16_t h = ir::float_to_half(static_cast<float>(std::clamp(load<double>(p), -65504.0, 65504.0)));
+                       std::memcpy(q, &h, 2);
+                     }));
   if (from == ir::DType::Float64 && to == VkDataType::Float32)
-    return convert(load(double{}), 4, [](uint8_t* p, double x) {
-      const float y = static_cast<float>(x);
-      std::memcpy(p, &y, 4);
-    });
+    return converted(src, n, 8, 4, each<8, 4>([](const uint8_t* p, uint8_t* q) {
+                       const float y = static_cast<float>(load<double>(p));
+                       std::memcpy(q, &y, 4);
+                     }));
   return src;
 }
 
@@ -162,7 +191,7 @@ class VkGraphBuilder {
         Pending& p = pending_[i];
         try {
           p.bytes = gpu_bytes(p.value, p.dtype);
-          if (!p.bytes.empty()) p.key = sha256_hex(p.bytes.bytes());
+          if (!p.bytes.empty()) p.key = sha256_hex_of(p.bytes);
         } catch (...) {
           errors[i] = std::current_exception();
         }

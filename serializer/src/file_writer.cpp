@@ -84,30 +84,66 @@ class TempFile {
 
 }  // namespace
 
+namespace {
+
+// Derived and file-backed tensors go to the file this many bytes at a time.
+constexpr uint64_t kChunk = uint64_t{8} << 20;
+
+bool streamed(const ir::TensorData& t) { return t.is_derived() || t.file_backed(); }
+
+}  // namespace
+
 void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> head, const std::vector<Piece>& pieces) {
   TempFile file(out);
   // Where each piece goes. Padding comes from a block of zeros; a longer run of zeros (none is
   // longer than a segment's alignment today) is left as a hole of the sized file.
   static constexpr uint8_t kZeros[4096] = {};
   struct Span {
-    const uint8_t* data;
+    const uint8_t* data;             // bytes in memory, or
+    const ir::TensorData* tensor;    // a tensor written a chunk at a time
     uint64_t size, offset;
   };
-  std::vector<Span> spans = {{head.data(), head.size(), 0}};
+  std::vector<Span> spans = {{head.data(), nullptr, head.size(), 0}};
   uint64_t total = head.size();
   for (const Piece& piece : pieces) {
-    if (piece.size && (piece.data || piece.size <= sizeof kZeros))
-      spans.push_back({piece.data ? piece.data : kZeros, piece.size, total});
+    if (piece.tensor && streamed(*piece.tensor))
+      spans.push_back({nullptr, piece.tensor, piece.size, total});
+    else if (piece.tensor && piece.size)
+      spans.push_back({piece.tensor->data(), nullptr, piece.size, total});
+    else if (piece.size && piece.size <= sizeof kZeros)
+      spans.push_back({kZeros, nullptr, piece.size, total});
     total += piece.size;
   }
   file.resize(total);
-  // The span bytes within [from, to), contiguous runs gathered into one pwritev each.
+  // The span bytes within [from, to): contiguous runs of bytes in memory gathered into one pwritev
+  // each; a streamed tensor read (computed, for a derived one) into `buffer` a chunk at a time, the
+  // file pages of a file-backed one let go of once written.
   auto write_range = [&](uint64_t from, uint64_t to) {
     std::vector<iovec> run;
+    std::vector<uint8_t> buffer;
     uint64_t run_offset = from, run_end = from;
     for (const Span& s : spans) {
       const uint64_t b = std::max(from, s.offset), e = std::min(to, s.offset + s.size);
       if (b >= e) continue;
+      if (s.tensor) {
+        file.write_at(run, run_offset);
+        run.clear();
+        for (uint64_t at = b; at < e; at += kChunk) {
+          const uint64_t n = std::min(kChunk, e - at);
+          iovec one{};
+          if (s.tensor->is_derived()) {
+            buffer.resize(std::max<uint64_t>(buffer.size(), n));
+            s.tensor->read(at - s.offset, {buffer.data(), n});
+            one = {buffer.data(), size_t(n)};
+          } else {
+            one = {const_cast<uint8_t*>(s.tensor->data() + (at - s.offset)), size_t(n)};
+          }
+          file.write_at({&one, 1}, at);
+          s.tensor->release(at - s.offset, n);
+        }
+        run_offset = run_end = e;
+        continue;
+      }
       if (b != run_end) {  // a hole: write what was gathered
         file.write_at(run, run_offset);
         run.clear();
@@ -149,12 +185,25 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
 
 std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces) {
   for (const Piece& piece : pieces) {
-    if (piece.data)
-      head.insert(head.end(), piece.data, piece.data + piece.size);
-    else
-      head.resize(head.size() + piece.size, 0);
+    const size_t at = head.size();
+    head.resize(at + piece.size, 0);
+    if (piece.tensor) piece.tensor->read(0, {head.data() + at, size_t(piece.size)});
   }
   return head;
+}
+
+bool equal_bytes(const ir::TensorData& a, const ir::TensorData& b) {
+  if (a.size() != b.size()) return false;
+  if (!a.is_derived() && !b.is_derived()) return a.size() == 0 || std::memcmp(a.data(), b.data(), a.size()) == 0;
+  std::vector<uint8_t> x, y;
+  for (uint64_t at = 0; at < a.size(); at += kChunk) {
+    const uint64_t n = std::min<uint64_t>(kChunk, a.size() - at);
+    x.resize(n), y.resize(n);
+    a.read(at, x);
+    b.read(at, y);
+    if (x != y) return false;
+  }
+  return true;
 }
 
 }  // namespace vkc::serializer::detail

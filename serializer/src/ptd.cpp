@@ -44,8 +44,8 @@ PtdBytes assemble(const std::vector<NamedData>& named) {
   for (const NamedData& n : named) {
     if (!keys.insert(n.key).second) throw SerializeError(fmt::format("external data key '{}' is given twice", n.key));
     const uint64_t offset = align_up(size, kSegmentAlignment);
-    if (offset > size) pieces.push_back({nullptr, offset - size});
-    pieces.push_back({n.data.data(), n.data.size()});
+    if (offset > size) pieces.push_back(Piece::zeros(offset - size));
+    pieces.push_back(Piece::of(n.data));
     entries.push_back(ft::CreateNamedData(fbb, fbb.CreateString(n.key), uint32_t(segments.size())));
     segments.push_back(ft::CreateDataSegment(fbb, offset, n.data.size()));
     size = offset + n.data.size();

@@ -45,7 +45,7 @@ class SegmentPlanner {
 
   uint32_t add(const std::vector<Piece>& segment) {
     const uint64_t offset = align_up(data_size, kSegmentAlignment);
-    if (offset > data_size) pieces.push_back({nullptr, offset - data_size});
+    if (offset > data_size) pieces.push_back(Piece::zeros(offset - data_size));
     uint64_t size = 0;
     for (const Piece& p : segment) size += p.size;
     pieces.insert(pieces.end(), segment.begin(), segment.end());
@@ -56,7 +56,7 @@ class SegmentPlanner {
 };
 
 bool same_bytes(const ir::TensorData& a, const ir::TensorData& b) {
-  return a.size() == b.size() && (a.size() == 0 || std::memcmp(a.data(), b.data(), a.size()) == 0);
+  return a.size() == b.size() && detail::equal_bytes(a, b);
 }
 
 SegmentPlanner plan_segments(const Program& program) {
@@ -68,9 +68,9 @@ SegmentPlanner plan_segments(const Program& program) {
   for (size_t i = 0; i < program.constants.size(); ++i) {
     const ir::TensorData& c = program.constants[i];
     planner.plan.constant_offsets.push_back(offset);
-    constants.push_back({c.data(), c.size()});
+    constants.push_back(Piece::of(c));
     const uint64_t padded = align_up(c.size(), kConstantAlignment);
-    if (i + 1 < program.constants.size() && padded > c.size()) constants.push_back({nullptr, padded - c.size()});
+    if (i + 1 < program.constants.size() && padded > c.size()) constants.push_back(Piece::zeros(padded - c.size()));
     offset += padded;
   }
   planner.add(constants);
@@ -83,7 +83,7 @@ SegmentPlanner plan_segments(const Program& program) {
                                [&](const auto& p) { return same_bytes(*p.first, d.processed); });
       if (same == payloads.end())
         same = payloads.insert(payloads.end(),
-                               std::pair(&d.processed, planner.add({{d.processed.data(), d.processed.size()}})));
+                               std::pair(&d.processed, planner.add({Piece::of(d.processed)})));
       segments.push_back(same->second);
     }
   }
@@ -97,7 +97,7 @@ SegmentPlanner plan_segments(const Program& program) {
                                          named.key));
       continue;
     }
-    planner.plan.named_data.emplace_back(named.key, planner.add({{named.data.data(), named.data.size()}}));
+    planner.plan.named_data.emplace_back(named.key, planner.add({Piece::of(named.data)}));
   }
   return planner;
 }

@@ -3,11 +3,9 @@
 #include <nettle/sha2.h>
 
 namespace vkc::serializer {
+namespace {
 
-std::string sha256_hex(std::span<const uint8_t> bytes) {
-  sha256_ctx ctx;
-  sha256_init(&ctx);
-  sha256_update(&ctx, bytes.size(), bytes.data());
+std::string hex_digest(sha256_ctx& ctx) {
   uint8_t digest[SHA256_DIGEST_SIZE];
   sha256_digest(&ctx, sizeof digest, digest);
   static constexpr char kHex[] = "0123456789abcdef";
@@ -18,6 +16,22 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
     hex.push_back(kHex[b & 0xf]);
   }
   return hex;
+}
+
+}  // namespace
+
+std::string sha256_hex(std::span<const uint8_t> bytes) {
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, bytes.size(), bytes.data());
+  return hex_digest(ctx);
+}
+
+std::string sha256_hex_of(const ir::TensorData& data) {
+  sha256_ctx ctx;
+  sha256_init(&ctx);
+  data.stream(size_t{8} << 20, [&](uint64_t, std::span<const uint8_t> chunk) { sha256_update(&ctx, chunk.size(), chunk.data()); });
+  return hex_digest(ctx);
 }
 
 }  // namespace vkc::serializer

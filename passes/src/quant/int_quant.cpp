@@ -54,6 +54,13 @@ const float* RowReader::row(int64_t n) {
   return block_.data() + (n - block_start_) * cols_;
 }
 
+void RowReader::used_up_to(int64_t floats) {
+  constexpr int64_t kStep = int64_t{4} << 20;  // bytes let go of at a time
+  if (!file_backed_ || (floats - released_) * int64_t{sizeof(float)} < kStep) return;
+  release_pages(w_ + released_, static_cast<size_t>(floats - released_) * sizeof(float), true);
+  released_ = floats;
+}
+
 namespace {
 
 // A result of `rows` x `cols` with every packed nibble 8 (q = 0, the padding past K) and room for
@@ -91,8 +98,9 @@ inline void transpose8x8(const uint8_t* src, int64_t src_stride, uint8_t* dst, i
 // quantize_int4_grouped of a matrix stored transposed (a MatMul's [K, N] weight, read as [N, K]),
 // group by group: the group's K-rows of the source are read once, in order, and every output row n
 // is quantized across them at once (vectorizable over n), two K-positions per packed byte.
-VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(const float* src, int64_t rows, int64_t cols,
+VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(RowReader& source, int64_t rows, int64_t cols,
                                                              int64_t group) {
+  const float* src = source.data();
   Int4Grouped r = empty_int4_grouped(rows, cols, group);
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
@@ -172,6 +180,7 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(const float* src, in
       r.signal += gs[n];
       r.noise += gn[n];
     }
+    source.used_up_to((g + 1) * group * rows);
   }
   return r;
 }
@@ -180,7 +189,7 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(const float* src, in
 
 Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group) {
   if (group <= 0 || cols % group != 0) throw std::invalid_argument("cols must be a multiple of the group size");
-  if (rows_of.transposed()) return quantize_int4_grouped_columns(rows_of.data(), rows, cols, group);
+  if (rows_of.transposed()) return quantize_int4_grouped_columns(rows_of, rows, cols, group);
   Int4Grouped r = empty_int4_grouped(rows, cols, group);
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
@@ -215,6 +224,7 @@ Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols,
     if (cols % 2) out[cols / 2] = static_cast<uint8_t>(0x80 | (static_cast<int>(qrow[cols - 1]) + 8));
     r.signal += signal;
     r.noise += noise;
+    if (!rows_of.transposed()) rows_of.used_up_to((n + 1) * cols);
   }
   return r;
 }
@@ -242,6 +252,7 @@ Int8PerChannel quantize_int8_per_channel(RowReader rows_of, int64_t rows, int64_
     r.scales[n] = scale;
     r.signal += signal;
     r.noise += noise;
+    if (!rows_of.transposed()) rows_of.used_up_to((n + 1) * cols);
   }
   return r;
 }

@@ -40,19 +40,24 @@ struct Int8PerChannel {
 class RowReader {
  public:
   static constexpr int64_t kBlock = 8;
-  RowReader(const float* w, int64_t rows, int64_t cols, bool transposed)
-      : w_(w), rows_(rows), cols_(cols), transposed_(transposed) {}
+  /// `file_backed`: `w` lies in a read-only file mapping, whose pages the quantizers let go of as
+  /// they use them up (used_up_to), so a large weight is never resident as a whole.
+  RowReader(const float* w, int64_t rows, int64_t cols, bool transposed, bool file_backed = false)
+      : w_(w), rows_(rows), cols_(cols), transposed_(transposed), file_backed_(file_backed) {}
   /// Row n (call with n increasing for transposed sources).
   const float* row(int64_t n);
   bool transposed() const { return transposed_; }
   const float* data() const { return w_; }
+  /// The source's first `floats` floats (in memory order) will not be read again.
+  void used_up_to(int64_t floats);
 
  private:
   const float* w_;
   int64_t rows_, cols_;
-  bool transposed_;
+  bool transposed_, file_backed_;
   std::vector<float> block_;
   int64_t block_start_ = -1;
+  int64_t released_ = 0;
 };
 
 /// cols must be a multiple of group.
