@@ -1,6 +1,7 @@
 #include "file_writer.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -66,6 +67,8 @@ class TempFile {
     }
   }
 
+  int fd() const { return fd_; }
+
   void commit() {
     const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0) io_error("write", path_);
@@ -88,6 +91,44 @@ namespace {
 
 // Derived and file-backed tensors go to the file this many bytes at a time.
 constexpr uint64_t kChunk = uint64_t{8} << 20;
+
+// A file this large is written behind: each window of kWindow bytes is handed to the disk once
+// written (asynchronous writeback), and the window before it waited for and dropped from the page
+// cache. The model's weights, read while the program is written, then stay in the page cache
+// instead of being pushed out by the output's dirty pages, and little is left for the final sync.
+constexpr uint64_t kWriteBehindBytes = uint64_t{1} << 30;
+constexpr uint64_t kWindow = uint64_t{64} << 20;
+
+class WriteBehind {
+ public:
+  WriteBehind(int fd, bool on) : fd_(fd), on_(on) {}
+  /// [offset, offset + n) was written (calls in increasing offsets).
+  void wrote(uint64_t offset, uint64_t n) {
+    if (!on_ || n == 0) return;
+    if (offset != end_) flush();
+    if (start_ == end_) start_ = end_ = offset;
+    end_ = offset + n;
+    if (end_ - start_ >= kWindow) flush();
+  }
+  ~WriteBehind() { flush(); }
+
+ private:
+  void flush() {
+    if (start_ == end_) return;
+    ::sync_file_range(fd_, static_cast<off_t>(start_), static_cast<off_t>(end_ - start_), SYNC_FILE_RANGE_WRITE);
+    if (prev_end_ > prev_start_) {
+      ::sync_file_range(fd_, static_cast<off_t>(prev_start_), static_cast<off_t>(prev_end_ - prev_start_),
+                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+      ::posix_fadvise(fd_, static_cast<off_t>(prev_start_), static_cast<off_t>(prev_end_ - prev_start_), POSIX_FADV_DONTNEED);
+    }
+    prev_start_ = start_, prev_end_ = end_;
+    start_ = end_;
+  }
+
+  int fd_;
+  bool on_;
+  uint64_t start_ = 0, end_ = 0, prev_start_ = 0, prev_end_ = 0;
+};
 
 bool streamed(const ir::TensorData& t) { return t.is_derived() || t.file_backed(); }
 
@@ -122,12 +163,17 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
     std::vector<iovec> run;
     std::vector<uint8_t> buffer;
     uint64_t run_offset = from, run_end = from;
+    WriteBehind behind(file.fd(), total >= kWriteBehindBytes);
+    auto flush_run = [&] {
+      file.write_at(run, run_offset);
+      behind.wrote(run_offset, run_end - run_offset);
+      run.clear();
+    };
     for (const Span& s : spans) {
       const uint64_t b = std::max(from, s.offset), e = std::min(to, s.offset + s.size);
       if (b >= e) continue;
       if (s.tensor) {
-        file.write_at(run, run_offset);
-        run.clear();
+        flush_run();
         for (uint64_t at = b; at < e; at += kChunk) {
           const uint64_t n = std::min(kChunk, e - at);
           iovec one{};
@@ -139,20 +185,20 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
             one = {const_cast<uint8_t*>(s.tensor->data() + (at - s.offset)), size_t(n)};
           }
           file.write_at({&one, 1}, at);
+          behind.wrote(at, n);
           s.tensor->release(at - s.offset, n);
         }
         run_offset = run_end = e;
         continue;
       }
       if (b != run_end) {  // a hole: write what was gathered
-        file.write_at(run, run_offset);
-        run.clear();
-        run_offset = b;
+        flush_run();
+        run_offset = run_end = b;
       }
       run.push_back({const_cast<uint8_t*>(s.data + (b - s.offset)), size_t(e - b)});
       run_end = e;
     }
-    file.write_at(run, run_offset);
+    flush_run();
   };
   // Megabytes of weights go through the page cache faster from two writers: the second takes
   // the bytes past the middle.
