@@ -142,6 +142,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   }
   quant.exclude = config.quantize_exclude;
   quant.min_elements = config.quantize_min_elements;
+  quant.kept_packed_bytes = config.quantize_kept_packed_bytes;
   // A "-fp16" recipe is force_fp16, recorded in the payload exactly like the flag.
   serializer::CompileOptions options = config.options;
   if (quant.recipe.force_fp16) options.force_fp16 = true;

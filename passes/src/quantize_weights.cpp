@@ -5,8 +5,11 @@
 //   int8-weight-only  -> aten._weight_int8pack_mm (+ aten.add.Tensor for a bias)
 //   -embedding        -> et_vk.embedding_q4gsw
 // Layers are quantized in parallel (the numeric work only: the graph is rewritten serially in
-// graph order afterwards, so output is deterministic). Each worker reads its weight in place and
-// keeps one row of scratch beyond the packed result.
+// graph order afterwards, so output is deterministic). Each worker reads its weight in place. The
+// packed int4 weights are kept up to a budget (QuantConfig::kept_packed_bytes); beyond it a layer
+// keeps only its scales, sums and error figures, and its packed weight is a derived constant
+// (quant::packed_int4_rows), quantized again a block of rows at a time when the program is hashed
+// and written, so a large model's quantized compile does not hold its packed weights either.
 #include <fmt/format.h>
 #include <fnmatch.h>
 
@@ -40,6 +43,8 @@ struct Job {
   /// K rounded up to the group size (int4 linears, as torchao pads them): the weight quantized
   /// with zero columns after K and the activation padded with zeros to match.
   int64_t padded_cols = 0;
+  /// An int4 result kept as bytes; the others' packed weights are derived constants.
+  bool keep_packed = true;
 };
 
 struct Output {
@@ -135,6 +140,23 @@ std::optional<std::string> linear_misfit(const QuantRecipe& r, const ir::Node& n
 
 constexpr size_t kStreamedWeightBytes = size_t{64} << 20;
 
+// Packed int4 bytes are kept in memory up to `budget`, the smallest layers first; the layers
+// beyond become derived constants, quantized again (a block of rows at a time) when hashed and
+// written: a model of any size compiles in bounded memory, and one whose packed weights fit (up
+// to about 1B parameters at the default) as fast as when all are kept.
+void keep_packed_within_budget(std::vector<Job>& jobs, int64_t budget) {
+  std::vector<std::pair<int64_t, size_t>> sizes;  // (packed bytes, job)
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (jobs[i].kind != JobKind::Q8Linear)
+      sizes.emplace_back(jobs[i].rows * ((std::max(jobs[i].cols, jobs[i].padded_cols) + 7) / 8 * 8 / 2), i);
+  std::stable_sort(sizes.begin(), sizes.end());
+  int64_t kept = 0;
+  for (const auto& [bytes, i] : sizes) {
+    jobs[i].keep_packed = kept + bytes <= budget;
+    if (jobs[i].keep_packed) kept += bytes;
+  }
+}
+
 void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
   // Largest first, so the last worker does not start the biggest layer alone.
   std::vector<size_t> order(jobs.size());
@@ -163,6 +185,10 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
         out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group);
       }
       quant::release_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float), j.weight->data().file_backed());
+      if (!j.keep_packed) {  // made again when written (quant::packed_int4_rows)
+        out[order[i]].q4.packed = {};
+        out[order[i]].q4.packed.shrink_to_fit();
+      }
     }
   };
   const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, jobs.size()});
@@ -207,10 +233,13 @@ class Rewriter {
       return morph(n, "aten.add.Tensor", {mm->output(0), bias}, {});
     }
     quant::Int4Grouped& q = o.q4;
-    const int64_t groups = std::max(K, j.padded_cols) / j.group;
+    const int64_t padded = std::max(K, j.padded_cols), groups = padded / j.group;
     rep.sqnr_db = quant::sqnr_db(q.signal, q.noise);
-    const int64_t packed_cols = static_cast<int64_t>(q.packed.size()) / N;
-    ir::Value* w = add_constant(g_, base + "_q4", ir::DType::UInt8, {N, packed_cols}, std::move(q.packed));
+    const int64_t packed_cols = (padded + 7) / 8 * 8 / 2;
+    ir::Value* w = g_.add_constant(
+        g_.unique_name(base + "_q4"), ir::TensorType{ir::DType::UInt8, ir::Shape::of({N, packed_cols})},
+        j.keep_packed ? ir::TensorData::owned(std::move(q.packed))
+                      : quant::packed_int4_rows(j.weight->data(), j.transposed, N, K, padded, j.group));
     if (j.kind == JobKind::Q4Embedding) {
       rep.bytes_after = w->data().size() + q.scales.size() * scale_bytes_;
       ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {N, groups}, std::move(q.scales));
@@ -353,6 +382,7 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
     }
     ctx.quant_report.push_back(std::move(rep));
   }
+  keep_packed_within_budget(jobs, ctx.quant.kept_packed_bytes);
   std::vector<Output> out(jobs.size());
   run_jobs(jobs, out);
   Rewriter rw(g, ctx.force_fp16);
@@ -360,7 +390,7 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
     QuantLayerReport& rep = ctx.quant_report[jobs[i].report];
     rw.apply(jobs[i], out[i], rep);
     rep.op = jobs[i].kind == JobKind::Q8Linear ? "aten._weight_int8pack_mm.default" : jobs[i].node->op_type();
-    out[i] = Output{};  // the packed bytes now live in the graph's constants
+    out[i] = Output{};  // the int8 weights, scales and sums now live in the graph's constants
   }
 }
 

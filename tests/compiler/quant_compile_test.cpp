@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "llama_test_model.h"
 #include "quant/int_quant.h"
@@ -427,6 +429,35 @@ TEST(QuantCompile, TiedEmbeddingAndOutputProjectionShareOnePackedTable) {
   EXPECT_EQ(std::memcmp(packed->data().data(), emb->input(0)->data().data(), packed->data().size()), 0)
       << "tied weights packed differently: the program would store the table twice";
   // (Named data is keyed by content, so the program holds the packed table once.)
+}
+
+// A compile that keeps no packed int4 bytes in memory (every packed weight a derived constant,
+// quantized again when hashed and written) writes the same file as one that keeps them all: tied
+// tables (one stored copy), an embedding, MatMul-form weights, with 4-bit and 8da4w recipes, and a
+// K padded to the group size.
+TEST(QuantCompile, PackedWeightsMadeWhenWrittenAreTheSameBytes) {
+  TempDir dir;
+  auto bytes = [](const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+  };
+  // Group 256 pads every K of this small model.
+  for (const std::string recipe : {"8da4w:32-embedding", "int4-weight-only:32-fp16-embedding", "8da4w:256"}) {
+    SCOPED_TRACE(recipe);
+    compiler::CompileConfig kept = every_linear(recipe), made = kept;
+    made.quantize_kept_packed_bytes = 0;
+    (void)compiler::compile_file(kTiedModel, dir / "kept.pte", kept);
+    const auto b = compiler::compile_file(kTiedModel, dir / "made.pte", made);
+    size_t quantized = 0, padded = 0;
+    for (const auto& l : b.quantized_layers) quantized += l.quantized, padded += l.padded_cols > l.cols;
+    EXPECT_GT(quantized, 0u);
+    if (recipe == "8da4w:256") {
+      EXPECT_GT(padded, 0u);
+    }
+    const std::vector<char> a_bytes = bytes(dir / "kept.pte"), b_bytes = bytes(dir / "made.pte");
+    ASSERT_FALSE(a_bytes.empty());
+    EXPECT_TRUE(a_bytes == b_bytes);
+  }
 }
 
 TEST(QuantCompile, DynamicActivationLinearWiderThanATextureKeepsInt4WeightsOnly) {

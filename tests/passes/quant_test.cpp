@@ -1,7 +1,9 @@
 // Weight quantization numerics: recipes, packing, known values, SQNR floors.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
+#include <tuple>
 
 #include "quant/int_quant.h"
 #include "vkc/passes/quantize.h"
@@ -204,6 +206,39 @@ TEST(Int4Grouped, TransposedSourceQuantizesLikeItsTranspose) {
   EXPECT_EQ(a.group_sums, b.group_sums);
   EXPECT_NEAR(a.signal, b.signal, 1e-6 * a.signal);
   EXPECT_NEAR(a.noise, b.noise, 1e-5 * a.noise);
+}
+
+// The packed weight as a derived constant (what a quantized compile writes) holds
+// quantize_int4_grouped's packed bytes, whichever way it is read: in uneven ranges, for a row-major
+// or a MatMul-form ([K, N]) weight, with K padded to the group size, with more rows than one block.
+TEST(Int4Grouped, DerivedPackedRowsAreTheQuantizersBytes) {
+  for (const auto& [n, k, padded] : {std::tuple<int64_t, int64_t, int64_t>{1500, 64, 64}, {37, 96, 96}, {41, 80, 96}}) {
+    const int64_t group = 32;
+    std::vector<float> w(static_cast<size_t>(n * k)), wt(w.size()), wp(static_cast<size_t>(n * padded), 0.0f);
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::normal_distribution<float> d(0.0f, 0.02f);
+    for (auto& x : w) x = d(rng);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < k; ++c) {
+        wt[static_cast<size_t>(c * n + r)] = w[static_cast<size_t>(r * k + c)];
+        wp[static_cast<size_t>(r * padded + c)] = w[static_cast<size_t>(r * k + c)];
+      }
+    const std::vector<uint8_t> want = quantize_int4_grouped(wp.data(), n, padded, group).packed;
+    auto bytes = [](const std::vector<float>& v) {
+      std::vector<uint8_t> b(v.size() * sizeof(float));
+      std::memcpy(b.data(), v.data(), b.size());
+      return ir::TensorData::owned(std::move(b));
+    };
+    for (const bool transposed : {false, true}) {
+      const ir::TensorData packed = packed_int4_rows(bytes(transposed ? wt : w), transposed, n, k, padded, group);
+      ASSERT_TRUE(packed.is_derived());
+      ASSERT_EQ(packed.size(), want.size());
+      std::vector<uint8_t> got(packed.size());
+      for (size_t at = 0; at < got.size(); at += 1000)
+        packed.read(at, {got.data() + at, std::min<size_t>(1000, got.size() - at)});
+      EXPECT_EQ(got, want) << n << "x" << k << (transposed ? " transposed" : "");
+    }
+  }
 }
 
 }  // namespace

@@ -229,6 +229,60 @@ Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols,
   return r;
 }
 
+ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool transposed, int64_t rows, int64_t cols,
+                                int64_t padded_cols, int64_t group) {
+  const int64_t row_bytes = pad8(padded_cols) / 2;
+  // Rows per block: a transposed weight's block is its source's [cols, m] columns, read K row by
+  // K row (m floats each) and quantized by the columns path, as run_jobs does; about 8 MiB of floats.
+  const int64_t block_rows = std::clamp<int64_t>((int64_t{2} << 20) / std::max<int64_t>(cols, 1) / 8 * 8, 64, 1024);
+  constexpr uint64_t kRowReleaseBytes = uint64_t{64} << 20;
+  return ir::TensorData::derived(
+      static_cast<size_t>(rows * row_bytes), static_cast<size_t>(row_bytes),
+      [=](uint64_t first, uint64_t n, uint8_t* out) {
+        const int64_t n0 = static_cast<int64_t>(first) / row_bytes, count = static_cast<int64_t>(n) / row_bytes;
+        const float* w = reinterpret_cast<const float*>(weight.data());
+        const bool by_rows = weight.file_backed() && weight.size() >= kRowReleaseBytes;
+        std::vector<float> block;
+        for (int64_t b = 0; b < count; b += block_rows) {
+          const int64_t m = std::min(block_rows, count - b), row0 = n0 + b;
+          Int4Grouped q;
+          if (transposed) {
+            // Source [cols, rows]: columns row0 .. row0 + m of every K row, as [cols, m].
+            block.resize(static_cast<size_t>(cols * m));
+            for (int64_t k = 0; k < cols; ++k) {
+              std::memcpy(block.data() + k * m, w + k * rows + row0, static_cast<size_t>(m) * sizeof(float));
+              if (by_rows && (k % 64 == 63 || k == cols - 1)) {
+                const int64_t k0 = k - k % 64;
+                weight.release(static_cast<uint64_t>(k0 * rows) * sizeof(float), static_cast<uint64_t>((k - k0 + 1) * rows) * sizeof(float));
+              }
+            }
+            if (padded_cols == cols) {
+              q = quantize_int4_grouped(RowReader(block.data(), m, cols, true), m, cols, group);
+            } else {  // as run_jobs pads: the rows, read transposed, then zero columns
+              RowReader reader(block.data(), m, cols, true);
+              std::vector<float> padded(static_cast<size_t>(m * padded_cols), 0.0f);
+              for (int64_t r = 0; r < m; ++r)
+                std::memcpy(padded.data() + r * padded_cols, reader.row(r), static_cast<size_t>(cols) * sizeof(float));
+              q = quantize_int4_grouped(padded.data(), m, padded_cols, group);
+            }
+          } else {
+            const float* rows_at = w + row0 * cols;
+            if (padded_cols == cols) {
+              q = quantize_int4_grouped(rows_at, m, cols, group);
+            } else {
+              block.assign(static_cast<size_t>(m * padded_cols), 0.0f);
+              for (int64_t r = 0; r < m; ++r)
+                std::memcpy(block.data() + r * padded_cols, rows_at + r * cols, static_cast<size_t>(cols) * sizeof(float));
+              q = quantize_int4_grouped(block.data(), m, padded_cols, group);
+            }
+            weight.release(static_cast<uint64_t>(row0 * cols) * sizeof(float), static_cast<uint64_t>(m * cols) * sizeof(float));
+          }
+          std::memcpy(out + b * row_bytes, q.packed.data(), q.packed.size());
+        }
+        if (transposed && n0 + count == rows) weight.release(0, weight.size());
+      });
+}
+
 Int8PerChannel quantize_int8_per_channel(RowReader rows_of, int64_t rows, int64_t cols) {
   Int8PerChannel r;
   r.rows = rows;

@@ -10,6 +10,8 @@
 #include <span>
 #include <vector>
 
+#include "vkc/ir/tensor_data.h"
+
 namespace vkc::passes::quant {
 
 /// int4 grouped symmetric, as torchao's MappingType.SYMMETRIC with quant range [-8, 7]:
@@ -70,6 +72,13 @@ inline Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t c
 inline Int8PerChannel quantize_int8_per_channel(const float* w, int64_t rows, int64_t cols) {
   return quantize_int8_per_channel(RowReader(w, rows, cols, false), rows, cols);
 }
+
+/// The packed int4 weight of a linear or embedding (quantize_int4_grouped's `packed`) as derived
+/// data: rows are quantized again when the program is hashed and written, a block at a time, so the
+/// packed bytes of a model are never held. `weight` holds [rows, cols] floats ([cols, rows] when
+/// `transposed`); a row is quantized with zero columns up to `padded_cols` (>= cols).
+ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool transposed, int64_t rows, int64_t cols,
+                                int64_t padded_cols, int64_t group);
 
 /// The scale of a group with largest magnitude `amax` and its quantized value of `x`.
 float int4_scale(float amax);
