@@ -9,12 +9,14 @@
 #include <algorithm>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include "vkc/compiler/onnx_importer.h"
 #include "vkc/ir/printer.h"
 #include "vkc/passes/pipeline.h"
 #include "vkc/serializer/build_program.h"
+#include "vkc/serializer/byte_progress.h"
 #include "vkc/serializer/constant_methods.h"
 #include "vkc/tokenizer/tokenizer.h"
 #include "llm_metadata.h"
@@ -157,6 +159,12 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
   auto begin_phase = [&] {
     if (config.on_phase) config.on_phase({stats.phase_seconds.size(), false, 0.0});
   };
+  // Byte counts of the serializer's long loops, as updates of the current phase.
+  std::optional<serializer::ByteProgressScope> byte_progress;
+  if (config.on_phase)
+    byte_progress.emplace([&config, &stats](uint64_t done, uint64_t total) {
+      config.on_phase({stats.phase_seconds.size(), false, 0.0, true, done, total});
+    });
   auto end_phase = [&] {
     const auto now = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(now - phase_start).count();

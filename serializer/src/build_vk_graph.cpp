@@ -14,6 +14,7 @@
 #include "vkc/ir/half.h"
 #include "vkc/ir/op_registry.h"
 #include "vkc/serializer/build_program.h"
+#include "vkc/serializer/byte_progress.h"
 #include "vkc/serializer/errors.h"
 #include "vkc/serializer/sha256.h"
 
@@ -185,6 +186,9 @@ class VkGraphBuilder {
     });
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> errors(pending_.size());
+    uint64_t total = 0;
+    for (const Pending& p : pending_) total += p.value->data().size();
+    detail::ByteCounter progress(total);
     auto work = [&] {
       for (size_t k; (k = next.fetch_add(1)) < order.size();) {
         const size_t i = order[k];
@@ -192,6 +196,7 @@ class VkGraphBuilder {
         try {
           p.bytes = gpu_bytes(p.value, p.dtype);
           if (!p.bytes.empty()) p.key = sha256_hex_of(p.bytes);
+          progress.add(p.value->data().size());
         } catch (...) {
           errors[i] = std::current_exception();
         }

@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "vkc/serializer/byte_progress.h"
 #include "vkc/serializer/errors.h"
 
 namespace vkc::serializer::detail {
@@ -156,6 +157,9 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
     total += piece.size;
   }
   file.resize(total);
+  uint64_t written = 0;
+  for (const Span& s : spans) written += s.size;
+  ByteCounter progress(written);
   // The span bytes within [from, to): contiguous runs of bytes in memory gathered into one pwritev
   // each; a streamed tensor read (computed, for a derived one) into `buffer` a chunk at a time, the
   // file pages of a file-backed one let go of once written.
@@ -167,6 +171,7 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
     auto flush_run = [&] {
       file.write_at(run, run_offset);
       behind.wrote(run_offset, run_end - run_offset);
+      if (!run.empty()) progress.add(run_end - run_offset);
       run.clear();
     };
     for (const Span& s : spans) {
@@ -186,6 +191,7 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
           }
           file.write_at({&one, 1}, at);
           behind.wrote(at, n);
+          progress.add(n);
           s.tensor->release(at - s.offset, n);
         }
         run_offset = run_end = e;

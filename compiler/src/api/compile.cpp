@@ -70,6 +70,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   };
   if (progress) {
     config.on_phase = [&progress](const compiler::PhaseEvent& e) {
+      if (e.update) return;  // the API reports phases only, on the compiling thread
       progress({static_cast<Phase>(e.index), e.finished, e.seconds,
                 static_cast<double>(e.index + (e.finished ? 1 : 0)) / kNumPhases});
     };

@@ -31,6 +31,11 @@ struct PhaseEvent {
   size_t index = 0;      // into kPhases
   bool finished = false;  // false: the phase starts; true: it ended after `seconds`
   double seconds = 0;
+  /// An update within the phase (`finished` false): `bytes_done` of `bytes_total` constant bytes
+  /// hashed (build) or file bytes written (write). Updates come from worker threads too, one at a
+  /// time, about every 32 MiB.
+  bool update = false;
+  uint64_t bytes_done = 0, bytes_total = 0;
 };
 
 struct CompileConfig {
