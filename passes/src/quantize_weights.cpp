@@ -20,11 +20,13 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <thread>
 #include <type_traits>
 
 #include "quant/int_quant.h"
 #include "quant/matmul_nbits.h"
+#include "vkc/ir/half.h"
 #include "vkc/ir/op_registry.h"
 #include "vkc/passes/passes.h"
 
@@ -59,8 +61,10 @@ std::optional<std::string> excluded_by(const QuantConfig& c, const ir::Node& n, 
   return std::nullopt;
 }
 
-bool is_f32_matrix(const ir::Value* w) {
-  return w && w->is_constant() && w->dtype() == ir::DType::Float32 && w->shape().is_static() &&
+// A constant f32 or f16 matrix (f16 weights are widened exactly as they are quantized).
+bool is_float_matrix(const ir::Value* w) {
+  return w && w->is_constant() && (w->dtype() == ir::DType::Float32 || w->dtype() == ir::DType::Float16) &&
+         w->shape().is_static() &&
          w->shape().rank() == 2;
 }
 
@@ -69,7 +73,7 @@ bool is_f32_matrix(const ir::Value* w) {
 ir::Value* weight_constant(ir::Value* w, bool& transposed) {
   transposed = false;
   const ir::Node* p = w ? w->producer() : nullptr;
-  if (p && p->is(ir::kVulkanDomain, "aten.permute_copy.default") && is_f32_matrix(p->input(0)) &&
+  if (p && p->is(ir::kVulkanDomain, "aten.permute_copy.default") && is_float_matrix(p->input(0)) &&
       p->attr_ints("dims") == std::vector<int64_t>{1, 0}) {
     transposed = true;
     return p->input(0);
@@ -83,7 +87,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // `b_transposed`), judged on 4096 spread elements: it only picks the embedding's group size (each
 // table is still quantized from its own values, and the program stores one copy only when the
 // packed bytes are identical), so a sample suffices, and it keeps both tables out of memory.
-void drop_around(const ir::Value* v, const float* at) {
+void drop_around(const ir::Value* v, const uint8_t* at) {
   if (!v->data().file_backed()) return;
   constexpr uintptr_t kAround = uintptr_t{2} << 20;
   const auto base = reinterpret_cast<uintptr_t>(v->data().data()), end = base + v->data().size();
@@ -95,21 +99,24 @@ void drop_around(const ir::Value* v, const float* at) {
 bool same_matrix(const ir::Value* a, const ir::Value* b, bool b_transposed) {
   const auto as = a->shape().sizes(), bs = b->shape().sizes();
   const int64_t rows = as[0], cols = as[1];
+  if (a->dtype() != b->dtype()) return false;
   if (b_transposed ? (bs[0] != cols || bs[1] != rows) : bs != as) return false;
   if (a == b && !b_transposed) return true;
-  const auto* x = reinterpret_cast<const float*>(a->data().data());
-  const auto* y = reinterpret_cast<const float*>(b->data().data());
+  const size_t e = ir::dtype_size(a->dtype());
+  const uint8_t* x = a->data().data();
+  const uint8_t* y = b->data().data();
   uint64_t state = 0x9E3779B97F4A7C15ull;
   bool same = true;
   for (int s = 0; s < 4096 && same; ++s) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     const int64_t i = static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(rows));
     const int64_t k = static_cast<int64_t>((state >> 13) % static_cast<uint64_t>(cols));
-    const float* other = b_transposed ? &y[k * rows + i] : &y[i * cols + k];
-    same = std::memcmp(&x[i * cols + k], other, sizeof(float)) == 0;
+    const uint8_t* mine = x + static_cast<size_t>(i * cols + k) * e;
+    const uint8_t* other = y + static_cast<size_t>(b_transposed ? k * rows + i : i * cols + k) * e;
+    same = std::memcmp(mine, other, e) == 0;
     // A fault maps the pages around what it reads (a 2 MiB folio on recent kernels): let them go
     // at once, or 4096 samples would map both tables whole.
-    drop_around(a, &x[i * cols + k]);
+    drop_around(a, mine);
     drop_around(b, other);
   }
   return same;
@@ -167,13 +174,15 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       const Job& j = jobs[order[i]];
-      const float* w = j.weight->data().as<float>().data();
-      const size_t bytes = static_cast<size_t>(j.rows * j.cols) * sizeof(float);
+      const bool half = j.weight->dtype() == ir::DType::Float16;
+      const uint8_t* w = j.weight->data().data();
+      const size_t bytes = static_cast<size_t>(j.rows * j.cols) * ir::dtype_size(j.weight->dtype());
       // A large weight in the model's mapped file is read and let go of as the quantizer goes;
       // a smaller one is mapped in one call first (fewer faults).
       const bool stream = j.weight->data().file_backed() && bytes >= kStreamedWeightBytes;
       if (!stream) quant::populate_pages(w, bytes);
-      quant::RowReader rows(w, j.rows, j.cols, j.transposed, stream);
+      quant::RowReader rows = half ? quant::RowReader(reinterpret_cast<const uint16_t*>(w), j.rows, j.cols, j.transposed, stream)
+                                   : quant::RowReader(reinterpret_cast<const float*>(w), j.rows, j.cols, j.transposed, stream);
       if (j.kind == JobKind::Q8Linear) {
         out[order[i]].q8 = quant::quantize_int8_per_channel(rows, j.rows, j.cols);
       } else if (j.padded_cols > j.cols) {  // zero columns up to the group size (a copy of this layer)
@@ -184,7 +193,7 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
       } else {
         out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group);
       }
-      quant::release_pages(w, static_cast<size_t>(j.rows * j.cols) * sizeof(float), j.weight->data().file_backed());
+      quant::release_pages(w, bytes, j.weight->data().file_backed());
       if (!j.keep_packed) {  // made again when written (quant::packed_int4_rows)
         out[order[i]].q4.packed = {};
         out[order[i]].q4.packed.shrink_to_fit();
@@ -213,7 +222,7 @@ ir::Value* add_constant(ir::Graph& g, const std::string& name, ir::DType dtype, 
 
 class Rewriter {
  public:
-  Rewriter(ir::Graph& g, bool fp16) : g_(g), scale_bytes_(fp16 ? 2 : 4) {}
+  Rewriter(ir::Graph& g, bool fp16) : g_(g), force_fp16_(fp16) {}
 
   void apply(const Job& j, Output& o, QuantLayerReport& rep) {
     ir::Node* n = j.node;
@@ -221,11 +230,11 @@ class Rewriter {
     const int64_t N = j.rows, K = j.cols;
     if (j.kind == JobKind::Q8Linear) {
       rep.sqnr_db = quant::sqnr_db(o.q8.signal, o.q8.noise);
-      rep.bytes_after = o.q8.q.size() + o.q8.scales.size() * scale_bytes_;
+      rep.bytes_after = o.q8.q.size() + o.q8.scales.size() * scale_bytes(activation_dtype(n));
       std::vector<uint8_t> q(o.q8.q.size());
       std::memcpy(q.data(), o.q8.q.data(), q.size());
       ir::Value* w = add_constant(g_, base + "_q8", ir::DType::Int8, {N, K}, std::move(q));
-      ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {N}, std::move(o.q8.scales));
+      ir::Value* s = scale_constant(base + "_scales", activation_dtype(n), {N}, o.q8.scales);
       ir::Value* bias = n->input(2);
       if (!bias) return morph(n, "aten._weight_int8pack_mm.default", {n->input(0), w, s}, {});
       ir::Node* mm = g_.add_node(ir::kVulkanDomain, "aten._weight_int8pack_mm.default", {n->input(0), w, s},
@@ -239,10 +248,10 @@ class Rewriter {
     ir::Value* w = g_.add_constant(
         g_.unique_name(base + "_q4"), ir::TensorType{ir::DType::UInt8, ir::Shape::of({N, packed_cols})},
         j.keep_packed ? ir::TensorData::owned(std::move(q.packed))
-                      : quant::packed_int4_rows(j.weight->data(), j.transposed, N, K, padded, j.group));
+                      : quant::packed_int4_rows(j.weight->data(), j.weight->dtype() == ir::DType::Float16, j.transposed, N, K, padded, j.group));
     if (j.kind == JobKind::Q4Embedding) {
-      rep.bytes_after = w->data().size() + q.scales.size() * scale_bytes_;
-      ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {N, groups}, std::move(q.scales));
+      rep.bytes_after = w->data().size() + q.scales.size() * scale_bytes(j.weight->dtype());
+      ir::Value* s = scale_constant(base + "_scales", j.weight->dtype(), {N, groups}, q.scales);
       return morph(n, "et_vk.embedding_q4gsw.default", {w, s, n->input(1)},
                    {{"group_size", j.group}, {"is_linear_weight", true}});
     }
@@ -250,8 +259,9 @@ class Rewriter {
     auto scales = quant::transpose_padded_bytes<float>(q.scales, N, groups, 4);
     q.scales = {};
     const int64_t n4 = static_cast<int64_t>(scales.size() / sizeof(float)) / groups;
-    rep.bytes_after = w->data().size() + static_cast<size_t>(groups * n4) * scale_bytes_;
-    ir::Value* s = add_constant(g_, base + "_scales", ir::DType::Float32, {groups, n4}, std::move(scales));
+    rep.bytes_after = w->data().size() + static_cast<size_t>(groups * n4) * scale_bytes(activation_dtype(n));
+    ir::Value* s = scale_constant(base + "_scales", activation_dtype(n), {groups, n4},
+                                  {reinterpret_cast<const float*>(scales.data()), scales.size() / sizeof(float)});
     const ir::AttributeMap gs = {{"group_size", j.group}};
     if (j.padded_cols > K) n->set_input(0, padded_activation(n->input(0), j.padded_cols, n));
     if (j.kind == JobKind::Q4Linear) return morph(n, "et_vk.linear_q4gsw.default", {n->input(0), w, s, n->input(2)}, gs);
@@ -285,6 +295,19 @@ class Rewriter {
     return pad = p->output(0);
   }
 
+  // Scales are in the dtype of the values they scale: fp16 for an fp16 model, as --force-fp16
+  // makes f32 ones at serialization.
+  static ir::DType activation_dtype(const ir::Node* n) {
+    return n->input(0)->dtype() == ir::DType::Float16 ? ir::DType::Float16 : ir::DType::Float32;
+  }
+  size_t scale_bytes(ir::DType dt) const { return force_fp16_ || dt == ir::DType::Float16 ? 2 : 4; }
+  ir::Value* scale_constant(const std::string& name, ir::DType dt, std::vector<int64_t> shape, std::span<const float> v) {
+    if (dt != ir::DType::Float16) return add_constant(g_, name, ir::DType::Float32, std::move(shape), std::vector<float>(v.begin(), v.end()));
+    std::vector<uint16_t> h(v.size());
+    ir::floats_to_halves_saturated(v.data(), h.data(), v.size());
+    return add_constant(g_, name, ir::DType::Float16, std::move(shape), std::move(h));
+  }
+
   // One choose_qparams_affine per activation: linears reading the same input (q, k, v) share it.
   std::pair<ir::Value*, ir::Value*> activation_qparams(ir::Node* n) {
     ir::Value* x = n->input(0);
@@ -294,7 +317,7 @@ class Rewriter {
     block.back() = xs.back();
     xs.pop_back();
     ir::Node* c = g_.add_node(ir::kVulkanDomain, "torchao.choose_qparams_affine.default", {x},
-                              {{ir::DType::Float32, ir::Shape::of(xs)}, {ir::DType::Int8, ir::Shape::of(xs)}},
+                              {{activation_dtype(n), ir::Shape::of(xs)}, {ir::DType::Int8, ir::Shape::of(xs)}},
                               g_.unique_name(x->name() + "_qparams"), n);
     c->attrs() = {{"mapping_type", std::string("ASYMMETRIC")},
                   {"block_size", block},
@@ -305,7 +328,7 @@ class Rewriter {
   }
 
   ir::Graph& g_;
-  size_t scale_bytes_;
+  bool force_fp16_;
   std::map<ir::Value*, std::pair<ir::Value*, ir::Value*>> qparams_;
   std::map<std::pair<ir::Value*, int64_t>, ir::Value*> pads_;
 };
@@ -327,7 +350,7 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
       if (n->is(ir::kVulkanDomain, "aten.linear.default")) {
         bool t = false;
         const ir::Value* w = weight_constant(n->input(1), t);
-        if (is_f32_matrix(w)) linear_weights.emplace_back(w, t);
+        if (is_float_matrix(w)) linear_weights.emplace_back(w, t);
       }
   for (ir::Node* n : g.nodes()) {
     const bool linear = n->is(ir::kVulkanDomain, "aten.linear.default") && r.scheme != QuantScheme::None;
@@ -341,8 +364,8 @@ void quantize_weights(ir::Graph& g, PassContext& ctx) {
     rep.weight = w ? w->name() : "";
     rep.kind = linear ? "linear" : "embedding";
     std::optional<std::string> why;
-    if (!is_f32_matrix(w)) {
-      why = "weight is not a constant fp32 matrix";
+    if (!is_float_matrix(w)) {
+      why = "weight is not a constant fp32 or fp16 matrix";
     } else {
       rep.rows = w->shape().sizes()[transposed ? 1 : 0];
       rep.cols = w->shape().sizes()[transposed ? 0 : 1];

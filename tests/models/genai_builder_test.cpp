@@ -133,6 +133,64 @@ TEST(GenaiBuilder, StepGraphsMatchOnnxruntimeAtPastsWithinAndBeyondTheWindows) {
   EXPECT_GE(checked, 60u);
 }
 
+// The builder's fp16 exports quantize as their fp32 twins do (the same random weights, rounded to
+// fp16): every linear the recipe quantizes in the fp32 export is quantized in the fp16 one (its fp16
+// weights widened exactly; scales in fp16, as the activations), and the quantized step's logits are
+// as close to the unquantized export's as the fp32 twin's are to its own and much closer to the
+// quantized twin's, on every backend.
+TEST(GenaiBuilder, Fp16ExportsQuantizeAsTheirFp32Twins) {
+  const nlohmann::json g = greedy();
+  for (const std::string arch : {"llama", "qwen2"}) {
+    const std::vector<int64_t> prompt = ints(g.at(arch).at("prompt"));
+    // One step's logits of `folder` compiled under `recipe` ("" for none), on backend `b`.
+    auto logits = [&](const std::string& folder, const std::string& recipe, const std::string& b, size_t* quantized) {
+      CompileOptions o;
+      o.max_seq_len = 64;
+      o.dim_ranges = {{"sequence_length", {1, 4}}};
+      if (!recipe.empty()) o.quantization_recipe = recipe;
+      o.quantize_min_elements = 0;
+      const CompileResult r = compile(kGenai / folder / "model.onnx", o);
+      std::vector<double> out;
+      EXPECT_TRUE(r.ok) << diags(r.diagnostics);
+      if (!r.ok) return out;
+      if (quantized)
+        for (size_t at = 0; (at = r.quant_report.find("\"quantized\": true", at)) != std::string::npos; ++at) ++*quantized;
+      RunOptions ro;
+      ro.backend = b;
+      Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+      EXPECT_TRUE(s.ok()) << diags(s.diagnostics());
+      if (!s.ok()) return out;
+      const RunResult y = s.run({Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{prompt.at(0)}),
+                                 Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{0})});
+      EXPECT_TRUE(y.ok) << b << ": " << diags(y.diagnostics);
+      if (!y.ok) return out;
+      for (int64_t i = 0; i < y.outputs.at(0).numel(); ++i) out.push_back(y.outputs.at(0).get_f(i));
+      return out;
+    };
+    auto worst = [](const std::vector<double>& a, const std::vector<double>& b) {
+      double w = 0;
+      for (size_t i = 0; i < a.size() && i < b.size(); ++i) w = std::max(w, std::abs(a[i] - b[i]));
+      return a.size() == b.size() && !a.empty() ? w : 1e30;
+    };
+    for (const std::string& b : backends()) {
+      const std::vector<double> f32 = logits(arch + "_fp32", "", b, nullptr), f16 = logits(arch + "_fp16", "", b, nullptr);
+      for (const std::string recipe : {"8da4w:32", "int4-weight-only:32"}) {
+        SCOPED_TRACE(arch + " " + recipe + " on " + b);
+        size_t n32 = 0, n16 = 0;
+        const std::vector<double> q32 = logits(arch + "_fp32", recipe, b, &n32), q16 = logits(arch + "_fp16", recipe, b, &n16);
+        const double e32 = worst(q32, f32), e16 = worst(q16, f16);
+        EXPECT_GT(n32, 0u);
+        EXPECT_EQ(n16, n32);
+        EXPECT_GT(e32, 0.0);  // 4-bit weights change the logits
+        EXPECT_LE(e16, 1.5 * e32) << "fp16 export's 4-bit error " << e16 << ", fp32 twin's " << e32;
+        // and the two quantized programs are twins: far closer to each other than to their floats
+        // (measured: 0.09-0.12 apart, 0.37-0.46 from the unquantized logits)
+        EXPECT_LE(worst(q16, q32), 0.5 * e32);
+      }
+    }
+  }
+}
+
 TEST(GenaiBuilder, AHandGivenDimThatContradictsTheGraphIsOneErrorNamingTheNode) {
   CompileOptions o;
   o.max_seq_len = 64;

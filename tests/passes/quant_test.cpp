@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "quant/int_quant.h"
+#include "vkc/ir/half.h"
 #include "vkc/passes/quantize.h"
 
 namespace vkc::passes {
@@ -230,13 +231,36 @@ TEST(Int4Grouped, DerivedPackedRowsAreTheQuantizersBytes) {
       return ir::TensorData::owned(std::move(b));
     };
     for (const bool transposed : {false, true}) {
-      const ir::TensorData packed = packed_int4_rows(bytes(transposed ? wt : w), transposed, n, k, padded, group);
+      const ir::TensorData packed = packed_int4_rows(bytes(transposed ? wt : w), false, transposed, n, k, padded, group);
       ASSERT_TRUE(packed.is_derived());
       ASSERT_EQ(packed.size(), want.size());
       std::vector<uint8_t> got(packed.size());
       for (size_t at = 0; at < got.size(); at += 1000)
         packed.read(at, {got.data() + at, std::min<size_t>(1000, got.size() - at)});
       EXPECT_EQ(got, want) << n << "x" << k << (transposed ? " transposed" : "");
+    }
+    // An fp16 weight: the quantizer's bytes for its values widened to f32.
+    std::vector<uint16_t> h(w.size()), ht(w.size());
+    std::vector<float> wide(static_cast<size_t>(n * padded), 0.0f);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < k; ++c) {
+        const uint16_t x = ir::float_to_half(w[static_cast<size_t>(r * k + c)]);
+        h[static_cast<size_t>(r * k + c)] = ht[static_cast<size_t>(c * n + r)] = x;
+        wide[static_cast<size_t>(r * padded + c)] = ir::half_to_float(x);
+      }
+    const std::vector<uint8_t> want_half = quantize_int4_grouped(wide.data(), n, padded, group).packed;
+    for (const bool transposed : {false, true}) {
+      const std::vector<uint16_t>& src = transposed ? ht : h;
+      std::vector<uint8_t> raw(src.size() * 2);
+      std::memcpy(raw.data(), src.data(), raw.size());
+      const ir::TensorData packed = packed_int4_rows(ir::TensorData::owned(raw), true, transposed, n, k, padded, group);
+      std::vector<uint8_t> got(packed.size());
+      packed.read(0, got);
+      EXPECT_EQ(got, want_half) << n << "x" << k << " fp16" << (transposed ? " transposed" : "");
+      // and what run_jobs computes from the fp16 source directly
+      if (padded == k) {
+        EXPECT_EQ(quantize_int4_grouped(RowReader(src.data(), n, k, transposed), n, k, group).packed, want_half);
+      }
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "int_quant.h"
 
+#include "vkc/ir/half.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -40,25 +42,34 @@ int8_t int4_quantize(float x, float scale) {
   return static_cast<int8_t>(std::clamp(round_even(x * inv), -8.0f, 7.0f));
 }
 
+const float* RowReader::range(int64_t first, int64_t count) {
+  if (w_) return w_ + first;
+  range_.resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) range_[static_cast<size_t>(i)] = ir::half_to_float(h_[first + i]);
+  return range_.data();
+}
+
 const float* RowReader::row(int64_t n) {
-  if (!transposed_) return w_ + n * cols_;
+  if (!transposed_) return range(n * cols_, cols_);
   if (block_start_ < 0 || n < block_start_ || n >= block_start_ + kBlock) {
     block_start_ = n - n % kBlock;
     const int64_t count = std::min(kBlock, rows_ - block_start_);
     block_.resize(static_cast<size_t>(kBlock * cols_));
     for (int64_t k = 0; k < cols_; ++k) {
-      const float* src = w_ + k * rows_ + block_start_;  // count consecutive floats of source row k
+      const float* src = range(k * rows_ + block_start_, count);  // count consecutive values of source row k
       for (int64_t j = 0; j < count; ++j) block_[j * cols_ + k] = src[j];
     }
   }
   return block_.data() + (n - block_start_) * cols_;
 }
 
-void RowReader::used_up_to(int64_t floats) {
+void RowReader::used_up_to(int64_t elements) {
   constexpr int64_t kStep = int64_t{4} << 20;  // bytes let go of at a time
-  if (!file_backed_ || (floats - released_) * int64_t{sizeof(float)} < kStep) return;
-  release_pages(w_ + released_, static_cast<size_t>(floats - released_) * sizeof(float), true);
-  released_ = floats;
+  const int64_t size = w_ ? int64_t{sizeof(float)} : int64_t{sizeof(uint16_t)};
+  if (!file_backed_ || (elements - released_) * size < kStep) return;
+  const auto* base = w_ ? static_cast<const void*>(w_ + released_) : static_cast<const void*>(h_ + released_);
+  release_pages(base, static_cast<size_t>((elements - released_) * size), true);
+  released_ = elements;
 }
 
 namespace {
@@ -100,7 +111,6 @@ inline void transpose8x8(const uint8_t* src, int64_t src_stride, uint8_t* dst, i
 // is quantized across them at once (vectorizable over n), two K-positions per packed byte.
 VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(RowReader& source, int64_t rows, int64_t cols,
                                                              int64_t group) {
-  const float* src = source.data();
   Int4Grouped r = empty_int4_grouped(rows, cols, group);
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
@@ -119,7 +129,7 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(RowReader& source, i
   const int64_t stride = (rows + 63) / 64 * 64 + 64 * ((((rows + 63) / 64) % 2) ? 2 : 1);
   std::vector<uint8_t> tile_bytes(tiled ? static_cast<size_t>(stride * half * tile_groups) : 0);
   for (int64_t g = 0; g < groups; ++g) {
-    const float* tile = src + g * group * rows;  // source rows k = g * group .. + group, each `rows` long
+    const float* tile = source.range(g * group * rows, group * rows);  // source rows k = g * group .. + group
     std::fill(amax.begin(), amax.end(), 0.0f);
     for (int64_t i = 0; i < group; ++i) {
       const float* x = tile + i * rows;
@@ -229,18 +239,31 @@ Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols,
   return r;
 }
 
-ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool transposed, int64_t rows, int64_t cols,
+ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool half, bool transposed, int64_t rows, int64_t cols,
                                 int64_t padded_cols, int64_t group) {
   const int64_t row_bytes = pad8(padded_cols) / 2;
+  const size_t element = half ? sizeof(uint16_t) : sizeof(float);
   // Rows per block: a transposed weight's block is its source's [cols, m] columns, read K row by
-  // K row (m floats each) and quantized by the columns path, as run_jobs does; about 8 MiB of floats.
+  // K row (m values each) and quantized by the columns path, as run_jobs does; about 8 MiB of floats.
   const int64_t block_rows = std::clamp<int64_t>((int64_t{2} << 20) / std::max<int64_t>(cols, 1) / 8 * 8, 64, 1024);
   constexpr uint64_t kRowReleaseBytes = uint64_t{64} << 20;
   return ir::TensorData::derived(
       static_cast<size_t>(rows * row_bytes), static_cast<size_t>(row_bytes),
       [=](uint64_t first, uint64_t n, uint8_t* out) {
         const int64_t n0 = static_cast<int64_t>(first) / row_bytes, count = static_cast<int64_t>(n) / row_bytes;
-        const float* w = reinterpret_cast<const float*>(weight.data());
+        const uint8_t* w = weight.data();
+        // Source elements [at, at + k) as floats into `dst`.
+        auto load = [&](int64_t at, int64_t k, float* dst) {
+          if (!half) {
+            std::memcpy(dst, w + at * sizeof(float), static_cast<size_t>(k) * sizeof(float));
+            return;
+          }
+          for (int64_t i = 0; i < k; ++i) {
+            uint16_t h;
+            std::memcpy(&h, w + (at + i) * sizeof(uint16_t), sizeof h);
+            dst[i] = ir::half_to_float(h);
+          }
+        };
         const bool by_rows = weight.file_backed() && weight.size() >= kRowReleaseBytes;
         std::vector<float> block;
         for (int64_t b = 0; b < count; b += block_rows) {
@@ -250,10 +273,10 @@ ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool transposed, i
             // Source [cols, rows]: columns row0 .. row0 + m of every K row, as [cols, m].
             block.resize(static_cast<size_t>(cols * m));
             for (int64_t k = 0; k < cols; ++k) {
-              std::memcpy(block.data() + k * m, w + k * rows + row0, static_cast<size_t>(m) * sizeof(float));
+              load(k * rows + row0, m, block.data() + k * m);
               if (by_rows && (k % 64 == 63 || k == cols - 1)) {
                 const int64_t k0 = k - k % 64;
-                weight.release(static_cast<uint64_t>(k0 * rows) * sizeof(float), static_cast<uint64_t>((k - k0 + 1) * rows) * sizeof(float));
+                weight.release(static_cast<uint64_t>(k0 * rows) * element, static_cast<uint64_t>((k - k0 + 1) * rows) * element);
               }
             }
             if (padded_cols == cols) {
@@ -266,16 +289,10 @@ ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool transposed, i
               q = quantize_int4_grouped(padded.data(), m, padded_cols, group);
             }
           } else {
-            const float* rows_at = w + row0 * cols;
-            if (padded_cols == cols) {
-              q = quantize_int4_grouped(rows_at, m, cols, group);
-            } else {
-              block.assign(static_cast<size_t>(m * padded_cols), 0.0f);
-              for (int64_t r = 0; r < m; ++r)
-                std::memcpy(block.data() + r * padded_cols, rows_at + r * cols, static_cast<size_t>(cols) * sizeof(float));
-              q = quantize_int4_grouped(block.data(), m, padded_cols, group);
-            }
-            weight.release(static_cast<uint64_t>(row0 * cols) * sizeof(float), static_cast<uint64_t>(m * cols) * sizeof(float));
+            block.assign(static_cast<size_t>(m * padded_cols), 0.0f);
+            for (int64_t r = 0; r < m; ++r) load((row0 + r) * cols, cols, block.data() + r * padded_cols);
+            q = quantize_int4_grouped(block.data(), m, padded_cols, group);
+            weight.release(static_cast<uint64_t>(row0 * cols) * element, static_cast<uint64_t>(m * cols) * element);
           }
           std::memcpy(out + b * row_bytes, q.packed.data(), q.packed.size());
         }

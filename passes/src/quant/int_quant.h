@@ -36,28 +36,33 @@ struct Int8PerChannel {
   double signal = 0, noise = 0;
 };
 
-/// The rows of a [rows, cols] f32 matrix, stored as is or transposed (as [cols, rows], e.g. a
-/// MatMul's [K, N] weight read as the linear's [N, K]). Transposed rows are gathered kBlock at a
-/// time into a small buffer (kBlock * cols floats), reading whole cache lines of the source.
+/// The rows of a [rows, cols] f32 or f16 matrix, stored as is or transposed (as [cols, rows], e.g.
+/// a MatMul's [K, N] weight read as the linear's [N, K]). Transposed rows are gathered kBlock at a
+/// time into a small buffer (kBlock * cols floats), reading whole cache lines of the source; f16
+/// values are widened to f32 (exactly) as they are read.
 class RowReader {
  public:
   static constexpr int64_t kBlock = 8;
-  /// `file_backed`: `w` lies in a read-only file mapping, whose pages the quantizers let go of as
-  /// they use them up (used_up_to), so a large weight is never resident as a whole.
+  /// `file_backed`: the source lies in a read-only file mapping, whose pages the quantizers let go
+  /// of as they use them up (used_up_to), so a large weight is never resident as a whole.
   RowReader(const float* w, int64_t rows, int64_t cols, bool transposed, bool file_backed = false)
       : w_(w), rows_(rows), cols_(cols), transposed_(transposed), file_backed_(file_backed) {}
+  RowReader(const uint16_t* half, int64_t rows, int64_t cols, bool transposed, bool file_backed = false)
+      : h_(half), rows_(rows), cols_(cols), transposed_(transposed), file_backed_(file_backed) {}
   /// Row n (call with n increasing for transposed sources).
   const float* row(int64_t n);
   bool transposed() const { return transposed_; }
-  const float* data() const { return w_; }
-  /// The source's first `floats` floats (in memory order) will not be read again.
-  void used_up_to(int64_t floats);
+  /// Source elements [first, first + count) in memory order, as floats (valid until the next call).
+  const float* range(int64_t first, int64_t count);
+  /// The source's first `elements` elements (in memory order) will not be read again.
+  void used_up_to(int64_t elements);
 
  private:
-  const float* w_;
+  const float* w_ = nullptr;
+  const uint16_t* h_ = nullptr;
   int64_t rows_, cols_;
   bool transposed_, file_backed_;
-  std::vector<float> block_;
+  std::vector<float> block_, range_;
   int64_t block_start_ = -1;
   int64_t released_ = 0;
 };
@@ -75,9 +80,9 @@ inline Int8PerChannel quantize_int8_per_channel(const float* w, int64_t rows, in
 
 /// The packed int4 weight of a linear or embedding (quantize_int4_grouped's `packed`) as derived
 /// data: rows are quantized again when the program is hashed and written, a block at a time, so the
-/// packed bytes of a model are never held. `weight` holds [rows, cols] floats ([cols, rows] when
-/// `transposed`); a row is quantized with zero columns up to `padded_cols` (>= cols).
-ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool transposed, int64_t rows, int64_t cols,
+/// packed bytes of a model are never held. `weight` holds [rows, cols] f32 (f16 when `half`) values
+/// ([cols, rows] when `transposed`); a row is quantized with zero columns up to `padded_cols`.
+ir::TensorData packed_int4_rows(const ir::TensorData& weight, bool half, bool transposed, int64_t rows, int64_t cols,
                                 int64_t padded_cols, int64_t group);
 
 /// The scale of a group with largest magnitude `amax` and its quantized value of `x`.
