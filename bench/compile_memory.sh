@@ -6,9 +6,12 @@
 #
 #   bench/compile_memory.sh [--shape NAME] [--dir DIR] [--vkc PATH] [--max-seq-len N]
 #
-# NAME: tinyllama_1.1b (default), qwen3_0.6b, llama3.2_1b, phi4_mini. DIR as bench/llm_recipes.sh
+# NAME: tinyllama_1.1b (default), qwen3_0.6b, llama3.2_1b, phi4_mini; or llama3_8b_fp16, an 8B-class
+# Llama-3-sized stack (dim 4096, MLP 14336, 32 layers, vocabulary 128256) of fp16 weights written by
+# bench/gen_llama_onnx.py --fp16 (16 GiB; a static 8-token graph, no cache). DIR as bench/llm_recipes.sh
 # (the same weights are reused). Goals printed per row: peak RSS <= 1 GiB for every recipe; wall <=
-# 1.2x the copy for the fp32 program (the same bytes as the copy) and <= 1.0x for fp16 (half of them).
+# 1.2x the copy for a program of the data's own dtype (the same bytes as the copy) and <= 1.0x for
+# fp16 of fp32 data (half of them).
 # Needs GNU time, python3 with onnx and numpy (Debian: PYENV_VERSION=system).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,9 +30,16 @@ done
 m=$dir/$shape/model.onnx
 if [[ ! -f $m || ! -f $m.data ]]; then
   mkdir -p "$dir/$shape"
-  xz -dc "bench/llm_shapes/$shape.onnx.xz" > "$m"
-  env PYENV_VERSION=system python3 bench/fill_external_data.py "$m" >&2
+  if [[ $shape == llama3_8b_fp16 ]]; then
+    env PYENV_VERSION=system python3 bench/gen_llama_onnx.py --out "$m" --dim 4096 --hidden 14336 --layers 32 \
+      --vocab 128256 --matmul --fp16 >&2
+  else
+    xz -dc "bench/llm_shapes/$shape.onnx.xz" > "$m"
+    env PYENV_VERSION=system python3 bench/fill_external_data.py "$m" >&2
+  fi
 fi
+step=(--max-seq-len "$max_seq")
+[[ $shape == llama3_8b_fp16 ]] && step=()  # a static graph: no cache to keep
 out=$dir/out
 mkdir -p "$out"
 cat "$m.data" > /dev/null  # warm the page cache
@@ -39,13 +49,13 @@ t0=$(secs); cp "$m.data" "$out/copy.data"; sync; t1=$(secs)
 cp_s=$(echo "$t1 - $t0" | bc -l)
 rm -f "$out/copy.data"; sync
 data_mib=$(echo "$(stat -c %s "$m.data") / 1048576" | bc -l)
-printf '%s: %.0f MiB of fp32 external data; cp + sync %.2f s; %s cores\n' "$shape" "$data_mib" "$cp_s" "$(nproc)"
+printf '%s: %.0f MiB of external data; cp + sync %.2f s; %s cores\n' "$shape" "$data_mib" "$cp_s" "$(nproc)"
 printf '%-34s %8s %8s %10s %10s  %s\n' compile wall_s x_cp peak_MiB out_MiB goals
 run() {  # LABEL WALL_GOAL(ratio or -) ARGS...
   local label=$1 goal=$2; shift 2
   rm -f "$out"/p.pte "$out"/p.ptd; sync
   local a b; a=$(secs)
-  /usr/bin/time -f '%M' -o "$out/time" "$vkc" compile "$m" -o "$out/p.pte" --max-seq-len "$max_seq" --no-progress "$@" \
+  /usr/bin/time -f '%M' -o "$out/time" "$vkc" compile "$m" -o "$out/p.pte" "${step[@]}" --no-progress "$@" \
     > /dev/null 2> "$out/stderr" || { echo "$label: $(tail -1 "$out/stderr")"; return; }
   sync; b=$(secs)
   local wall rss size ratio verdict
@@ -55,8 +65,14 @@ run() {  # LABEL WALL_GOAL(ratio or -) ARGS...
   [[ $goal != - ]] && verdict+=", wall $(awk -v x="$ratio" -v g="$goal" 'BEGIN { print (x <= g) ? "ok" : "OVER " g "x cp" }')"
   printf '%-34s %8.2f %8.2f %10.0f %10.0f  %s\n' "$label" "$wall" "$ratio" "$rss" "$size" "$verdict"
 }
-run "fp32" 1.2
-run "fp32 --external-weights (.ptd)" 1.2 --external-weights
-run "--force-fp16" 1.0 --force-fp16
-run "--quantize 8da4w-fp16-embedding" - --quantize 8da4w-fp16-embedding
+if [[ $shape == llama3_8b_fp16 ]]; then
+  run "fp16 (the data's dtype)" 1.2
+  run "fp16 --external-weights (.ptd)" 1.2 --external-weights
+  run "--quantize 8da4w-embedding" - --quantize 8da4w-embedding
+else
+  run "fp32" 1.2
+  run "fp32 --external-weights (.ptd)" 1.2 --external-weights
+  run "--force-fp16" 1.0 --force-fp16
+  run "--quantize 8da4w-fp16-embedding" - --quantize 8da4w-fp16-embedding
+fi
 rm -f "$out"/p.pte "$out"/p.ptd "$out/time" "$out/stderr"

@@ -11,6 +11,9 @@ Linear layers are Gemm(transB=1) with [N, K] weights as exporters write them for
 --matmul they are MatMul with [K, N] weights instead. Weights are Gaussian (std 0.02); for speed,
 slices of one random pool (generated once) rather than fresh draws per tensor.
 
+With --fp16 the weights, activations and logits are fp16 (an fp16 export; bench/compile_memory.sh
+uses it for its 8B-class shape).
+
 Needs python3-onnx and numpy (Debian: PYENV_VERSION=system python3).
 """
 import argparse
@@ -32,10 +35,12 @@ def main():
     ap.add_argument("--matmul", action="store_true", help="MatMul with [K, N] weights instead of Gemm transB=1")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--attention", action="store_true", help="real attention (RoPE, causal SDPA) instead of a mix")
+    ap.add_argument("--fp16", action="store_true", help="fp16 weights, activations and logits (an fp16 export)")
     a = ap.parse_args()
+    ftype, npf = (TensorProto.FLOAT16, np.float16) if a.fp16 else (TensorProto.FLOAT, np.float32)
 
     rng = np.random.default_rng(a.seed)
-    pool = (rng.standard_normal(1 << 24, dtype=np.float32) * 0.02).astype(np.float32)
+    pool = (rng.standard_normal(1 << 24, dtype=np.float32) * 0.02).astype(npf)
     data_name = os.path.basename(a.out) + ".data"
     data = open(os.path.join(os.path.dirname(os.path.abspath(a.out)), data_name), "wb")
     inits, nodes = [], []
@@ -47,7 +52,7 @@ def main():
         params += n
         offset = data.tell()
         if ones:
-            data.write(np.ones(n, np.float32).tobytes())
+            data.write(np.ones(n, npf).tobytes())
         else:
             left, start = n, int(rng.integers(0, pool.size))
             while left:
@@ -55,9 +60,9 @@ def main():
                 data.write(pool[start:start + take].tobytes())
                 left -= take
                 start = 0
-        t = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=shape)
+        t = TensorProto(name=name, data_type=ftype, dims=shape)
         t.data_location = TensorProto.EXTERNAL
-        for k, v in (("location", data_name), ("offset", str(offset)), ("length", str(n * 4))):
+        for k, v in (("location", data_name), ("offset", str(offset)), ("length", str(n * pool.itemsize))):
             e = t.external_data.add()
             e.key, e.value = k, v
         inits.append(t)
@@ -72,7 +77,7 @@ def main():
             return node("MatMul", [x, weight(name + ".weight", [k, n])], name)
         return node("Gemm", [x, weight(name + ".weight", [n, k])], name, transB=1)
 
-    eps = helper.make_tensor("eps", TensorProto.FLOAT, [], [1e-5])
+    eps = helper.make_tensor("eps", ftype, [], [1e-5])
     inits.append(eps)
 
     def rms_norm(x, name):
@@ -86,6 +91,8 @@ def main():
         return name
 
     heads, hd = a.dim // 64, 64
+    if a.attention and a.fp16:
+        raise SystemExit("gen_llama_onnx: --attention is fp32 only")
     if a.attention:
         inv = 10000.0 ** (-np.arange(0, hd, 2, dtype=np.float64) / hd)
         ang = np.arange(a.seq)[:, None] * inv[None, :]
@@ -145,7 +152,7 @@ def main():
     data.close()
 
     graph = helper.make_graph(nodes, "llama_style", [helper.make_tensor_value_info("ids", TensorProto.INT64, [a.seq])],
-                              [helper.make_tensor_value_info(logits, TensorProto.FLOAT, [a.seq, a.vocab])], inits)
+                              [helper.make_tensor_value_info(logits, ftype, [a.seq, a.vocab])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="vkc-bench")
     model.ir_version = 8
     onnx.save(model, a.out)

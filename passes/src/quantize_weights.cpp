@@ -147,17 +147,21 @@ std::optional<std::string> linear_misfit(const QuantRecipe& r, const ir::Node& n
 
 constexpr size_t kStreamedWeightBytes = size_t{64} << 20;
 
-// Packed int4 bytes are kept in memory up to `budget`, the smallest layers first; the layers
-// beyond become derived constants, quantized again (a block of rows at a time) when hashed and
+// Quantized bytes are kept in memory up to `budget`: every layer's scales and sums, then packed
+// int4 weights, the smallest layers first; the layers beyond become derived constants, quantized again (a block of rows at a time) when hashed and
 // written: a model of any size compiles in bounded memory, and one whose packed weights fit (up
 // to about 1B parameters at the default) as fast as when all are kept.
 void keep_packed_within_budget(std::vector<Job>& jobs, int64_t budget) {
   std::vector<std::pair<int64_t, size_t>> sizes;  // (packed bytes, job)
-  for (size_t i = 0; i < jobs.size(); ++i)
-    if (jobs[i].kind != JobKind::Q8Linear)
-      sizes.emplace_back(jobs[i].rows * ((std::max(jobs[i].cols, jobs[i].padded_cols) + 7) / 8 * 8 / 2), i);
+  int64_t kept = 0;  // what every layer keeps anyway: its scales and sums (f32 while quantizing)
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job& j = jobs[i];
+    if (j.kind == JobKind::Q8Linear) continue;
+    const int64_t k = std::max(j.cols, j.padded_cols);
+    sizes.emplace_back(j.rows * ((k + 7) / 8 * 8 / 2), i);
+    kept += j.rows * (k / std::max<int64_t>(j.group, 1)) * 8;
+  }
   std::stable_sort(sizes.begin(), sizes.end());
-  int64_t kept = 0;
   for (const auto& [bytes, i] : sizes) {
     jobs[i].keep_packed = kept + bytes <= budget;
     if (jobs[i].keep_packed) kept += bytes;
@@ -189,15 +193,12 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
         std::vector<float> padded(static_cast<size_t>(j.rows * j.padded_cols), 0.f);
         for (int64_t n = 0; n < j.rows; ++n)
           std::memcpy(&padded[static_cast<size_t>(n * j.padded_cols)], rows.row(n), static_cast<size_t>(j.cols) * sizeof(float));
-        out[order[i]].q4 = quant::quantize_int4_grouped(padded.data(), j.rows, j.padded_cols, j.group);
+        out[order[i]].q4 = quant::quantize_int4_grouped(quant::RowReader(padded.data(), j.rows, j.padded_cols, false),
+                                                        j.rows, j.padded_cols, j.group, j.keep_packed);
       } else {
-        out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group);
+        out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group, j.keep_packed);
       }
       quant::release_pages(w, bytes, j.weight->data().file_backed());
-      if (!j.keep_packed) {  // made again when written (quant::packed_int4_rows)
-        out[order[i]].q4.packed = {};
-        out[order[i]].q4.packed.shrink_to_fit();
-      }
     }
   };
   const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, jobs.size()});

@@ -76,15 +76,17 @@ namespace {
 
 // A result of `rows` x `cols` with every packed nibble 8 (q = 0, the padding past K) and room for
 // the scales and group sums.
-Int4Grouped empty_int4_grouped(int64_t rows, int64_t cols, int64_t group) {
+Int4Grouped empty_int4_grouped(int64_t rows, int64_t cols, int64_t group, bool pack) {
   Int4Grouped r;
   r.rows = rows;
   r.cols = cols;
   r.group = group;
   const size_t bytes = static_cast<size_t>(rows * (pad8(cols) / 2));
-  r.packed.reserve(bytes);
-  prefer_huge_pages(r.packed.data(), bytes);  // hundreds of MB are first touched below
-  r.packed.assign(bytes, 0x88);
+  if (pack) {
+    r.packed.reserve(bytes);
+    prefer_huge_pages(r.packed.data(), bytes);  // hundreds of MB are first touched below
+    r.packed.assign(bytes, 0x88);
+  }
   r.scales.resize(static_cast<size_t>(rows * (cols / group)));
   r.group_sums.resize(static_cast<size_t>(rows * (cols / group)));
   return r;
@@ -110,8 +112,8 @@ inline void transpose8x8(const uint8_t* src, int64_t src_stride, uint8_t* dst, i
 // group by group: the group's K-rows of the source are read once, in order, and every output row n
 // is quantized across them at once (vectorizable over n), two K-positions per packed byte.
 VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(RowReader& source, int64_t rows, int64_t cols,
-                                                             int64_t group) {
-  Int4Grouped r = empty_int4_grouped(rows, cols, group);
+                                                             int64_t group, bool pack) {
+  Int4Grouped r = empty_int4_grouped(rows, cols, group, pack);
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
   const size_t n_rows = static_cast<size_t>(rows);
@@ -154,7 +156,7 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(RowReader& source, i
         gs[n] += x[n] * x[n];
         gn[n] += e * e;
       }
-      if ((k & 1) == 0 && k + 1 < cols) continue;
+      if (((k & 1) == 0 && k + 1 < cols) || !pack) continue;
       if (tiled) {  // the group's bytes of every row, written out row by row below
         uint8_t* t = tile_bytes.data() + ((g % tile_groups) * half + i / 2) * stride;
         for (int64_t n = 0; n < rows; ++n)  // (q1 + 8) * 16 + (q0 + 8) in [0, 255], exact in float
@@ -171,7 +173,7 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(RowReader& source, i
         for (int64_t n = 0; n < rows; ++n) out[n * row_bytes] = static_cast<uint8_t>(0x80 | (static_cast<int>(q0[n]) + 8));
       }
     }
-    if (tiled && (g % tile_groups == tile_groups - 1 || g == groups - 1)) {
+    if (pack && tiled && (g % tile_groups == tile_groups - 1 || g == groups - 1)) {
       const int64_t first = g - g % tile_groups, bytes = (g - first + 1) * half;
       uint8_t* base = r.packed.data() + first * half;
       int64_t n = 0;
@@ -197,10 +199,10 @@ VKC_VECTOR_CLONES Int4Grouped quantize_int4_grouped_columns(RowReader& source, i
 
 }  // namespace
 
-Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group) {
+Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group, bool pack) {
   if (group <= 0 || cols % group != 0) throw std::invalid_argument("cols must be a multiple of the group size");
-  if (rows_of.transposed()) return quantize_int4_grouped_columns(rows_of, rows, cols, group);
-  Int4Grouped r = empty_int4_grouped(rows, cols, group);
+  if (rows_of.transposed()) return quantize_int4_grouped_columns(rows_of, rows, cols, group, pack);
+  Int4Grouped r = empty_int4_grouped(rows, cols, group, pack);
   const int64_t groups = cols / group;
   const int64_t row_bytes = pad8(cols) / 2;
   std::vector<float> qrow(static_cast<size_t>(cols));
@@ -228,10 +230,12 @@ Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols,
       r.scales[n * groups + g] = scale;
       r.group_sums[n * groups + g] = static_cast<int32_t>(sum);
     }
-    uint8_t* out = r.packed.data() + n * row_bytes;
-    for (int64_t j = 0; j < cols / 2; ++j)
-      out[j] = static_cast<uint8_t>((static_cast<int>(qrow[2 * j + 1]) + 8) << 4 | (static_cast<int>(qrow[2 * j]) + 8));
-    if (cols % 2) out[cols / 2] = static_cast<uint8_t>(0x80 | (static_cast<int>(qrow[cols - 1]) + 8));
+    if (pack) {
+      uint8_t* out = r.packed.data() + n * row_bytes;
+      for (int64_t j = 0; j < cols / 2; ++j)
+        out[j] = static_cast<uint8_t>((static_cast<int>(qrow[2 * j + 1]) + 8) << 4 | (static_cast<int>(qrow[2 * j]) + 8));
+      if (cols % 2) out[cols / 2] = static_cast<uint8_t>(0x80 | (static_cast<int>(qrow[cols - 1]) + 8));
+    }
     r.signal += signal;
     r.noise += noise;
     if (!rows_of.transposed()) rows_of.used_up_to((n + 1) * cols);

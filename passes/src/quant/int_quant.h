@@ -68,7 +68,9 @@ class RowReader {
 };
 
 /// cols must be a multiple of group.
-Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group);
+/// `pack` false: the scales, group sums and error figures only (`packed` left empty), for a layer
+/// whose packed bytes are made when written (packed_int4_rows).
+Int4Grouped quantize_int4_grouped(RowReader rows_of, int64_t rows, int64_t cols, int64_t group, bool pack = true);
 Int8PerChannel quantize_int8_per_channel(RowReader rows_of, int64_t rows, int64_t cols);
 /// `w` holds rows * cols floats, row-major.
 inline Int4Grouped quantize_int4_grouped(const float* w, int64_t rows, int64_t cols, int64_t group) {

@@ -84,7 +84,7 @@ struct CompileConfig {
   std::vector<std::string> quantize_exclude;
   /// --quantize-min-elements N: smaller linears stay in floating point.
   int64_t quantize_min_elements = passes::kMinQuantizedElements;
-  /// Packed int4 bytes held in memory while compiling (passes::QuantConfig::kept_packed_bytes).
+  /// Quantized bytes held in memory while compiling (passes::QuantConfig::kept_packed_bytes).
   int64_t quantize_kept_packed_bytes = passes::kKeptPackedBytes;
 };
 

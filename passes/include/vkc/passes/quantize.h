@@ -44,16 +44,17 @@ inline constexpr int64_t kMinQuantizedElements = 16384;
 
 /// What the pass does: the recipe and --quantize-exclude globs (matched on node and weight names).
 /// The default of QuantConfig::kept_packed_bytes.
-inline constexpr int64_t kKeptPackedBytes = int64_t{384} << 20;
+inline constexpr int64_t kKeptPackedBytes = int64_t{512} << 20;
 
 struct QuantConfig {
   QuantRecipe recipe;
   std::vector<std::string> exclude;
   /// --quantize-min-elements: linears with fewer weight elements stay in floating point.
   int64_t min_elements = kMinQuantizedElements;
-  /// Packed int4 bytes a compile holds in memory (the smallest layers first); the packed weights of
-  /// the layers beyond are quantized again, a block of rows at a time, when the program is hashed
-  /// and written (the same bytes), so memory stays bounded at any model size.
+  /// Quantized bytes a compile holds in memory: every layer's scales and sums, then packed int4
+  /// weights, the smallest layers first; the packed weights of the layers beyond are quantized
+  /// again, a block of rows at a time, when the program is hashed and written (the same bytes), so
+  /// memory stays bounded at any model size.
   int64_t kept_packed_bytes = kKeptPackedBytes;
 };
 
