@@ -4,6 +4,8 @@
 #include "vkc_common.glslh"
 #if defined(SPLIT_k)
 #define VKC_SPLIT_K
+#elif defined(SPLIT_gemv)
+#define VKC_GEMV
 #endif
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -18,7 +20,9 @@ layout(set = 0, binding = 5, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_x
 layout(set = 0, binding = 6, rgba32i) uniform restrict readonly iimage3D t_xz;
 #endif
 
+#if !defined(VKC_GEMV)
 float weight_at(int n, int k) { return q4_weight(n, k); }
+#endif
 
 // Row m's (scale, zero point): element m of the row-shaped tensors (WHCN sizes rows).
 vec2 row_params(int m) {

@@ -7,6 +7,8 @@
 #include "vkc_common.glslh"
 #if defined(SPLIT_k)
 #define VKC_SPLIT_K
+#elif defined(SPLIT_gemv)
+#define VKC_GEMV
 #endif
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -14,6 +16,7 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 #include "vkc_out_in.glslh"
 #include "vkc_linear_q.glslh"
 
+#if !defined(VKC_GEMV)
 float weight_at(int n, int k) {
 #if defined(WEIGHTS_q8)
   const int q = int(weight_byte(n * p.k + k) << 24) >> 24;  // sign-extend
@@ -22,6 +25,7 @@ float weight_at(int n, int k) {
   return q4_weight(n, k);
 #endif
 }
+#endif
 
 vec2 row_params(int row) { return vec2(0.0); }
 float input_value(float x, vec2 params) { return x; }

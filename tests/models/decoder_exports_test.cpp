@@ -87,7 +87,7 @@ TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
         EXPECT_TRUE(ops.count(op)) << op << " missing";
       for (const char* op : {"vk.et_vk.sdpa.default", "vk.aten.softmax.default", "vk.aten.pow.Tensor_Scalar"})
         EXPECT_FALSE(ops.count(op)) << op << " left: a pattern did not fuse";
-      expect_family_tokens(r.pte, kDir / fam);
+      expect_family_tokens(r.pte, kDir / fam, /*gpu_kernels_too=*/true);
     }
   }
 }
@@ -163,7 +163,8 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
 }
 
 TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend) {
-  // Every linear quantized (groups of 32 fit the tiny dims); decoding runs the split-K kernels. The
+  // Every linear quantized (groups of 32 fit the tiny dims); decoding runs the split-K kernels, and
+  // on a GPU (VKC_VULKAN_GPU_KERNELS=1 makes lavapipe choose as one) the matrix-vector ones. The
   // step export, and the same weights from the export with a symbolic sequence over a range
   // (prefill in chunks of up to 3): the same tokens from both programs on every backend.
   for (const char* recipe : {"8da4w:32-embedding", "int4-weight-only:32", "int8-weight-only"}) {
@@ -176,14 +177,18 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
       if (std::string(model).find("_dyn_") != std::string::npos) o.dim_ranges = {{"sequence", {1, 3}}};
       const CompileResult r = compile(kDir / model / "model.onnx", o);
       ASSERT_TRUE(r.ok) << recipe << " " << model << ": " << diags(r.diagnostics);
-      for (const std::string& b : backends()) {
-        RunOptions ro;
-        ro.backend = b;
-        Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-        const GenerateResult g = s.generate({17, 200, 45, 3, 99, 128, 250, 7}, 12);
-        ASSERT_TRUE(g.ok) << recipe << " " << model << " on " << b << ": " << diags(g.diagnostics);
-        tokens.push_back(g.tokens);
-      }
+      for (const std::string& b : backends())
+        for (const char* gpu_kernels : {"0", "1"}) {
+          if (b == "cpu" && gpu_kernels[0] == '1') continue;
+          ::setenv("VKC_VULKAN_GPU_KERNELS", gpu_kernels, 1);
+          RunOptions ro;
+          ro.backend = b;
+          Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+          const GenerateResult g = s.generate({17, 200, 45, 3, 99, 128, 250, 7}, 12);
+          ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+          ASSERT_TRUE(g.ok) << recipe << " " << model << " on " << b << ": " << diags(g.diagnostics);
+          tokens.push_back(g.tokens);
+        }
     }
     for (size_t i = 1; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], tokens[0]) << recipe << " program " << i;
   }

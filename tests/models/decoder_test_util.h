@@ -26,9 +26,9 @@ inline Greedy greedy_of(const fs::path& family_dir) {
 }
 
 /// The KV-cache program `pte` generates the family's greedy tokens on every backend.
-inline void expect_family_tokens(const std::vector<uint8_t>& pte, const fs::path& family_dir) {
+inline void expect_family_tokens(const std::vector<uint8_t>& pte, const fs::path& family_dir, bool gpu_kernels_too = false) {
   const Greedy g = greedy_of(family_dir);
-  expect_generates(pte, g.prompt, g.tokens);
+  expect_generates(pte, g.prompt, g.tokens, gpu_kernels_too);
 }
 
 /// `dir`'s model compiled with `options`: every backend reproduces data set `set` (whose inputs,

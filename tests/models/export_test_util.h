@@ -132,18 +132,24 @@ inline std::vector<std::vector<int64_t>> expect_every_set_matches(const fs::path
 
 /// Opens the KV-cache program `pte` on every backend and checks that it takes tokens and input_pos
 /// only (the caches inside) and that greedy generation from `prompt` gives `want`.
+/// `gpu_kernels_too`: on vulkan also with the kernels a GPU would choose (VKC_VULKAN_GPU_KERNELS=1
+/// makes lavapipe choose as one: the matrix-vector linears, the workgroup norms).
 inline void expect_generates(const std::vector<uint8_t>& pte, const std::vector<int64_t>& prompt,
-                             const std::vector<int64_t>& want) {
-  for (const std::string& b : backends()) {
-    RunOptions ro;
-    ro.backend = b;
-    Session s = Session::open(std::span<const uint8_t>(pte), ro);
-    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
-    ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the caches are inside
-    const GenerateResult g = s.generate(prompt, want.size());
-    ASSERT_TRUE(g.ok) << diags(g.diagnostics);
-    EXPECT_EQ(g.tokens, want) << "on " << b;
-  }
+                             const std::vector<int64_t>& want, bool gpu_kernels_too = false) {
+  for (const std::string& b : backends())
+    for (const char* gpu_kernels : {"0", "1"}) {
+      if (gpu_kernels[0] == '1' && (b != "vulkan" || !gpu_kernels_too)) continue;
+      ::setenv("VKC_VULKAN_GPU_KERNELS", gpu_kernels, 1);
+      RunOptions ro;
+      ro.backend = b;
+      Session s = Session::open(std::span<const uint8_t>(pte), ro);
+      ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+      ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the caches are inside
+      const GenerateResult g = s.generate(prompt, want.size());
+      ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+      ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+      EXPECT_EQ(g.tokens, want) << "on " << b << (gpu_kernels[0] == '1' ? " with GPU kernels" : "");
+    }
 }
 
 }  // namespace vkc::test

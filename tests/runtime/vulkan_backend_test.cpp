@@ -393,6 +393,35 @@ TEST_F(VulkanOps, LinearWithALongKSplitsItAcrossAWorkgroup) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// One or a few rows on a GPU (decoding): linear_gemv.glsl, a workgroup per 4 outputs reading the
+// weights in 16-byte chunks (4 f32 / 8 f16 weights). N = 9 leaves a partial block of outputs;
+// K = 72 is 18 / 9 whole chunks; 1 and 3 rows; buffers and textures. K = 130 (not whole chunks)
+// and 5 rows (K = 136) keep the split-K kernel.
+TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  struct Case { uint32_t rows, k; bool gemv; };
+  for (V dt : {V::Float32, V::Float16})
+    for (StorageType st : {kBuf, kTex})
+      for (const Case& c : {Case{1, 72, true}, Case{3, 72, true}, Case{1, 130, false}, Case{5, 136, false}}) {
+        VkProgramBuilder b;
+        const int x = tensor(b, {c.rows, c.k}, st, kW, dt), y = tensor(b, {c.rows, 9}, st, kW, dt);
+        b.call("aten.linear.default", {x, b.constant({9, c.k}, random_values(static_cast<size_t>(9 * c.k), 5)),
+                                       b.constant({9}, random_values(9, 6)), y});
+        b.input(x);
+        b.output(y);
+        const std::string name = std::string(c.gemv ? "linear_gemv" : "linear_splitk") +
+                                 (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
+        SCOPED_TRACE(name + " rows " + std::to_string(c.rows) + " k " + std::to_string(c.k));
+        const uint64_t before = runtime::vulkan_variant_dispatches(name);
+        const HostTensor in = random_f32({c.rows, c.k}, 13);
+        if (dt == V::Float16) expect_same(b.build(), {in}, 1e-2, 2e-3);
+        else expect_same(b.build(), {in});
+        EXPECT_GT(runtime::vulkan_variant_dispatches(name), before) << "the backend chose another kernel";
+      }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 TEST_F(VulkanOps, BatchNormAndUpsample) {
   VKC_REQUIRE_VULKAN();
   {

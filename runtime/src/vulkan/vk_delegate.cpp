@@ -143,8 +143,13 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
                shared_.size(), device_bytes_, unshared_bytes_);
   const char* profile = std::getenv("VKC_VULKAN_PROFILE");
   const char* full = std::getenv("VKC_VULKAN_FULL_BARRIERS");
-  recording_ = std::make_unique<Recording>(dev_->ctx, *dev_->pipelines, run_, std::vector<VkImage>{},
-                                           profile && std::string_view(profile) == "1",
+  // VKC_VULKAN_PROFILE=1: each dispatch's GPU time (a barrier after each); =run: the whole run's
+  // GPU time beside the host's wall time, barriers as they are.
+  const Profile prof = !profile                          ? Profile::Off
+                       : std::string_view(profile) == "1"   ? Profile::Dispatch
+                       : std::string_view(profile) == "run" ? Profile::Run
+                                                            : Profile::Off;
+  recording_ = std::make_unique<Recording>(dev_->ctx, *dev_->pipelines, run_, std::vector<VkImage>{}, prof,
                                            full && std::string_view(full) == "1");
   g_recorded_barriers += recording_->barriers();
   if (const char* env = std::getenv("VKC_VULKAN_MEMORY"); env && std::string_view(env) == "1")

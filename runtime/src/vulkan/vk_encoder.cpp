@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <string_view>
 
 #include "vkc/runtime/backend.h"
 
@@ -22,6 +23,23 @@ int64_t GpuTensor::items(ivec4 s) const {
   ivec4 e = s;
   e[packed_dim] = (e[packed_dim] + 3) / 4;
   return int64_t{e[0]} * e[1] * e[2] * e[3];
+}
+
+bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device) {
+  static const bool off = [] {
+    const char* env = std::getenv("VKC_VULKAN_GEMV");
+    return env && std::string_view(env) == "0";
+  }();
+  if (off || cpu_device || out.dims.empty() || out.int8x4 || (out.texture && out.packed_dim != 0)) return false;
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
+  return out.dims.back() > 0 && k > 0 && k % chunk == 0 && rows <= 4;
+}
+
+int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
+  return rows * ((out.dims.back() + 3) / 4) * local_size;
 }
 
 ivec4 whcn(const std::vector<int64_t>& dims) {

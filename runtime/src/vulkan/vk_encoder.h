@@ -174,6 +174,13 @@ inline bool use_split_k(const GpuTensor& out, int64_t k, bool cpu_device) {
   return !cpu_device && out.items() <= 16384 && k >= 128;
 }
 
+/// Whether a linear into `out` over K = `k` takes a matrix-vector kernel (vkc_linear_gemv.glslh):
+/// on a GPU, at most 4 rows, K a whole number of the kernel's 16-byte chunks of `chunk` weights,
+/// textures width-packed. VKC_VULKAN_GEMV=0 turns them off (to compare with the split-K kernels).
+bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device);
+/// Dispatch items of a matrix-vector kernel of `local_size` invocations per 4 outputs of a row.
+int64_t gemv_items(const GpuTensor& out, int64_t local_size);
+
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {
   ivec4 region{0, 0, 0, 0};  // {0,...}: out.sizes

@@ -186,9 +186,12 @@ void linear(Encoder& e) {
   // Few outputs and a long K (a vector times a matrix): a workgroup per output splits K
   // (linear_splitk.glsl); otherwise 4 rows x 4 outputs per invocation (linear_tiled.glsl) from
   // weights packed at load.
-  const bool split_k = use_split_k(out, k, e.cpu_device());
+  // One or a few rows on a GPU (decoding): a workgroup per 4 outputs reads the weights 16 bytes at
+  // a time (linear_gemv.glsl), when W is [N, K] and K a whole number of chunks.
   const bool two_d = e.vk_tensor(e.id(w_arg)).dims.size() == 2;
-  const bool tiled = !split_k && two_d;
+  const bool gemv = !addmm && two_d && use_gemv(out, k, out.dtype == ir::DType::Float16 ? 8 : 4, e.cpu_device());
+  const bool split_k = !gemv && use_split_k(out, k, e.cpu_device());
+  const bool tiled = !gemv && !split_k && two_d;
   const VkBuffer weight = tiled ? e.packed(w_arg, out.dtype, addmm ? "linear_kn" : "linear_nk",
                                            addmm ? pack_linear_kn : pack_linear_nk)
                                 : e.raw(w_arg, out.dtype, n * k);
@@ -199,13 +202,18 @@ void linear(Encoder& e) {
   const int64_t planes = out.texture ? static_cast<int64_t>(out.sizes[2]) * out.sizes[3] : 1;
   const bool one_row = tiled && !e.cpu_device() && n4 * ((rows + 3) / 4) * planes < 8192;
   const int64_t tile_rows = one_row ? 1 : 4;
-  const auto& v = e.variant(out, {}, split_k ? "linear_splitk" : one_row ? "linear_tiled_r1" : tiled ? "linear_tiled" : "linear");
+  const auto& v = e.variant(out, {}, gemv      ? "linear_gemv"
+                                    : split_k ? "linear_splitk"
+                                    : one_row ? "linear_tiled_r1"
+                                    : tiled   ? "linear_tiled"
+                                              : "linear");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);
   p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
   int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
   if (tiled) items = n4 * ((rows + tile_rows - 1) / tile_rows) * planes;
+  if (gemv) items = gemv_items(out, v.local_size[0]);
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
 }
 

@@ -41,13 +41,16 @@ void quantized_linear(Encoder& e) {
   const bool has_bias = q4 && !e.is_null(4);
   const VkBuffer bias = has_bias ? e.raw(4, ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32);
   // Quantized linears keep the GPU rule on every device (the LLM decode figures were measured so).
-  const bool split_k = use_split_k(out, k, false);
-  const auto& v = e.variant(out, {}, split_k ? (q4 ? "linear_q4_splitk" : "linear_q8_splitk") : (q4 ? "linear_q4" : "linear_q8"));
+  // One or a few rows on a GPU: 16-byte weight chunks (linear_quantized.yaml's _gemv variants).
+  const bool gemv = (!q4 || group % 32 == 0) && use_gemv(out, k, q4 ? 32 : 16, e.cpu_device());
+  const bool split_k = !gemv && use_split_k(out, k, false);
+  const char* kind = gemv ? "_gemv" : split_k ? "_splitk" : "";
+  const auto& v = e.variant(out, {}, fmt::format("{}{}", q4 ? "linear_q4" : "linear_q8", kind));
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
   e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}},
-             p, split_k ? out.items() * v.local_size[0] : out.items());
+             p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 // torchao.choose_qparams_affine(input, "ASYMMETRIC", block [1, .., K], int8, qmin?, qmax?, eps?, ...)
@@ -94,15 +97,16 @@ void linear_dq8ca(Encoder& e) {
   const auto [scales, stride] = q4_scales(e, 5, n, k, group);
   const bool has_bias = !e.is_null(7);
   const VkBuffer bias = has_bias ? e.raw(7, ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32);
-  const bool split_k = use_split_k(out, k, false);
-  const auto& v = e.variant(out, {}, split_k ? "linear_dq8ca_q4_splitk" : "linear_dq8ca_q4");
+  const bool gemv = group % 32 == 0 && use_gemv(out, k, 32, e.cpu_device());
+  const bool split_k = !gemv && use_split_k(out, k, false);
+  const auto& v = e.variant(out, {}, gemv ? "linear_dq8ca_q4_gemv" : split_k ? "linear_dq8ca_q4_splitk" : "linear_dq8ca_q4");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
   e.dispatch(v,
              {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE},
               xs.resource(), xz.resource()},
-             p, split_k ? out.items() * v.local_size[0] : out.items());
+             p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 // et_vk.embedding_q4gsw(weight [V, pad8(D) / 2] uint8, weight_scales [V, D / group], group_size,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
 #include <unordered_set>
 
@@ -91,8 +92,8 @@ const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
 }
 
 Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-                     const std::vector<VkImage>& images, bool profile, bool full_barriers)
-    : ctx_(std::move(ctx)) {
+                     const std::vector<VkImage>& images, Profile profile, bool full_barriers)
+    : ctx_(std::move(ctx)), whole_run_(profile == Profile::Run), dispatches_(ds.size()) {
   VkDevice dev = ctx_->device();
   uint32_t buffers = 0, imgs = 0;
   for (const auto& d : ds)
@@ -108,14 +109,16 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     check(vkCreateDescriptorPool(dev, &pci, nullptr, &pool_), "vkCreateDescriptorPool");
   }
   cb_ = ctx_->begin_commands();
-  if (profile && !ds.empty() && ctx_->properties().limits.timestampPeriod > 0) {
+  if (profile != Profile::Off && !ds.empty() && ctx_->properties().limits.timestampPeriod > 0) {
     auto qci = make_info<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
     qci.queryType = VK_QUERY_TYPE_TIMESTAMP;
-    qci.queryCount = static_cast<uint32_t>(ds.size() + 1);
+    qci.queryCount = whole_run_ ? 2u : static_cast<uint32_t>(ds.size() + 1);
     check(vkCreateQueryPool(dev, &qci, nullptr, &queries_), "vkCreateQueryPool");
     vkCmdResetQueryPool(cb_, queries_, 0, qci.queryCount);
-    for (const auto& d : ds) where_.push_back(d.variant->name + " " + d.where);
-    gpu_ns_.assign(ds.size(), 0.0);
+    if (whole_run_) where_.push_back("the whole run");
+    else
+      for (const auto& d : ds) where_.push_back(d.variant->name + " " + d.where);
+    gpu_ns_.assign(where_.size(), 0.0);
   }
   std::vector<VkImageMemoryBarrier> to_general;
   for (VkImage im : images) {
@@ -139,7 +142,7 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
   if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
   uint32_t query = 1;
-  const bool every = full_barriers || queries_ != VK_NULL_HANDLE;
+  const bool every = full_barriers || (queries_ != VK_NULL_HANDLE && !whole_run_);
   std::unordered_set<uint64_t> written, read;  // memory touched since the last barrier
   for (const auto& d : ds) {
     const codegen::LibraryVariant& v = *d.variant;
@@ -212,8 +215,9 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
                            0, nullptr, 0, nullptr);
       ++barriers_;
     }
-    if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, query++);
+    if (queries_ && !whole_run_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, query++);
   }
+  if (queries_ && whole_run_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
                        nullptr);
@@ -221,8 +225,10 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
 }
 
 void Recording::run() {
+  const auto t0 = std::chrono::steady_clock::now();
   ctx_->run(cb_);
   if (!queries_) return;
+  wall_ns_ += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   std::vector<uint64_t> ticks(gpu_ns_.size() + 1);
   check(vkGetQueryPoolResults(ctx_->device(), queries_, 0, static_cast<uint32_t>(ticks.size()),
                               ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
@@ -238,6 +244,13 @@ void Recording::print_profile() const {
   if (!queries_ || runs_ == 0) return;
   double total = 0;
   for (double ns : gpu_ns_) total += ns;
+  if (whole_run_) {
+    fmt::print(stderr,
+               "vulkan run profile: {} dispatch(es), {} barrier(s); {:.3f} ms GPU time, {:.3f} ms host wall (submit to "
+               "fence) per run (mean of {} run(s))\n",
+               dispatches_, barriers_, total / runs_ / 1e6, wall_ns_ / runs_ / 1e6, runs_);
+    return;
+  }
   fmt::print(stderr, "vulkan profile: {} dispatch(es), {:.3f} ms GPU time per run (mean of {} run(s))\n",
              gpu_ns_.size(), total / runs_ / 1e6, runs_);
   for (size_t i = 0; i < gpu_ns_.size(); ++i)

@@ -68,13 +68,16 @@ class PipelineCache {
 /// Descriptor sets for a list of dispatches, recorded into one command buffer. A memory barrier
 /// goes before a dispatch only where it reads or writes memory an earlier dispatch since the last
 /// barrier wrote, or writes memory one read (Dispatch::memory: tensors aliased by the memory plan
-/// share a key); independent dispatches run without one. With `profile` (or `full_barriers`),
-/// every dispatch is followed by a barrier, and with `profile` a GPU timestamp; the destructor
-/// prints each operator's mean GPU time over the runs to stderr.
+/// share a key); independent dispatches run without one. With Profile::Dispatch (or
+/// `full_barriers`), every dispatch is followed by a barrier, and with Profile::Dispatch a GPU
+/// timestamp; the destructor prints each operator's mean GPU time over the runs to stderr. With
+/// Profile::Run the barriers stay as they are and two timestamps time the whole command buffer:
+/// the destructor prints its mean GPU time beside the host's wall time of a run (submit to fence).
+enum class Profile { Off, Run, Dispatch };
 class Recording {
  public:
   Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-            const std::vector<VkImage>& images_to_prepare, bool profile = false, bool full_barriers = false);
+            const std::vector<VkImage>& images_to_prepare, Profile profile = Profile::Off, bool full_barriers = false);
   /// Barriers recorded between dispatches (for tests and the profile).
   size_t barriers() const { return barriers_; }
   ~Recording();
@@ -89,7 +92,10 @@ class Recording {
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;  // profiling: timestamps before the first and after each dispatch
   std::vector<std::string> where_;        // per dispatch
-  std::vector<double> gpu_ns_;            // per dispatch, summed over runs
+  std::vector<double> gpu_ns_;            // per dispatch (Profile::Run: one, the whole run), summed over runs
+  double wall_ns_ = 0;                    // host time of the runs (submit to fence), summed
+  bool whole_run_ = false;                // Profile::Run
+  size_t dispatches_ = 0;
   int runs_ = 0;
   size_t barriers_ = 0;
 };

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Decode speed of the 1.1B Llama shape (bench/llm_shapes/tinyllama_1.1b, random weights) on an
+# NVIDIA GPU, side by side in one run (issue 35's goals):
+#   - vkc's fp16, 8da4w-fp16-embedding and int4-weight-only-fp16 programs (`vkc run --backend
+#     vulkan --generate`), each with the matrix-vector linears (default) and without them
+#     (VKC_VULKAN_GEMV=0: the split-K kernels), prefill of a 128-token prompt as a token a call;
+#   - per step: dispatches and barriers, GPU time of the whole step beside the host's wall time
+#     (VKC_VULKAN_PROFILE=run), the effective GB/s of the weight reads, the 3 slowest kernels by
+#     share (VKC_VULKAN_PROFILE=1, a barrier after each dispatch);
+#   - PyTorch (same GPU, fp16): transformers generate() eager, and a decode step with a static
+#     cache captured in a CUDA graph; the bandwidth bound (the weights' bytes at the device-copy
+#     rate measured here).
+#   bench/gpu/decode.sh BIN_DIR     BIN_DIR holds vkc and lib/*.so (the libraries ldd lists)
+# MODEL=FILE.onnx compiles another decode-step export instead (the PyTorch rows keep the 1.1B
+# shape); N (128) tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch.
+# The machine needs a Vulkan loader: unpack Debian's libvulkan1 and glvnd first (bench/README.md).
+set -euo pipefail
+BIN=${1:?usage: decode.sh BIN_DIR}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+VKC="$BIN/vkc"
+WORK=${TMPDIR:-/tmp}/vkc-decode
+mkdir -p "$WORK/tl"
+N=${N:-128}
+PROMPT_LEN=${PROMPT_LEN:-128}
+PROMPT=$(python3 -c 'import sys; print(",".join(str((i * 37 + 11) % 250) for i in range(int(sys.argv[1]))))' "$PROMPT_LEN")
+results=$WORK/results.txt
+: > "$results"
+
+MODEL=${MODEL:-$WORK/tl/model.onnx}
+if [ "$MODEL" = "$WORK/tl/model.onnx" ] && [ ! -f "$WORK/tl/model.onnx.data" ]; then
+  xz -dc "$ROOT/bench/llm_shapes/tinyllama_1.1b.onnx.xz" > "$WORK/tl/model.onnx"
+  python3 "$ROOT/bench/fill_external_data.py" "$WORK/tl/model.onnx" >&2
+fi
+declare -A RECIPE=([fp16]="--force-fp16" [8da4w]="--quantize 8da4w-fp16-embedding" [int4]="--quantize int4-weight-only-fp16")
+for p in fp16 8da4w int4; do
+  # shellcheck disable=SC2086
+  "$VKC" compile "$MODEL" --max-seq-len 2048 ${RECIPE[$p]} -o "$WORK/$p.pte" >&2
+done
+
+# Bytes a decode step reads from its constants: the program's constant bytes less the embedding
+# table's rows it does not read (one row a token), approximated by the whole program size.
+weights_gb() { python3 -c 'import os,sys; print(os.path.getsize(sys.argv[1]) / 1e9)' "$1"; }
+
+for p in fp16 8da4w int4; do
+  for gemv in 1 0; do
+    name="vkc $p$([ $gemv = 0 ] && echo ' split-K' || true)"
+    VKC_VULKAN_GEMV=$gemv "$VKC" run "$WORK/$p.pte" --backend vulkan --generate "$N" --prompt-ids "$PROMPT" --json \
+      > "$WORK/$p-$gemv.json"
+    VKC_VULKAN_GEMV=$gemv VKC_VULKAN_PROFILE=run "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 32 \
+      --prompt-ids 1,2,3 > /dev/null 2> "$WORK/$p-$gemv.run"
+    python3 - "$WORK/$p-$gemv.json" "$WORK/$p-$gemv.run" "$name" "$(weights_gb "$WORK/$p.pte")" <<'PY' | tee -a "$results"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+runs = [l for l in open(sys.argv[2]) if l.startswith("vulkan run profile:")]
+# The decode-step instance runs most: take the line with the most runs.
+best = max(runs, key=lambda l: int(re.search(r"mean of (\d+)", l).group(1))) if runs else ""
+m = re.search(r"(\d+) dispatch\(es\), (\d+) barrier\(s\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall", best)
+gb = float(sys.argv[4])
+line = f"{sys.argv[3]:<22} prefill {d['prefill_tokens_per_s']:8.1f} tok/s  decode {d['decode_tokens_per_s']:7.1f} tok/s"
+if m:
+    gpu_ms = float(m.group(3))
+    line += (f"  | step: {m.group(1)} dispatches, {m.group(2)} barriers, GPU {gpu_ms:.2f} ms, wall {float(m.group(4)):.2f} ms,"
+             f" {gb / gpu_ms * 1e3:.0f} GB/s of {gb:.2f} GB")
+print(line + f"  tokens {d['tokens'][:4]}")
+PY
+  done
+  VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids 1,2,3 > /dev/null \
+    2> "$WORK/$p.prof"
+  python3 - "$WORK/$p.prof" "$p" <<'PY' | tee -a "$results"
+import re, sys, collections
+blocks, cur = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("vulkan profile:"):
+        cur = [line.strip(), collections.Counter(), collections.Counter()]
+        blocks.append(cur)
+    m = re.match(r"\s+([\d.]+) us\s+[\d.]+%\s+(\S+)", line)
+    if m and cur:
+        cur[1][m.group(2)] += float(m.group(1))
+        cur[2][m.group(2)] += 1
+# The decode step: the instance with the most runs.
+b = max(blocks, key=lambda b: int(re.search(r"mean of (\d+)", b[0]).group(1)))
+total = sum(b[1].values())
+print(f"  {sys.argv[2]} one step, a barrier after each dispatch: {b[0][len('vulkan profile: '):]}")
+for op, us in b[1].most_common(3):
+    print(f"     {us:8.1f} us {100 * us / total:5.1f}%  {b[2][op]:4d}x {op}")
+PY
+done
+
+if [ "${TORCH:-1}" = 1 ]; then
+echo "== PyTorch, same GPU, fp16 (transformers generate eager; static cache + CUDA graph decode step)"
+python3 - "$N" <<'PY' | tee -a "$results"
+import sys, time, torch, transformers
+n = int(sys.argv[1])
+cfg = transformers.LlamaConfig(vocab_size=32000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=22,
+                               num_attention_heads=32, num_key_value_heads=4, max_position_embeddings=2048)
+torch.manual_seed(0)
+m = transformers.AutoModelForCausalLM.from_config(cfg, torch_dtype=torch.float16).cuda().eval()
+weight_bytes = sum(p.numel() * p.element_size() for p in m.parameters()) - m.model.embed_tokens.weight.numel() * 2
+prompt = torch.tensor([[(i * 37 + 11) % 250 for i in range(128)]], device="cuda")
+# Bandwidth bound: the weights a step reads at the rate of a large device copy.
+a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda"); b = torch.empty_like(a)
+for _ in range(3): b.copy_(a)
+torch.cuda.synchronize(); t = time.perf_counter()
+for _ in range(10): b.copy_(a)
+torch.cuda.synchronize(); bw = 2 * 10 * a.numel() / (time.perf_counter() - t)
+del a, b
+print(f"{'bandwidth bound':<22} decode {bw / weight_bytes:7.1f} tok/s  ({weight_bytes / 1e9:.2f} GB of weights a step at {bw / 1e12:.2f} TB/s)")
+with torch.no_grad():
+    def gen(k):
+        torch.cuda.synchronize(); t = time.perf_counter()
+        m.generate(prompt, max_new_tokens=k, min_new_tokens=k, do_sample=False, pad_token_id=0)
+        torch.cuda.synchronize(); return time.perf_counter() - t
+    gen(4)
+    t1 = min(gen(1) for _ in range(3)); tn = min(gen(n) for _ in range(2))
+    print(f"{'torch eager':<22} prefill {prompt.shape[1] / t1:8.1f} tok/s  decode {(n - 1) / (tn - t1):7.1f} tok/s")
+    try:
+        from transformers import StaticCache
+        try:
+            cache = StaticCache(config=cfg, max_cache_len=prompt.shape[1] + n + 8)
+        except TypeError:
+            cache = StaticCache(config=cfg, max_batch_size=1, max_cache_len=prompt.shape[1] + n + 8, device="cuda",
+                                dtype=torch.float16)
+        L = prompt.shape[1]
+        out = m(input_ids=prompt, past_key_values=cache, cache_position=torch.arange(L, device="cuda"), use_cache=True)
+        tok = out.logits[:, -1:].argmax(-1)
+        pos = torch.tensor([L], device="cuda")
+        step = lambda: m(input_ids=tok, past_key_values=cache, cache_position=pos, use_cache=True).logits
+        s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3): step()
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            logits = step()
+        torch.cuda.synchronize(); t = time.perf_counter()
+        for _ in range(n - 1):
+            g.replay()
+            tok.copy_(logits[:, -1:].argmax(-1))
+            pos.add_(1)
+        torch.cuda.synchronize(); dt = time.perf_counter() - t
+        print(f"{'torch CUDA graph':<22} decode {(n - 1) / dt:7.1f} tok/s  (static cache, one decode step replayed)")
+    except Exception as e:  # the anchor is reported, never silently left out
+        print(f"{'torch CUDA graph':<22} failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+PY
+fi
+echo "== summary"
+cat "$results"
