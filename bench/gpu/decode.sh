@@ -35,8 +35,12 @@ if [ "$MODEL" = "$WORK/tl/model.onnx" ] && [ ! -f "$WORK/tl/model.onnx.data" ]; 
   xz -dc "$ROOT/bench/llm_shapes/tinyllama_1.1b.onnx.xz" > "$WORK/tl/model.onnx"
   python3 "$ROOT/bench/fill_external_data.py" "$WORK/tl/model.onnx" >&2
 fi
-declare -A RECIPE=([fp16]="--force-fp16" [8da4w]="--quantize 8da4w-fp16-embedding" [int4]="--quantize int4-weight-only-fp16")
-for p in fp16 8da4w int4; do
+# fp16-base: the fp16 program as the compiler made it before fold-data-movement, run below with
+# the split-K linears only (the round's starting point, in the same run).
+declare -A RECIPE=([fp16]="--force-fp16" [8da4w]="--quantize 8da4w-fp16-embedding" [int4]="--quantize int4-weight-only-fp16"
+                   [fp16-base]="--force-fp16 --skip-pass fold-data-movement")
+PROGRAMS=${PROGRAMS:-fp16 8da4w int4 fp16-base}
+for p in $PROGRAMS; do
   # shellcheck disable=SC2086
   "$VKC" compile "$MODEL" --max-seq-len 2048 ${RECIPE[$p]} -o "$WORK/$p.pte" >&2
 done
@@ -45,8 +49,9 @@ done
 # table's rows it does not read (one row a token), approximated by the whole program size.
 weights_gb() { python3 -c 'import os,sys; print(os.path.getsize(sys.argv[1]) / 1e9)' "$1"; }
 
-for p in fp16 8da4w int4; do
+for p in $PROGRAMS; do
   for gemv in 1 0; do
+    [ "$p" = fp16-base ] && [ $gemv = 1 ] && continue
     name="vkc $p$([ $gemv = 0 ] && echo ' split-K' || true)"
     VKC_VULKAN_GEMV=$gemv "$VKC" run "$WORK/$p.pte" --backend vulkan --generate "$N" --prompt-ids "$PROMPT" --json \
       > "$WORK/$p-$gemv.json"
@@ -68,6 +73,7 @@ if m:
 print(line + f"  tokens {d['tokens'][:4]}")
 PY
   done
+  [ "$p" = fp16-base ] && continue
   VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids 1,2,3 > /dev/null \
     2> "$WORK/$p.prof"
   python3 - "$WORK/$p.prof" "$p" <<'PY' | tee -a "$results"

@@ -96,6 +96,10 @@ const std::vector<PassInfo>& pipeline() {
       // Bias and activation fusion work on the runtime form.
       {"fuse-linear-bias", "merge linear + a constant per-output bias add into the linear's bias", fuse_linear_bias},
       {"fuse-conv-clamp", "merge convolution + relu/clamp into et_vk.conv_with_clamp", fuse_conv_clamp},
+      // Fusions leave permutes on both sides of the operators they make (and views between views);
+      // on the runtime form, each a copy on the GPU, they fold.
+      {"fold-data-movement", "fold permute/view chains: cancel inverse permutes, merge views, drop no-op movements",
+       fold_data_movement},
       // Last: whatever the rewrites left unused.
       {"eliminate-dead-code", "remove nodes whose outputs are unused", eliminate_dead_code},
       // Plan outputs cannot be constants: an output folding made constant is cloned.

@@ -81,6 +81,9 @@ std::vector<LoweringInfo> lowering_table();
 void fuse_conv_clamp(ir::Graph& g, PassContext& ctx);
 /// linear(x, W) + a constant per-output bias -> linear(x, W, bias).
 void fuse_linear_bias(ir::Graph& g, PassContext& ctx);
+/// Folds runtime permute/view chains: inverse permutes cancel, views of views are one view, a
+/// permute that keeps the element order is a view, identical movements of one value are made once.
+void fold_data_movement(ir::Graph& g, PassContext& ctx);
 /// Removes nodes whose outputs nothing uses.
 void eliminate_dead_code(ir::Graph& g, PassContext& ctx);
 
