@@ -93,75 +93,23 @@ void main() {
     if (c < dv4) store_out4(c, s, h, b, acc[c] / sum);
 }
 #else
-#define CHUNK 256
-shared vec4 q_row[64];
-shared float scores[CHUNK];
-shared float red[LOCAL_SIZE_X];
-shared vec4 pv[LOCAL_SIZE_X];
-
-float reduce(float x, bool take_max) {
-  const int t = int(gl_LocalInvocationID.x);
-  red[t] = x;
-  barrier();
-  for (int s = LOCAL_SIZE_X / 2; s > 0; s >>= 1) {
-    if (t < s) red[t] = take_max ? max(red[t], red[t + s]) : red[t] + red[t + s];
-    barrier();
-  }
-  const float r = red[0];
-  barrier();
-  return r;
-}
-
-void main() {
-  const int row = global_index() / LOCAL_SIZE_X;
-  const int t = int(gl_LocalInvocationID.x);
+// The workgroup-per-row main (vkc_attention_wg.glslh) over these tensors.
+int wg_rows() { return p.out_sizes.y * p.out_sizes.z * p.out_sizes.w; }
+ivec3 wg_row_of(int row) {
   const int S = p.out_sizes.y, H = p.out_sizes.z;
-  const bool live = row < S * H * p.out_sizes.w;  // the same for the whole workgroup
-  const int s = row % S, h = (row / S) % H, b = row / (S * H);
-  const int d4 = div_up4(p.q_sizes.x), dv4 = div_up4(p.v_sizes.x), L = p.k_sizes.y;
-  if (t < d4) q_row[t] = live ? load_q(t, s, h, b, p.q_sizes) : vec4(0.0);
-  barrier();
-
-  const float NEG_INF = -1.0 / 0.0;
-  float m = NEG_INF, sum = 0.0;
-  vec4 acc = vec4(0.0);
-  for (int j0 = 0; j0 < L && live; j0 += CHUNK) {
-    const int n = min(CHUNK, L - j0);
-    float local_max = NEG_INF;
-    for (int jj = t; jj < n; jj += LOCAL_SIZE_X) {
-      float d = 0.0;
-      for (int c4 = 0; c4 < d4; ++c4) d += dot(q_row[c4], load_k(c4, j0 + jj, h, b, p.k_sizes));
-      float sc = d * p.scale;
-      if (p.has_mask != 0) sc += MASK_AT(min(ivec4(j0 + jj, s, h, b), p.mask_sizes - 1));
-      scores[jj] = sc;
-      local_max = max(local_max, sc);
-    }
-    const float new_m = max(m, reduce(local_max, true));
-    float local_sum = 0.0;
-    for (int jj = t; jj < n; jj += LOCAL_SIZE_X) {
-      const float e = new_m == NEG_INF ? 0.0 : exp(scores[jj] - new_m);
-      scores[jj] = e;
-      local_sum += e;
-    }
-    const float chunk_sum = reduce(local_sum, false);  // its barriers also publish scores[]
-    const float alpha = m == NEG_INF ? 0.0 : exp(m - new_m);
-    sum = sum * alpha + chunk_sum;
-    // P.V: invocation t takes output texel t % dv4 over the keys of slice t / dv4; the slices'
-    // sums are added in shared memory.
-    const int slices = LOCAL_SIZE_X / dv4, tex = t % dv4, slice = t / dv4;
-    vec4 part = vec4(0.0);
-    if (slice < slices)
-      for (int jj = slice; jj < n; jj += slices) part += scores[jj] * load_v(tex, j0 + jj, h, b, p.v_sizes);
-    pv[t] = part;
-    barrier();
-    if (t < dv4) {
-      vec4 chunk = vec4(0.0);
-      for (int k = 0; k < slices; ++k) chunk += pv[k * dv4 + t];
-      acc = acc * alpha + chunk;
-    }
-    m = new_m;
-    barrier();  // every invocation is done with scores[] and pv[] before the next chunk writes them
-  }
-  if (live && t < dv4) store_out4(t, s, h, b, acc / sum);
+  return ivec3(row % S, (row / S) % H, row / (S * H));
 }
+int wg_keys(ivec3 r) { return p.k_sizes.y; }
+int wg_d4() { return div_up4(p.q_sizes.x); }
+int wg_dv4() { return div_up4(p.v_sizes.x); }
+vec4 wg_q(int c4, ivec3 r) { return load_q(c4, r.x, r.y, r.z, p.q_sizes); }
+vec4 wg_k(int c4, int j, ivec3 r) { return load_k(c4, j, r.y, r.z, p.k_sizes); }
+vec4 wg_v(int x4, int j, ivec3 r) { return load_v(x4, j, r.y, r.z, p.v_sizes); }
+float wg_score(float dot_qk, int j, ivec3 r) {
+  float sc = dot_qk * p.scale;
+  if (p.has_mask != 0) sc += MASK_AT(min(ivec4(j, r.x, r.y, r.z), p.mask_sizes - 1));
+  return sc;
+}
+void wg_store(int x4, ivec3 r, vec4 value) { store_out4(x4, r.x, r.y, r.z, value); }
+#include "vkc_attention_wg.glslh"
 #endif  // ROW

@@ -157,6 +157,19 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
             EXPECT_EQ(g.tokens, greedy.tokens) << "on " << b;
           }
         }
+        // Chunks of several query rows through the GPU kernels (the matrix-vector linears, the
+        // workgroup-per-row attention over the cache).
+        const std::vector<std::string> all = backends();
+        if (max == 3 && std::find(all.begin(), all.end(), "vulkan") != all.end()) {
+          ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+          RunOptions ro;
+          ro.backend = "vulkan";
+          Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+          const GenerateResult g = s.generate(greedy.prompt, greedy.tokens.size());
+          ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+          ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+          EXPECT_EQ(g.tokens, greedy.tokens) << "on vulkan with GPU kernels";
+        }
       }
     }
   }

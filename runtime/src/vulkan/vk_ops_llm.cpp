@@ -144,7 +144,7 @@ void select_as_symint(Encoder& e) {
 // sdpa_with_kv_cache(q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, dropout, is_causal, scale):
 // k and v go into this delegate's own caches (buffers of the cache constants' shape, allocated here,
 // never read before written) at start_pos, then causal attention over them (kv_cache_update.glsl,
-// sdpa_kv_cache.glsl).
+// sdpa_kv_cache.glsl; its _wg variant on GPUs).
 void sdpa_with_kv_cache(Encoder& e) {
   if (!e.is_null(7)) e.fail("attn_mask must be None");
   if (!e.is_null(10)) e.fail("scale must be None (1/sqrt(D))");
@@ -173,14 +173,18 @@ void sdpa_with_kv_cache(Encoder& e) {
     e.dispatch(var, {{cache->buffer.buffer, VK_NULL_HANDLE}, value->resource(), {pos.buffer, VK_NULL_HANDLE}}, p,
                value->items());
   }
-  const auto& var = e.variant(out, {}, "sdpa_kv_cache");
+  // On a GPU (head dims up to 256): a workgroup per query row, each key's score computed once
+  // (sdpa_kv_cache_wg); else an invocation per output texel, each computing the scores it needs.
+  const bool wg = !e.cpu_device() && d <= 256;
+  const auto& var = e.variant(out, {}, wg ? "sdpa_kv_cache_wg" : "sdpa_kv_cache");
   Push p(var);
   p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
   p.i("pos_index", pos.index);
+  const int64_t query_rows = q.dims[1] * q.dims[2];
   e.dispatch(var,
              {out.resource(), q.resource(), {k_cache.buffer.buffer, VK_NULL_HANDLE},
               {v_cache.buffer.buffer, VK_NULL_HANDLE}, {pos.buffer, VK_NULL_HANDLE}},
-             p, out.items());
+             p, wg ? query_rows * var.local_size[0] : out.items());
 }
 
 // update_cache(value [1, S, Hkv, D], cache [1, C, Hkv, D], start_pos) -> dummy [1]: the value's rows
