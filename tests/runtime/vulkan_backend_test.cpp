@@ -422,6 +422,29 @@ TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// A matrix-vector linear whose only reader is a view splitting its last dim ([1, S, N] ->
+// [1, S, N / D, D], Q/K/V into heads) writes the view's tensor itself: no view dispatch runs.
+TEST_F(VulkanOps, AFewRowLinearWritesTheViewThatSplitsItsOutput) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  for (StorageType st : {kBuf, kTex}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 2, 64}, st, kW), y = tensor(b, {1, 2, 32}, st, kW), z = tensor(b, {1, 2, 4, 8}, st, kW);
+    const int w = tensor(b, {1, 2, 4, 8}, st, kW);
+    b.call("aten.linear.default", {x, b.constant({32, 64}, random_values(32 * 64, 5)), b.value(VkNull{}), y});
+    b.call("aten.view_copy.default", {y, b.value(VkIntList{{1, 2, 4, 8}}), z});
+    b.call("aten.relu.default", {z, w});
+    b.input(x);
+    b.output(w);
+    const std::string view = std::string("view_f32_") + (st == kBuf ? "buffer" : "texture3d");
+    SCOPED_TRACE(view);
+    const uint64_t before = runtime::vulkan_variant_dispatches(view);
+    expect_same(b.build(), {random_f32({1, 2, 64}, 13)});
+    EXPECT_EQ(runtime::vulkan_variant_dispatches(view), before) << "the view ran as its own dispatch";
+  }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 TEST_F(VulkanOps, BatchNormAndUpsample) {
   VKC_REQUIRE_VULKAN();
   {

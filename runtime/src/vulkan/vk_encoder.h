@@ -180,6 +180,12 @@ inline bool use_split_k(const GpuTensor& out, int64_t k, bool cpu_device) {
 bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device);
 /// Dispatch items of a matrix-vector kernel of `local_size` invocations per 4 outputs of a row.
 int64_t gemv_items(const GpuTensor& out, int64_t local_size);
+/// Where a matrix-vector linear into `out` writes: `out`, or the output of a view_copy that alone
+/// reads it, absorbed into the linear's dispatch (a decode step's Q/K/V projections go straight
+/// into their heads): for buffers any view (the same elements in the same order); for textures a
+/// split of the last dim, [1, S, N] -> [1, S, N / D, D] with D a multiple of 4, written with
+/// `split` = D (the shaders' out_split; 0 otherwise).
+GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

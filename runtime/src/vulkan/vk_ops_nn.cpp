@@ -214,7 +214,10 @@ void linear(Encoder& e) {
   int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
   if (tiled) items = n4 * ((rows + tile_rows - 1) / tile_rows) * planes;
   if (gemv) items = gemv_items(out, v.local_size[0]);
-  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
+  int32_t split = 0;
+  GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
+  if (gemv) p.i("out_split", split);
+  e.dispatch(v, {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
 }
 
 void matmul(Encoder& e) {

@@ -49,7 +49,10 @@ void quantized_linear(Encoder& e) {
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
-  e.dispatch(v, {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}},
+  int32_t split = 0;
+  GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
+  if (gemv) p.i("out_split", split);
+  e.dispatch(v, {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}},
              p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
@@ -103,8 +106,11 @@ void linear_dq8ca(Encoder& e) {
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
+  int32_t split = 0;
+  GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
+  if (gemv) p.i("out_split", split);
   e.dispatch(v,
-             {out.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE},
+             {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE},
               xs.resource(), xz.resource()},
              p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
