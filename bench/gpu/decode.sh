@@ -63,13 +63,13 @@ d = json.load(open(sys.argv[1]))
 runs = [l for l in open(sys.argv[2]) if l.startswith("vulkan run profile:")]
 # The decode-step instance runs most: take the line with the most runs.
 best = max(runs, key=lambda l: int(re.search(r"mean of (\d+)", l).group(1))) if runs else ""
-m = re.search(r"(\d+) dispatch\(es\), (\d+) barrier\(s\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall", best)
+m = re.search(r"(\d+) dispatch\(es\), (\d+) barrier\(s\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall \(submit to fence\), ([\d.]+) ms execute", best)
 gb = float(sys.argv[4])
 line = f"{sys.argv[3]:<22} prefill {d['prefill_tokens_per_s']:8.1f} tok/s  decode {d['decode_tokens_per_s']:7.1f} tok/s"
 if m:
     gpu_ms = float(m.group(3))
-    line += (f"  | step: {m.group(1)} dispatches, {m.group(2)} barriers, GPU {gpu_ms:.2f} ms, wall {float(m.group(4)):.2f} ms,"
-             f" {gb / gpu_ms * 1e3:.0f} GB/s of {gb:.2f} GB")
+    line += (f"  | step: {m.group(1)} dispatches, {m.group(2)} barriers, GPU {gpu_ms:.2f} ms, submit-to-fence"
+             f" {float(m.group(4)):.2f} ms, execute {float(m.group(5)):.2f} ms, {gb / gpu_ms * 1e3:.0f} GB/s of {gb:.2f} GB")
 print(line + f"  tokens {d['tokens'][:4]}")
 PY
   done

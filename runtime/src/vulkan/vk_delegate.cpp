@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -159,6 +160,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
 VulkanDelegate::~VulkanDelegate() = default;
 
 void VulkanDelegate::execute(std::span<HostTensor* const> args) {
+  const auto start = std::chrono::steady_clock::now();
   const size_t n_in = graph_.input_ids.size(), n_out = graph_.output_ids.size();
   if (args.size() != n_in + n_out)
     throw RuntimeError(fmt::format("{} args for {} inputs and {} outputs", args.size(), n_in, n_out));
@@ -183,6 +185,7 @@ void VulkanDelegate::execute(std::span<HostTensor* const> args) {
     HostTensor out = got.dtype == dst.dtype ? got : kernels::cast(got, dst.dtype);
     dst = HostTensor{dst.dtype, dst.shape, out.data};
   }
+  recording_->add_execute_ns(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count());
 }
 
 std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, const Representation& r, bool bound) {

@@ -247,8 +247,8 @@ void Recording::print_profile() const {
   if (whole_run_) {
     fmt::print(stderr,
                "vulkan run profile: {} dispatch(es), {} barrier(s); {:.3f} ms GPU time, {:.3f} ms host wall (submit to "
-               "fence) per run (mean of {} run(s))\n",
-               dispatches_, barriers_, total / runs_ / 1e6, wall_ns_ / runs_ / 1e6, runs_);
+               "fence), {:.3f} ms execute() per run (mean of {} run(s))\n",
+               dispatches_, barriers_, total / runs_ / 1e6, wall_ns_ / runs_ / 1e6, execute_ns_ / runs_ / 1e6, runs_);
     return;
   }
   fmt::print(stderr, "vulkan profile: {} dispatch(es), {:.3f} ms GPU time per run (mean of {} run(s))\n",

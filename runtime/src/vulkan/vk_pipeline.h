@@ -84,6 +84,8 @@ class Recording {
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
   void run();
+  /// Profile::Run: adds the wall time of one whole execute() (staging and readback included).
+  void add_execute_ns(double ns) { execute_ns_ += ns; }
 
  private:
   void print_profile() const;
@@ -94,6 +96,7 @@ class Recording {
   std::vector<std::string> where_;        // per dispatch
   std::vector<double> gpu_ns_;            // per dispatch (Profile::Run: one, the whole run), summed over runs
   double wall_ns_ = 0;                    // host time of the runs (submit to fence), summed
+  double execute_ns_ = 0;                 // host time of the delegate's execute() calls, summed
   bool whole_run_ = false;                // Profile::Run
   size_t dispatches_ = 0;
   int runs_ = 0;
