@@ -7,7 +7,9 @@
 // where the clone's output differs from it in shape, dtype or representation: the
 // runtime runs the two as one dispatch (load-time epilogue fusion, vk_ops_copy.cpp),
 // which reads the view's input while it writes the clone's output, and may do so in one
-// memory object only element for element. (Its other fusions are element for element.)
+// memory object only element for element. Likewise a linear whose output only a view reads
+// (a decode step's projection split into heads: the GPU's matrix-vector kernel writes the
+// view's tensor). (Its other fusions are element for element.)
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -49,9 +51,15 @@ void plan_memory(Delegate& d) {
     return pa != d.placement.end() && pb != d.placement.end() && a->type() == b->type() &&
            pa->second.rep.storage == pb->second.rep.storage && pa->second.rep.layout == pb->second.rep.layout;
   };
+  auto linear = [](const std::string& op) {
+    return op == "aten.linear.default" || op == "et_vk.linear_q4gsw.default" ||
+           op == "aten._weight_int8pack_mm.default" || op == "et_vk.linear_dq8ca_q4gsw.default";
+  };
   auto keep_inputs_through_next = [&](size_t i) {
-    if (i + 1 >= d.nodes.size() || d.nodes[i]->op_type() != "aten.view_copy.default" ||
-        d.nodes[i + 1]->op_type() != "aten.clone.default" || d.nodes[i + 1]->outputs().empty())
+    if (i + 1 >= d.nodes.size() || d.nodes[i + 1]->outputs().empty()) return false;
+    const std::string &op = d.nodes[i]->op_type(), &next = d.nodes[i + 1]->op_type();
+    if (!(op == "aten.view_copy.default" && next == "aten.clone.default") &&
+        !(linear(op) && next == "aten.view_copy.default"))
       return false;
     for (const ir::Value* out : d.nodes[i]->outputs()) {
       if (!out || outputs.count(out)) return false;

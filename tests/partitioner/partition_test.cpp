@@ -84,6 +84,25 @@ TEST(Partition, AViewsInputOutlivesTheCloneThatAloneReadsTheView) {
   EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(o).mem_obj_id);
 }
 
+TEST(Partition, ALinearsInputOutlivesTheViewThatAloneReadsItsOutput) {
+  // relu -> linear -> view: on a GPU the matrix-vector linear writes the view's tensor while it
+  // reads the relu's output (a decode step's projection split into heads): the relu's output,
+  // last read by the linear, still gets another memory object than the view's output.
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 1, 64}));
+  ir::Value* r = relu(g, x)->output(0);
+  ir::Value* w = testing::constant(g, "w", {32, 64}, std::vector<float>(32 * 64, 0.5f));
+  ir::Value* y = testing::runtime(g, "aten.linear.default", {r, w, nullptr}, {f32({1, 1, 32})})->output(0);
+  ir::Node* view = testing::runtime(g, "aten.view_copy.default", {y}, {f32({1, 1, 4, 8})});
+  view->attrs() = {{"size", std::vector<int64_t>{1, 1, 4, 8}}};
+  ir::Value* out = relu(g, view->output(0))->output(0);
+  g.outputs.push_back(out);
+  Partition p = partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 1u);
+  const Delegate& d = p.delegates[0];
+  EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(view->output(0)).mem_obj_id);
+}
+
 TEST(Partition, SkipMemoryPlanningLeavesEveryTensorInItsOwnMemory) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({1, 4, 4, 4}));
