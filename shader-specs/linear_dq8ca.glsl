@@ -24,6 +24,48 @@ layout(set = 0, binding = 6, rgba32i) uniform restrict readonly iimage3D t_xz;
 float weight_at(int n, int k) { return q4_weight(n, k); }
 #endif
 
+#if ROWQ
+// Row m's (scale, zero point) computed here, as choose_qparams.glsl computes them (asymmetric
+// int8 over the row's min and max, each with 0; the scale rounded as its f16 tensor stores it):
+// the workgroup reduces the row in shared memory. Called by every invocation of the workgroup.
+shared vec2 rowq_red[LOCAL_SIZE_X];
+vec2 row_params(int m) {
+  const int t = int(gl_LocalInvocationID.x);
+  vec2 mm = vec2(0.0);
+  for (int k4 = t; k4 < p.k / 4; k4 += LOCAL_SIZE_X) {
+#if defined(STORAGE_buffer)
+    vec4 v;
+    for (int l = 0; l < 4; ++l) v[l] = float(t_in[m * p.k + 4 * k4 + l]);
+#else
+    const vec4 v = vec4(imageLoad(t_in, ivec3(k4, m % p.out_sizes.y, m / p.out_sizes.y)));
+#endif
+    mm = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
+  }
+  rowq_red[t] = mm;
+  barrier();
+  for (int s = LOCAL_SIZE_X / 2; s > 0; s >>= 1) {
+    if (t < s) rowq_red[t] = vec2(min(rowq_red[t].x, rowq_red[t + s].x), max(rowq_red[t].y, rowq_red[t + s].y));
+    barrier();
+  }
+  const vec2 r = rowq_red[0];
+  // The scale and zero point tensors stay bound (one binding list for the spec's variants) but
+  // are not read: a branch never taken (eps > 0) keeps them in the module.
+  if (p.eps < 0.0) {
+#if defined(STORAGE_buffer)
+    return vec2(float(t_xs[m]), float(t_xz[m]));
+#else
+    return vec2(imageLoad(t_xs, ivec3(0)).x, float(imageLoad(t_xz, ivec3(0)).x));
+#endif
+  }
+  const float scale = max((r.y - r.x) / 255.0, p.eps);
+  const float zero = clamp(-128.0 - roundEven(r.x / scale), -128.0, 127.0);
+#if defined(DTYPE_f16)
+  return vec2(vkc_round_f16(vec4(scale)).x, zero);
+#else
+  return vec2(scale, zero);
+#endif
+}
+#else
 // Row m's (scale, zero point): element m of the row-shaped tensors (WHCN sizes rows).
 vec2 row_params(int m) {
   const ivec4 rows = ivec4(p.out_sizes.yzw, 1);
@@ -34,6 +76,7 @@ vec2 row_params(int m) {
   return vec2(imageLoad(t_xs, t.xyz)[t.w], float(imageLoad(t_xz, t.xyz)[t.w]));
 #endif
 }
+#endif  // ROWQ
 
 // The row's int8 quantization round trip.
 float input_value(float x, vec2 q) { return (clamp(roundEven(x / q.x) + q.y, -128.0, 127.0) - q.y) * q.x; }

@@ -18,6 +18,7 @@
 #include <set>
 
 #include "decoder_test_util.h"
+#include "vkc/runtime/vulkan.h"
 
 namespace vkc::test {
 namespace {
@@ -194,6 +195,10 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
         for (const char* gpu_kernels : {"0", "1"}) {
           if (b == "cpu" && gpu_kernels[0] == '1') continue;
           ::setenv("VKC_VULKAN_GPU_KERNELS", gpu_kernels, 1);
+          // On a GPU the 8da4w decode step's linears compute their rows' int8 parameters
+          // themselves (no choose_qparams dispatch, linear_dq8ca_q4_gemv_rowq).
+          const std::string rowq = "linear_dq8ca_q4_gemv_rowq_f32_texture3d";
+          const uint64_t before = runtime::vulkan_variant_dispatches(rowq);
           RunOptions ro;
           ro.backend = b;
           Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
@@ -201,6 +206,8 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           ::unsetenv("VKC_VULKAN_GPU_KERNELS");
           ASSERT_TRUE(g.ok) << recipe << " " << model << " on " << b << ": " << diags(g.diagnostics);
           tokens.push_back(g.tokens);
+          if (gpu_kernels[0] == '1' && std::string(recipe).rfind("8da4w", 0) == 0 && std::string(model).find("_step_") != std::string::npos)
+            EXPECT_GT(runtime::vulkan_variant_dispatches(rowq), before) << recipe << " " << model;
         }
     }
     for (size_t i = 1; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], tokens[0]) << recipe << " program " << i;

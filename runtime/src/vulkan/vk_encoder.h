@@ -103,6 +103,9 @@ class Encoder : public CallArgs {
   std::unordered_map<int32_t, SymIntSource> symint_sources;
   /// SymInts known while encoding (sym_size.int and its arithmetic); int_arg reads them.
   std::unordered_map<int32_t, int64_t> encoded_symints;
+  /// Per-row int8 scales (value id) whose choose_qparams ran no dispatch: every reader is an 8da4w
+  /// matrix-vector linear that computes its row's parameters itself (with this eps).
+  std::unordered_map<int32_t, float> row_quantized_in_linear;
   /// SymInt argument i's run-time source; fails for a SymInt no et_vk.select_as_symint defined.
   SymIntSource symint_source(size_t i) const;
 
@@ -178,6 +181,11 @@ inline bool use_split_k(const GpuTensor& out, int64_t k, bool cpu_device) {
 /// on a GPU, at most 4 rows, K a whole number of the kernel's 16-byte chunks of `chunk` weights,
 /// textures width-packed. VKC_VULKAN_GEMV=0 turns them off (to compare with the split-K kernels).
 bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device);
+/// Whether an 8da4w linear (linear_dq8ca_q4gsw) into `out` over K with int4 groups of `group`
+/// takes the matrix-vector kernel.
+inline bool dq8ca_gemv(const GpuTensor& out, int64_t k, int64_t group, bool cpu_device) {
+  return group % 32 == 0 && use_gemv(out, k, 32, cpu_device);
+}
 /// Dispatch items of a matrix-vector kernel of `local_size` invocations per 4 outputs of a row.
 int64_t gemv_items(const GpuTensor& out, int64_t local_size);
 /// Where a matrix-vector linear into `out` writes: `out`, or the output of a view_copy that alone

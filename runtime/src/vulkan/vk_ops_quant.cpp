@@ -56,8 +56,39 @@ void quantized_linear(Encoder& e) {
              p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
+// Whether every reader of choose_qparams' (scale, zero point) is an 8da4w linear over the same
+// input that takes the matrix-vector kernel (and so can compute its row's parameters itself).
+bool readers_quantize_their_rows(Encoder& e, int32_t x, int32_t scale, int32_t zero) {
+  const serializer::VkGraph& g = *e.graph();
+  for (uint32_t o : g.output_ids)
+    if (static_cast<int32_t>(o) == scale || static_cast<int32_t>(o) == zero) return false;
+  bool any = false;
+  for (const serializer::VkOperatorCall& c : g.chain) {
+    if (&c == &e.call()) continue;
+    bool reads = false;
+    for (int32_t a : c.args) {
+      reads = reads || a == scale || a == zero;
+      if (const auto* l = std::get_if<serializer::VkValueList>(&g.values.at(static_cast<size_t>(a))))
+        for (int32_t item : l->items)
+          if (item == scale || item == zero) return false;
+    }
+    if (!reads) continue;
+    if (c.name != "et_vk.linear_dq8ca_q4gsw.default" || c.args.size() < 8 || c.args[0] != x || c.args[1] != scale ||
+        c.args[2] != zero)
+      return false;
+    const auto* group = std::get_if<int64_t>(&g.values.at(static_cast<size_t>(c.args[6])));
+    const GpuTensor& in = e.tensor_id(x);
+    if (!group || in.dims.empty() || !dq8ca_gemv(e.tensor_id(c.args.back()), in.dims.back(), *group, e.cpu_device()))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 // torchao.choose_qparams_affine(input, "ASYMMETRIC", block [1, .., K], int8, qmin?, qmax?, eps?, ...)
-// -> (scale, zero_point), one per row.
+// -> (scale, zero_point), one per row. On a GPU, when only 8da4w matrix-vector linears over the same
+// input read them, those compute their row's parameters themselves (linear_dq8ca_q4_gemv_rowq) and
+// no dispatch runs here.
 void choose_qparams(Encoder& e) {
   const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
   if (outs.size() != 2) e.fail("expected (scale, zero_point) outputs");
@@ -72,12 +103,19 @@ void choose_qparams(Encoder& e) {
   e.require_rep(x, scale, "the input", true);
   if (zp.texture != scale.texture || zp.dtype != ir::DType::Int32) e.fail("the zero point must be i32 like the scale's storage");
   if (scale.texture && scale.packed_dim != 0) e.fail("textures must be width-packed");
+  const int32_t qmin = static_cast<int32_t>(e.opt_scalar(4).value_or(-128)), qmax = static_cast<int32_t>(e.opt_scalar(5).value_or(127));
+  const float eps = e.is_null(6) ? 1.1920929e-07f : static_cast<float>(e.float_arg(6));
+  if (qmin == -128 && qmax == 127 && eps > 0 &&
+      readers_quantize_their_rows(e, e.id(0), outs[0], outs[1])) {
+    e.row_quantized_in_linear[outs[0]] = eps;
+    return;
+  }
   const bool split_k = use_split_k(scale, x.dims.back(), false);
   const auto& v = e.variant(scale, {}, split_k ? "choose_qparams_splitk" : "choose_qparams");
   Push p(v);
   p.iv("in_sizes", x.sizes).i("qmin", static_cast<int32_t>(e.opt_scalar(4).value_or(-128)));
-  p.i("qmax", static_cast<int32_t>(e.opt_scalar(5).value_or(127)));
-  p.f("eps", e.is_null(6) ? 1.1920929e-07f : static_cast<float>(e.float_arg(6)));
+  p.i("qmax", qmax);
+  p.f("eps", eps);
   e.dispatch(v, {scale.resource(), zp.resource(), x.resource()}, p,
              split_k ? scale.items() * v.local_size[0] : scale.items());
 }
@@ -100,15 +138,22 @@ void linear_dq8ca(Encoder& e) {
   const auto [scales, stride] = q4_scales(e, 5, n, k, group);
   const bool has_bias = !e.is_null(7);
   const VkBuffer bias = has_bias ? e.raw(7, ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32);
-  const bool gemv = group % 32 == 0 && use_gemv(out, k, 32, e.cpu_device());
+  const bool gemv = dq8ca_gemv(out, k, group, e.cpu_device());
+  const auto rowq = e.row_quantized_in_linear.find(e.id(1));
+  const bool own_params = rowq != e.row_quantized_in_linear.end();
+  if (own_params && !gemv) e.fail("the input's scale was left to matrix-vector linears, but this one is not");
   const bool split_k = !gemv && use_split_k(out, k, false);
-  const auto& v = e.variant(out, {}, gemv ? "linear_dq8ca_q4_gemv" : split_k ? "linear_dq8ca_q4_splitk" : "linear_dq8ca_q4");
+  const auto& v = e.variant(out, {}, own_params ? "linear_dq8ca_q4_gemv_rowq"
+                                     : gemv     ? "linear_dq8ca_q4_gemv"
+                                     : split_k  ? "linear_dq8ca_q4_splitk"
+                                                : "linear_dq8ca_q4");
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
   int32_t split = 0;
   GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
   if (gemv) p.i("out_split", split);
+  if (own_params) p.f("eps", rowq->second);
   e.dispatch(v,
              {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE},
               xs.resource(), xz.resource()},
