@@ -474,18 +474,19 @@ TEST_F(VulkanOps, BatchNormAndUpsample) {
 
 // native_layer_norm over the last dim, in each representation the registry allows (W packed
 // spreads a row over texels, C/H packed vectorizes 4 rows), with and without weight and bias.
-// Rows of 7 (one invocation per row) and 40 (on a GPU: a workgroup per row, layer_norm_wg;
-// VKC_VULKAN_GPU_KERNELS=1 makes lavapipe choose so).
+// Rows of 7 (one invocation per row), 40 (on a GPU: a workgroup per row, layer_norm_wg) and 1030
+// (on a GPU: 256 invocations a row, layer_norm_wg256); VKC_VULKAN_GPU_KERNELS=1 makes lavapipe
+// choose so.
 TEST_F(VulkanOps, LayerNorm) {
   VKC_REQUIRE_VULKAN();
   struct Case { StorageType st; MemoryLayout ml; bool affine; };
-  for (uint32_t width : {7u, 40u}) {
-    if (width == 40) ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  for (uint32_t width : {7u, 40u, 1030u}) {
+    if (width >= 40) ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
     for (const Case& c : {Case{kTex, kW, true}, Case{kTex, kC, true}, Case{kTex, kH, false}, Case{kBuf, kW, true}}) {
       VkProgramBuilder b;
-      const std::vector<uint32_t> dims{2, 3, 5, width};
+      const std::vector<uint32_t> dims{width > 1000 ? 1u : 2u, 3, 5, width};
       const int x = tensor(b, dims, c.st, c.ml), y = tensor(b, dims, c.st, c.ml);
-      const int m = tensor(b, {2, 3, 5, 1}, c.st, c.ml), r = tensor(b, {2, 3, 5, 1}, c.st, c.ml);
+      const int m = tensor(b, {dims[0], 3, 5, 1}, c.st, c.ml), r = tensor(b, {dims[0], 3, 5, 1}, c.st, c.ml);
       const int w = c.affine ? b.constant({width}, random_values(width, 21)) : b.value(VkNull{});
       const int bias = c.affine ? b.constant({width}, random_values(width, 22)) : b.value(VkNull{});
       b.call("aten.native_layer_norm.default",
@@ -494,10 +495,10 @@ TEST_F(VulkanOps, LayerNorm) {
       b.output(y);
       SCOPED_TRACE(testing::Message() << "width " << width << " storage " << static_cast<int>(c.st) << " layout "
                                       << static_cast<int>(c.ml));
-      const std::string name = std::string(width == 40 ? "layer_norm_wg_f32_" : "layer_norm_f32_") +
+      const std::string name = std::string(width > 1000 ? "layer_norm_wg256_f32_" : width == 40 ? "layer_norm_wg_f32_" : "layer_norm_f32_") +
                                (c.st == kBuf ? "buffer" : "texture3d");
       const uint64_t before = runtime::vulkan_variant_dispatches(name);
-      expect_same(b.build(), {random_f32({2, 3, 5, width}, 23, -3, 3)});
+      expect_same(b.build(), {random_f32({dims[0], 3, 5, width}, 23, -3, 3)});
       EXPECT_GT(runtime::vulkan_variant_dispatches(name), before);
     }
   }

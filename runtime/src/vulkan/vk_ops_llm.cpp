@@ -50,9 +50,9 @@ void rms_norm(Encoder& e) {
   const VkBuffer weight = e.raw(1, out.dtype, w);
   const VkBuffer zeros = e.filled(w, 0, out.dtype);
   // Long rows (a hidden size; on a GPU, any but the shortest): a workgroup per row unit
-  // (layer_norm_wg.glsl's RMS variant).
+  // (layer_norm_wg.glsl's RMS variant), of 256 invocations for rows of 1024 or more on a GPU.
   const bool wide = w >= 256 || (w >= 32 && !e.cpu_device());
-  const auto& v = e.variant(out, {}, wide ? "rms_norm_wg" : "rms_norm");
+  const auto& v = e.variant(out, {}, !wide ? "rms_norm" : w >= 1024 && !e.cpu_device() ? "rms_norm_wg256" : "rms_norm_wg");
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(2))).i("packed_dim", out.packed_dim);
   ivec4 rows = out.sizes;

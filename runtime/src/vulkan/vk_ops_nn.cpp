@@ -303,7 +303,8 @@ void layer_norm(Encoder& e) {
   // Long rows (on a GPU, any but the shortest): a workgroup per row unit (layer_norm_wg.glsl)
   // instead of one invocation.
   const bool wide = w >= 256 || (w >= 32 && !e.cpu_device());
-  const auto& v = e.variant(out, {}, wide ? "layer_norm_wg" : "layer_norm");
+  // Rows of 1024 or more on a GPU: 256 invocations a row (layer_norm_wg256).
+  const auto& v = e.variant(out, {}, !wide ? "layer_norm" : w >= 1024 && !e.cpu_device() ? "layer_norm_wg256" : "layer_norm_wg");
   Push p(v);
   p.iv("sizes", out.sizes).f("eps", static_cast<float>(e.scalar_arg(4))).i("packed_dim", out.packed_dim);
   ivec4 rows = out.sizes;
