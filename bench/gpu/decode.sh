@@ -12,7 +12,8 @@
 #     rate measured here).
 #   bench/gpu/decode.sh BIN_DIR     BIN_DIR holds vkc and lib/*.so (the libraries ldd lists)
 # MODEL=FILE.onnx compiles another decode-step export instead (the PyTorch rows keep the 1.1B
-# shape); N (128) tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch.
+# shape); N (128) tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch;
+# TOP (3) kernels are listed per profile; PROGRAMS picks among fp16 8da4w int4 fp16-base.
 # The machine needs a Vulkan loader: unpack Debian's libvulkan1 and glvnd first (bench/README.md).
 set -euo pipefail
 BIN=${1:?usage: decode.sh BIN_DIR}
@@ -76,7 +77,7 @@ PY
   [ "$p" = fp16-base ] && continue
   VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids 1,2,3 > /dev/null \
     2> "$WORK/$p.prof"
-  python3 - "$WORK/$p.prof" "$p" <<'PY' | tee -a "$results"
+  python3 - "$WORK/$p.prof" "$p" "${TOP:-3}" <<'PY' | tee -a "$results"
 import re, sys, collections
 blocks, cur = [], None
 for line in open(sys.argv[1]):
@@ -91,7 +92,7 @@ for line in open(sys.argv[1]):
 b = max(blocks, key=lambda b: int(re.search(r"mean of (\d+)", b[0]).group(1)))
 total = sum(b[1].values())
 print(f"  {sys.argv[2]} one step, a barrier after each dispatch: {b[0][len('vulkan profile: '):]}")
-for op, us in b[1].most_common(3):
+for op, us in b[1].most_common(int(sys.argv[3])):
     print(f"     {us:8.1f} us {100 * us / total:5.1f}%  {b[2][op]:4d}x {op}")
 PY
 done
