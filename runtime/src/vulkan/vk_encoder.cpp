@@ -36,10 +36,10 @@ bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device) {
   return out.dims.back() > 0 && k > 0 && k % chunk == 0 && rows <= 4;
 }
 
-int64_t gemv_items(const GpuTensor& out, int64_t local_size, int64_t outputs) {
+int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
-  return rows * ((out.dims.back() + outputs - 1) / outputs) * local_size;
+  return rows * ((out.dims.back() + 3) / 4) * local_size;
 }
 
 GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split) {

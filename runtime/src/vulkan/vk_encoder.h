@@ -186,11 +186,8 @@ bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device);
 inline bool dq8ca_gemv(const GpuTensor& out, int64_t k, int64_t group, bool cpu_device) {
   return group % 32 == 0 && use_gemv(out, k, 32, cpu_device);
 }
-/// Outputs of a row per workgroup of the matrix-vector kernels (vkc_linear_gemv.glslh's
-/// 4 * GEMV_BLOCKS): float weights, and the int8/int4 ones.
-inline constexpr int64_t kGemvOutputsFloat = 4, kGemvOutputsQuantized = 16;
-/// Dispatch items of a matrix-vector kernel of `local_size` invocations per `outputs` outputs of a row.
-int64_t gemv_items(const GpuTensor& out, int64_t local_size, int64_t outputs);
+/// Dispatch items of a matrix-vector kernel of `local_size` invocations per 4 outputs of a row.
+int64_t gemv_items(const GpuTensor& out, int64_t local_size);
 /// Where a matrix-vector linear into `out` writes: `out`, or the output of a view_copy that alone
 /// reads it, absorbed into the linear's dispatch (a decode step's Q/K/V projections go straight
 /// into their heads): for buffers any view (the same elements in the same order); for textures a

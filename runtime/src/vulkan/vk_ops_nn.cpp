@@ -213,7 +213,7 @@ void linear(Encoder& e) {
   p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
   int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
   if (tiled) items = n4 * ((rows + tile_rows - 1) / tile_rows) * planes;
-  if (gemv) items = gemv_items(out, v.local_size[0], kGemvOutputsFloat);
+  if (gemv) items = gemv_items(out, v.local_size[0]);
   int32_t split = 0;
   GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
   if (gemv) p.i("out_split", split);

@@ -53,7 +53,7 @@ void quantized_linear(Encoder& e) {
   GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
   if (gemv) p.i("out_split", split);
   e.dispatch(v, {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}},
-             p, gemv ? gemv_items(out, v.local_size[0], kGemvOutputsQuantized) : split_k ? out.items() * v.local_size[0] : out.items());
+             p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 // Whether every reader of choose_qparams' (scale, zero point) is an 8da4w linear over the same
@@ -157,7 +157,7 @@ void linear_dq8ca(Encoder& e) {
   e.dispatch(v,
              {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE},
               xs.resource(), xz.resource()},
-             p, gemv ? gemv_items(out, v.local_size[0], kGemvOutputsQuantized) : split_k ? out.items() * v.local_size[0] : out.items());
+             p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 // et_vk.embedding_q4gsw(weight [V, pad8(D) / 2] uint8, weight_scales [V, D / group], group_size,
