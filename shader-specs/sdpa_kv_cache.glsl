@@ -26,46 +26,7 @@ layout(push_constant) uniform Params {
 } p;
 
 #if WG
-// A workgroup per query row (vkc_attention_wg.glslh): row = s * Hq + h, (s, h, 0) as (x, y, z).
-int wg_rows() { return p.out_sizes.y * p.out_sizes.z; }
-ivec3 wg_row_of(int row) { return ivec3(row / p.out_sizes.y, row % p.out_sizes.y, 0); }
-int wg_keys(ivec3 r) { return min(t_pos[p.pos_index] + r.x, p.cache_rows - 1) + 1; }
-int wg_d4() { return div_up4(p.out_sizes.x); }
-int wg_dv4() { return div_up4(p.out_sizes.x); }
-vec4 wg_q(int c4, ivec3 r) {
-#if defined(STORAGE_buffer)
-  const int base = whcn_to_index(ivec4(c4 * 4, r.y, r.x, 0), p.out_sizes);
-  vec4 v = vec4(0.0);
-  for (int l = 0; l < 4; ++l)
-    if (c4 * 4 + l < p.out_sizes.x) v[l] = float(t_q[base + l]);
-  return v;
-#else
-  const vec4 v = vec4(imageLoad(t_q, ivec3(c4, r.y, r.x)));
-  const int n = p.out_sizes.x - c4 * 4;
-  return mix(vec4(0.0), v, bvec4(n > 0, n > 1, n > 2, n > 3));
-#endif
-}
-// Elements 4 * c4 .. 4 * c4 + 3 of cache row (j, the kv head of query head r.y).
-#define CACHE_TEXEL(t_cache)                                                      \
-  const int d = p.out_sizes.x;                                                    \
-  const int base = (j * p.kv_heads + r.y / (p.out_sizes.y / p.kv_heads)) * d + c4 * 4; \
-  vec4 v = vec4(0.0);                                                             \
-  for (int l = 0; l < 4; ++l)                                                     \
-    if (c4 * 4 + l < d) v[l] = float(t_cache[base + l]);                          \
-  return v;
-vec4 wg_k(int c4, int j, ivec3 r) { CACHE_TEXEL(t_k) }
-vec4 wg_v(int c4, int j, ivec3 r) { CACHE_TEXEL(t_v) }
-float wg_score(float dot_qk, int j, ivec3 r) { return dot_qk * inversesqrt(float(p.out_sizes.x)); }
-void wg_store(int x4, ivec3 r, vec4 value) {
-#if defined(STORAGE_buffer)
-  const int base = whcn_to_index(ivec4(x4 * 4, r.y, r.x, 0), p.out_sizes);
-  for (int l = 0; l < 4; ++l)
-    if (x4 * 4 + l < p.out_sizes.x) t_out[base + l] = T(value[l]);
-#else
-  imageStore(t_out, ivec3(x4, r.y, r.x), VEC4_T(value));
-#endif
-}
-#include "vkc_attention_wg.glslh"
+#include "vkc_sdpa_kv_cache_wg.glslh"
 #else
 #include "vkc_attention.glslh"
 

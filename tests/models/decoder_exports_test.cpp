@@ -160,9 +160,13 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
         }
         // Chunks of several query rows through the GPU kernels (the matrix-vector linears, the
         // workgroup-per-row attention over the cache).
+        // sdpa_with_kv_cache as one dispatch that writes the new rows and attends, over chunks of
+        // up to 3 query rows and one-token steps.
         const std::vector<std::string> all = backends();
         if (max == 3 && std::find(all.begin(), all.end(), "vulkan") != all.end()) {
           ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+          const std::string fused = "sdpa_kv_cache_fused_f32_texture3d";
+          const uint64_t before = runtime::vulkan_variant_dispatches(fused);
           RunOptions ro;
           ro.backend = "vulkan";
           Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
@@ -170,6 +174,7 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
           ::unsetenv("VKC_VULKAN_GPU_KERNELS");
           ASSERT_TRUE(g.ok) << diags(g.diagnostics);
           EXPECT_EQ(g.tokens, greedy.tokens) << "on vulkan with GPU kernels";
+          EXPECT_GT(runtime::vulkan_variant_dispatches(fused), before);
         }
       }
     }

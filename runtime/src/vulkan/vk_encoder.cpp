@@ -125,12 +125,16 @@ void Encoder::require_unbroadcast_high_rank(const GpuTensor& out, std::initializ
   }
 }
 
-const serializer::VkOperatorCall* Encoder::sole_next(std::string_view op_name) const {
+bool Encoder::fusing() {
   static const bool off = [] {
     const char* env = std::getenv("VKC_VULKAN_FUSE");
     return env && std::string_view(env) == "0";
   }();
-  if (off || !next_call_ || next_call_->name != op_name || call_->args.empty()) return nullptr;
+  return !off;
+}
+
+const serializer::VkOperatorCall* Encoder::sole_next(std::string_view op_name) const {
+  if (!fusing() || !next_call_ || next_call_->name != op_name || call_->args.empty()) return nullptr;
   const int32_t v = call_->args.back();
   const auto it = uses_.find(v);
   // Named twice in the chain: as this call's output and as one argument of the next call.

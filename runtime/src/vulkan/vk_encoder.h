@@ -140,6 +140,8 @@ class Encoder : public CallArgs {
   /// may read this call's inputs and write the next call's output); null otherwise, and always
   /// under VKC_VULKAN_FUSE=0.
   const serializer::VkOperatorCall* sole_next(std::string_view op_name) const;
+  /// Whether load-time fusions run (VKC_VULKAN_FUSE=0 turns them off).
+  static bool fusing();
   /// Takes `next` (from sole_next) into this call's dispatch: the chain skips it.
   void absorb_next() { absorbed_ = true; }
   /// The output value id of the next call (after sole_next returned it).

@@ -144,7 +144,7 @@ void select_as_symint(Encoder& e) {
 // sdpa_with_kv_cache(q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, dropout, is_causal, scale):
 // k and v go into this delegate's own caches (buffers of the cache constants' shape, allocated here,
 // never read before written) at start_pos, then causal attention over them (kv_cache_update.glsl,
-// sdpa_kv_cache.glsl; its _wg variant on GPUs).
+// sdpa_kv_cache.glsl); on GPUs one dispatch does both (sdpa_kv_cache_fused.glsl).
 void sdpa_with_kv_cache(Encoder& e) {
   if (!e.is_null(7)) e.fail("attn_mask must be None");
   if (!e.is_null(10)) e.fail("scale must be None (1/sqrt(D))");
@@ -166,6 +166,19 @@ void sdpa_with_kv_cache(Encoder& e) {
   like.dtype = out.dtype;
   GpuTensor& k_cache = e.persistent(0, cache_dims, like);
   GpuTensor& v_cache = e.persistent(1, cache_dims, like);
+  // On a GPU (head dims up to 256): one dispatch writes the new rows into the caches and attends
+  // over them, a workgroup per query row (sdpa_kv_cache_fused; VKC_VULKAN_FUSE=0: three).
+  if (!e.cpu_device() && d <= 256 && Encoder::fusing()) {
+    const auto& var = e.variant(out, {}, "sdpa_kv_cache_fused");
+    Push p(var);
+    p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
+    p.i("pos_index", pos.index);
+    e.dispatch(var,
+               {out.resource(), q.resource(), {k_cache.buffer.buffer, VK_NULL_HANDLE},
+                {v_cache.buffer.buffer, VK_NULL_HANDLE}, {pos.buffer, VK_NULL_HANDLE}, k.resource(), v.resource()},
+               p, q.dims[1] * q.dims[2] * var.local_size[0]);
+    return;
+  }
   for (const auto& [value, cache] : {std::pair<GpuTensor*, GpuTensor*>{&k, &k_cache}, {&v, &v_cache}}) {
     const auto& var = e.variant(*value, {}, "kv_cache_update");
     Push p(var);
@@ -173,8 +186,8 @@ void sdpa_with_kv_cache(Encoder& e) {
     e.dispatch(var, {{cache->buffer.buffer, VK_NULL_HANDLE}, value->resource(), {pos.buffer, VK_NULL_HANDLE}}, p,
                value->items());
   }
-  // On a GPU (head dims up to 256): a workgroup per query row, each key's score computed once
-  // (sdpa_kv_cache_wg); else an invocation per output texel, each computing the scores it needs.
+  // A workgroup per query row on a GPU under VKC_VULKAN_FUSE=0 (sdpa_kv_cache_fused's attention
+  // alone); else an invocation per output texel, each computing the scores it needs.
   const bool wg = !e.cpu_device() && d <= 256;
   const auto& var = e.variant(out, {}, wg ? "sdpa_kv_cache_wg" : "sdpa_kv_cache");
   Push p(var);
