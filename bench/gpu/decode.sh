@@ -10,7 +10,8 @@
 #   - PyTorch (same GPU, fp16): transformers generate() eager, and a decode step with a static
 #     cache captured in a CUDA graph; the bandwidth bound (the weights' bytes at the device-copy
 #     rate measured here).
-#   bench/gpu/decode.sh BIN_DIR     BIN_DIR holds vkc and lib/*.so (the libraries ldd lists)
+#   bench/gpu/decode.sh BIN_DIR     BIN_DIR holds vkc, optionally et_runner (bench/executorch/build.sh:
+#                                   ExecuTorch's runtime on the same programs), and lib/*.so (ldd's list)
 # MODEL=FILE.onnx compiles another decode-step export instead (the PyTorch rows keep the 1.1B
 # shape); N (128) tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch;
 # TOP (3) kernels are listed per profile; PROGRAMS picks among fp16 8da4w int4 fp16-base.
@@ -74,6 +75,13 @@ if m:
 print(line + f"  tokens {d['tokens'][:4]}")
 PY
   done
+  # ExecuTorch's runtime on the same program, where BIN_DIR has et_runner (bench/executorch/build.sh).
+  if [ -x "$BIN/et_runner" ] && [ "$p" != fp16-base ]; then
+    out=$("$BIN/et_runner" "$WORK/$p.pte" --generate "$N" --prompt-ids "$PROMPT" 2>/dev/null || true)
+    d=$(echo "$out" | sed -n 's/.*decode: .*(\([0-9.]*\) tokens\/s)$/\1/p')
+    t=$(echo "$out" | sed -n 's/^tokens: //p' | tr ' ' ',' | cut -d, -f1-4)
+    printf "%-22s decode %7s tok/s  tokens [%s]\n" "ExecuTorch $p" "${d:--}" "${t:-failed}" | tee -a "$results"
+  fi
   [ "$p" = fp16-base ] && continue
   VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids 1,2,3 > /dev/null \
     2> "$WORK/$p.prof"
