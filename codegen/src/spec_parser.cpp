@@ -133,12 +133,15 @@ class Reader {
         d.layouts = string_list(value, "layouts");
       } else if (k == "local_size") {
         d.local_size = local_size(value);
+      } else if (k == "extra_bindings") {
+        if (!value.IsSequence()) fail(value, "extra_bindings must be a list");
+        for (const auto& b : value) d.extra_bindings.push_back(binding(b));
       } else if (!k.empty() && std::isupper(static_cast<unsigned char>(k[0]))) {
         require_param(key, k, defaults);
         d.overrides.emplace_back(k, scalar(value, k));
       } else {
         fail(key, "unknown key '" + k + "' in shader_variants entry (NAME, OPS, generate_variant_forall, layouts, "
-                  "local_size or a declared UPPERCASE parameter)");
+                  "local_size, extra_bindings or a declared UPPERCASE parameter)");
       }
     }
     if (d.name.empty()) fail(n, "shader_variants entry without NAME");

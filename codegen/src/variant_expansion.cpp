@@ -100,8 +100,10 @@ struct Expander {
     for (const auto& l : v.layouts)
       if (!kLayouts.count(l)) fail(d.line, name + ": unknown layout '" + l + "'");
 
-    for (size_t i = 0; i < spec.bindings.size(); ++i) {
-      const BindingDecl& b = spec.bindings[i];
+    std::vector<BindingDecl> bindings = spec.bindings;
+    bindings.insert(bindings.end(), d.extra_bindings.begin(), d.extra_bindings.end());
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      const BindingDecl& b = bindings[i];
       Binding r{static_cast<uint32_t>(i), DescriptorType::StorageBuffer, b.name, b.access};
       if (b.type == "tensor") {
         const std::string st = value_of(params, b.storage_param);

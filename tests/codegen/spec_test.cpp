@@ -84,6 +84,31 @@ mm:
   EXPECT_EQ(vs[5].local_size[0], 256u);
 }
 
+// A variant's extra_bindings follow the spec's, numbered on from them, in that variant alone.
+TEST(Spec, AVariantsExtraBindingsFollowTheSpecs) {
+  const ShaderSpec s = parse_spec(R"yaml(
+linear:
+  parameter_names_with_default_values: {DTYPE: f32, STORAGE: buffer}
+  generate_variant_forall:
+    STORAGE: [buffer, texture3d]
+  shader_variants:
+    - {NAME: plain}
+    - {NAME: ep, extra_bindings: [{name: other, type: tensor, access: read}]}
+  bindings:
+    - {name: out, type: tensor, access: write}
+    - {name: weight, type: buffer}
+)yaml",
+                                  "specs/linear.yaml");
+  const auto vs = expand_variants(s);
+  ASSERT_EQ(vs.size(), 4u);
+  EXPECT_EQ(vs[0].name, "ep_buffer");
+  ASSERT_EQ(vs[0].bindings.size(), 3u);
+  EXPECT_EQ(vs[0].bindings[2].name, "other");
+  EXPECT_EQ(vs[0].bindings[2].binding, 2u);
+  EXPECT_EQ(vs[1].bindings[2].type, DescriptorType::StorageImage);  // a tensor in the variant's storage
+  EXPECT_EQ(vs[2].bindings.size(), 2u);                              // plain_buffer
+}
+
 TEST(Spec, ErrorsNameFileAndLineOnOneLine) {
   struct Case {
     const char* yaml;

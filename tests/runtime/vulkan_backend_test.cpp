@@ -445,6 +445,36 @@ TEST_F(VulkanOps, AFewRowLinearWritesTheViewThatSplitsItsOutput) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// A matrix-vector linear whose only reader is an add (alpha 1) or a mul with another tensor of its
+// shape (a residual add, SiLU(gate) * up) runs it in its own dispatch (the _ep variants).
+TEST_F(VulkanOps, AFewRowLinearRunsTheAddOrMulThatAloneReadsIt) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  for (StorageType st : {kBuf, kTex})
+    for (const char* op : {"aten.add.Tensor", "aten.mul.Tensor"}) {
+      VkProgramBuilder b;
+      const int x = tensor(b, {1, 1, 64}, st, kW), r = tensor(b, {1, 1, 36}, st, kW);
+      const int y = tensor(b, {1, 1, 36}, st, kW), z = tensor(b, {1, 1, 36}, st, kW), w = tensor(b, {1, 1, 36}, st, kW);
+      b.call("aten.linear.default", {x, b.constant({36, 64}, random_values(36 * 64, 5)), b.value(VkNull{}), y});
+      if (std::string(op) == "aten.add.Tensor") b.call(op, {r, y, b.value(1.0), z});
+      else b.call(op, {y, r, z});
+      b.call("aten.relu.default", {z, w});
+      b.input(x);
+      b.input(r);
+      b.output(w);
+      const std::string st_name = st == kBuf ? "buffer" : "texture3d";
+      const std::string binary = std::string(op == std::string("aten.add.Tensor") ? "add" : "mul") + "_f32_" + st_name;
+      const std::string ep = "linear_gemv_ep_f32_" + st_name;
+      SCOPED_TRACE(ep + " " + op);
+      const uint64_t binary_before = runtime::vulkan_variant_dispatches(binary);
+      const uint64_t ep_before = runtime::vulkan_variant_dispatches(ep);
+      expect_same(b.build(), {random_f32({1, 1, 64}, 13), random_f32({1, 1, 36}, 14)});
+      EXPECT_EQ(runtime::vulkan_variant_dispatches(binary), binary_before) << "the binary op ran as its own dispatch";
+      EXPECT_GT(runtime::vulkan_variant_dispatches(ep), ep_before);
+    }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 TEST_F(VulkanOps, BatchNormAndUpsample) {
   VKC_REQUIRE_VULKAN();
   {

@@ -65,6 +65,37 @@ GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split) {
   return v;
 }
 
+GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, const GpuTensor& in, GpuTensor*& other, int32_t& op) {
+  const serializer::VkOperatorCall* c = e.sole_next("aten.add.Tensor");
+  op = 1;
+  if (!c) c = e.sole_next("aten.mul.Tensor"), op = 2;
+  if (!c || c->args.size() < 3) return nullptr;
+  const serializer::VkGraph& g = *e.graph();
+  if (op == 1) {  // add(self, other, alpha, out): alpha 1
+    if (c->args.size() != 4) return nullptr;
+    const auto& alpha = g.values.at(static_cast<size_t>(c->args[2]));
+    const double* a = std::get_if<double>(&alpha);
+    const int64_t* ai = std::get_if<int64_t>(&alpha);
+    if (!(a && *a == 1.0) && !(ai && *ai == 1)) return nullptr;
+  }
+  const int32_t mine = e.call().args.back();
+  const int32_t other_id = c->args[0] == mine ? c->args[1] : c->args[0];
+  const auto* ot = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(other_id)));
+  const auto* rt = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(c->args.back())));
+  const auto* it = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(e.call().args.at(0))));
+  if (!ot || !rt || ot->constant_id >= 0 || other_id == mine) return nullptr;
+  if (it && it->mem_obj_id >= 0 && it->mem_obj_id == rt->mem_obj_id) return nullptr;
+  GpuTensor& o = e.tensor_id(other_id);
+  GpuTensor& r = e.tensor_id(c->args.back());
+  for (const GpuTensor* t : {&o, &r})
+    if (t->dims != out.dims || t->dtype != out.dtype || t->texture != out.texture || t->packed_dim != out.packed_dim ||
+        t->int8x4 || &o == &in)
+      return nullptr;
+  other = &o;
+  e.absorb_next();
+  return &r;
+}
+
 ivec4 whcn(const std::vector<int64_t>& dims) {
   ivec4 s{1, 1, 1, 1};
   const size_t r = dims.size();

@@ -196,6 +196,11 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size);
 /// split of the last dim, [1, S, N] -> [1, S, N / D, D] with D a multiple of 4, written with
 /// `split` = D (the shaders' out_split; 0 otherwise).
 GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split);
+/// A matrix-vector linear's epilogue (the _ep variants): the add (alpha 1) or mul that alone reads
+/// the linear's output `out`, whose other operand has out's shape, dtype and representation and
+/// whose output shares no memory with the linear's input `in` (every workgroup reads all of it),
+/// absorbed. Returns that operation's output and sets `other` and `op` (1 add, 2 mul), or null.
+GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, const GpuTensor& in, GpuTensor*& other, int32_t& op);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

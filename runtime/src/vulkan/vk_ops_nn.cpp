@@ -202,7 +202,14 @@ void linear(Encoder& e) {
   const int64_t planes = out.texture ? static_cast<int64_t>(out.sizes[2]) * out.sizes[3] : 1;
   const bool one_row = tiled && !e.cpu_device() && n4 * ((rows + 3) / 4) * planes < 8192;
   const int64_t tile_rows = one_row ? 1 : 4;
-  const auto& v = e.variant(out, {}, gemv      ? "linear_gemv"
+  // A matrix-vector linear also runs the add or mul that alone reads its output (gemv_epilogue), or
+  // writes the view that alone reads it (gemv_output).
+  int32_t split = 0, op = 0;
+  GpuTensor* other = nullptr;
+  GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
+  GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
+  const auto& v = e.variant(out, {}, fused     ? "linear_gemv_ep"
+                                    : gemv    ? "linear_gemv"
                                     : split_k ? "linear_splitk"
                                     : one_row ? "linear_tiled_r1"
                                     : tiled   ? "linear_tiled"
@@ -211,13 +218,13 @@ void linear(Encoder& e) {
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);
   p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
+  if (gemv) p.i("out_split", split).i("epilogue_op", op);
   int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
   if (tiled) items = n4 * ((rows + tile_rows - 1) / tile_rows) * planes;
   if (gemv) items = gemv_items(out, v.local_size[0]);
-  int32_t split = 0;
-  GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
-  if (gemv) p.i("out_split", split);
-  e.dispatch(v, {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p, items);
+  std::vector<Resource> res{target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}};
+  if (fused) res.push_back(other->resource());
+  e.dispatch(v, std::move(res), p, items);
 }
 
 void matmul(Encoder& e) {

@@ -44,16 +44,21 @@ void quantized_linear(Encoder& e) {
   // One or a few rows on a GPU: 16-byte weight chunks (linear_quantized.yaml's _gemv variants).
   const bool gemv = (!q4 || group % 32 == 0) && use_gemv(out, k, q4 ? 32 : 16, e.cpu_device());
   const bool split_k = !gemv && use_split_k(out, k, false);
-  const char* kind = gemv ? "_gemv" : split_k ? "_splitk" : "";
+  int32_t split = 0, op = 0;
+  GpuTensor* other = nullptr;
+  GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
+  GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
+  const char* kind = fused ? "_gemv_ep" : gemv ? "_gemv" : split_k ? "_splitk" : "";
   const auto& v = e.variant(out, {}, fmt::format("{}{}", q4 ? "linear_q4" : "linear_q8", kind));
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
-  int32_t split = 0;
-  GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
-  if (gemv) p.i("out_split", split);
-  e.dispatch(v, {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}},
-             p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
+  if (gemv) p.i("out_split", split).i("epilogue_op", op);
+  std::vector<Resource> res{target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE},
+                            {bias, VK_NULL_HANDLE}};
+  if (fused) res.push_back(other->resource());
+  e.dispatch(v, std::move(res), p,
+             gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 // Whether every reader of choose_qparams' (scale, zero point) is an 8da4w linear over the same
@@ -143,20 +148,24 @@ void linear_dq8ca(Encoder& e) {
   const bool own_params = rowq != e.row_quantized_in_linear.end();
   if (own_params && !gemv) e.fail("the input's scale was left to matrix-vector linears, but this one is not");
   const bool split_k = !gemv && use_split_k(out, k, false);
-  const auto& v = e.variant(out, {}, own_params ? "linear_dq8ca_q4_gemv_rowq"
-                                     : gemv     ? "linear_dq8ca_q4_gemv"
-                                     : split_k  ? "linear_dq8ca_q4_splitk"
-                                                : "linear_dq8ca_q4");
+  int32_t split = 0, op = 0;
+  GpuTensor* other = nullptr;
+  GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
+  GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
+  const auto& v = e.variant(out, {}, fmt::format("{}{}", own_params ? "linear_dq8ca_q4_gemv_rowq"
+                                                     : gemv       ? "linear_dq8ca_q4_gemv"
+                                                     : split_k    ? "linear_dq8ca_q4_splitk"
+                                                                  : "linear_dq8ca_q4",
+                                                 fused ? "_ep" : ""));
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
-  int32_t split = 0;
-  GpuTensor& target = gemv ? gemv_output(e, out, split) : out;
-  if (gemv) p.i("out_split", split);
+  if (gemv) p.i("out_split", split).i("epilogue_op", op);
   if (own_params) p.f("eps", rowq->second);
-  e.dispatch(v,
-             {target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE},
-              xs.resource(), xz.resource()},
+  std::vector<Resource> res{target.resource(),     in.resource(),         {weight, VK_NULL_HANDLE},
+                            {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}, xs.resource(), xz.resource()};
+  if (fused) res.push_back(other->resource());
+  e.dispatch(v, std::move(res),
              p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 

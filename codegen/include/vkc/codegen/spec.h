@@ -36,6 +36,14 @@ struct ForallAxis {
   std::vector<ForallValue> values;
 };
 
+/// One entry of `bindings:`; its position is its binding number (set 0).
+struct BindingDecl {
+  std::string name;
+  std::string type;           // tensor | buffer | image | sampler | uniform
+  std::string storage_param;  // for type tensor: the parameter naming the storage (default STORAGE)
+  std::string access;         // read | write | read_write
+};
+
 /// One entry of shader_variants.
 struct VariantDecl {
   std::string name;
@@ -45,18 +53,12 @@ struct VariantDecl {
   std::optional<std::vector<ForallAxis>> forall;  // replaces the spec's iteration
   std::optional<std::vector<std::string>> layouts;
   std::optional<std::array<uint32_t, 3>> local_size;  // replaces the spec's
+  std::vector<BindingDecl> extra_bindings;     // after the spec's (numbered on from them)
 };
 
 enum class DescriptorType : uint8_t { StorageBuffer, StorageImage, SampledImage, UniformBuffer };
 std::string_view descriptor_type_name(DescriptorType t);
 
-/// One entry of `bindings:`; its position is its binding number (set 0).
-struct BindingDecl {
-  std::string name;
-  std::string type;           // tensor | buffer | image | sampler | uniform
-  std::string storage_param;  // for type tensor: the parameter naming the storage (default STORAGE)
-  std::string access;         // read | write | read_write
-};
 
 struct PushConstantDecl {
   std::string name;
