@@ -25,6 +25,7 @@ layout(push_constant) uniform Params {
   int kv_heads;
   int cache_rows;
   int pos_index;
+  int out_merge;  // 1: write the view [1, S, Hq * D] of the output that alone reads it (textures)
 } p;
 
 #define FUSED_UPDATE 1

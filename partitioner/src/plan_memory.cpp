@@ -9,8 +9,8 @@
 // which reads the view's input while it writes the clone's output, and may do so in one
 // memory object only element for element. Likewise a linear whose output only a view, an add or
 // a mul reads (a decode step's projection split into heads, the residual add, SiLU(gate) * up:
-// the GPU's matrix-vector kernel writes that operation's output). (Its other fusions are element
-// for element.)
+// the GPU's matrix-vector kernel writes that operation's output), and attention over the cache
+// whose output only a view reads (the heads merged). (Its other fusions are element for element.)
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -59,18 +59,21 @@ void plan_memory(Delegate& d) {
   auto keep_inputs_through_next = [&](size_t i) {
     if (i + 1 >= d.nodes.size() || d.nodes[i + 1]->outputs().empty()) return false;
     const std::string &op = d.nodes[i]->op_type(), &next = d.nodes[i + 1]->op_type();
+    const bool reads_whole_input = linear(op) || op == "sdpa_with_kv_cache.default";
     if (!(op == "aten.view_copy.default" && next == "aten.clone.default") &&
-        !(linear(op) && (next == "aten.view_copy.default" || next == "aten.add.Tensor" || next == "aten.mul.Tensor")))
+        !(linear(op) && (next == "aten.view_copy.default" || next == "aten.add.Tensor" || next == "aten.mul.Tensor")) &&
+        !(op == "sdpa_with_kv_cache.default" && next == "aten.view_copy.default"))
       return false;
     for (const ir::Value* out : d.nodes[i]->outputs()) {
       if (!out || outputs.count(out)) return false;
       const auto it = readers.find(out);
       if (it == readers.end() || it->second != std::set<size_t>{i + 1}) return false;
     }
-    // The linear's kernel reads all of its input in every workgroup: no element-for-element case.
+    // A linear's (or attention's) kernel reads all of its input in every workgroup: no
+    // element-for-element case.
     const ir::Value* next_out = d.nodes[i + 1]->outputs().front();
     for (const ir::Value* in : d.nodes[i]->inputs())
-      if (in && !in->is_constant() && (linear(op) || !same_form(in, next_out))) return true;
+      if (in && !in->is_constant() && (reads_whole_input || !same_form(in, next_out))) return true;
     return false;
   };
   std::vector<int32_t> deferred;  // released after the next node, whatever that node does

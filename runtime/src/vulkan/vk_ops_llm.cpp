@@ -169,12 +169,26 @@ void sdpa_with_kv_cache(Encoder& e) {
   // On a GPU (head dims up to 256): one dispatch writes the new rows into the caches and attends
   // over them, a workgroup per query row (sdpa_kv_cache_fused; VKC_VULKAN_FUSE=0: three).
   if (!e.cpu_device() && d <= 256 && Encoder::fusing()) {
+    // A view [1, S, Hq * D] that alone reads the output (heads merged for the output projection)
+    // is written instead.
+    GpuTensor* target = &out;
+    int32_t merge = 0;
+    if (const serializer::VkOperatorCall* c = e.sole_next("aten.view_copy.default")) {
+      GpuTensor& view = e.tensor_id(c->args.back());
+      const std::vector<int64_t> merged{1, q.dims[1], q.dims[2] * d};
+      if (view.dims == merged && view.dtype == out.dtype && view.texture == out.texture && !view.int8x4 &&
+          (!view.texture || (view.packed_dim == 0 && d % 4 == 0))) {
+        e.absorb_next();
+        target = &view;
+        merge = view.texture ? 1 : 0;
+      }
+    }
     const auto& var = e.variant(out, {}, "sdpa_kv_cache_fused");
     Push p(var);
     p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
-    p.i("pos_index", pos.index);
+    p.i("pos_index", pos.index).i("out_merge", merge);
     e.dispatch(var,
-               {out.resource(), q.resource(), {k_cache.buffer.buffer, VK_NULL_HANDLE},
+               {target->resource(), q.resource(), {k_cache.buffer.buffer, VK_NULL_HANDLE},
                 {v_cache.buffer.buffer, VK_NULL_HANDLE}, {pos.buffer, VK_NULL_HANDLE}, k.resource(), v.resource()},
                p, q.dims[1] * q.dims[2] * var.local_size[0]);
     return;
