@@ -26,7 +26,21 @@ layout(push_constant) uniform Params {
   int cache_rows;
   int pos_index;
   int out_merge;  // 1: write the view [1, S, Hq * D] of the output that alone reads it (textures)
+  ivec4 table_sizes;  // ROPE: the cos/sin tables' WHCN sizes (x = cols)
+  int rope_start;     // ROPE: the table row of query row 0
 } p;
+
+#if ROPE
+#if defined(STORAGE_buffer)
+layout(set = 0, binding = 7, std430) restrict readonly buffer CosBuf { T t_cos[]; };
+layout(set = 0, binding = 8, std430) restrict readonly buffer SinBuf { T t_sin[]; };
+#define ROPE_TABLE(t, col, row) float(t[(row) * p.table_sizes.x + (col)])
+#else
+layout(set = 0, binding = 7, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_cos;
+layout(set = 0, binding = 8, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_sin;
+#define ROPE_TABLE(t, col, row) (vec4(imageLoad(t, ivec3((col) >> 2, row, 0)))[(col) & 3])
+#endif
+#endif
 
 #define FUSED_UPDATE 1
 #include "vkc_sdpa_kv_cache_wg.glslh"

@@ -11,6 +11,7 @@
 // a mul reads (a decode step's projection split into heads, the residual add, SiLU(gate) * up:
 // the GPU's matrix-vector kernel writes that operation's output), and attention over the cache
 // whose output only a view reads (the heads merged). (Its other fusions are element for element.)
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -28,6 +29,18 @@ void plan_memory(Delegate& d) {
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     for (const ir::Value* v : d.nodes[i]->inputs())
       if (v) last_use[v] = i, readers[v].insert(i);
+  }
+  // A GPU runs apply_rotary_emb_hf inside the sdpa_with_kv_cache right after it (which may also
+  // write the view after it), reading the rotary's inputs there: they live until then.
+  // (select_as_symint, read on the host, may come between.)
+  for (size_t i = 0; i + 1 < d.nodes.size(); ++i) {
+    if (d.nodes[i]->op_type() != "et_vk.apply_rotary_emb_hf.default") continue;
+    size_t a = i + 1;
+    while (a < d.nodes.size() && d.nodes[a]->op_type() == "et_vk.select_as_symint.default") ++a;
+    if (a >= d.nodes.size() || d.nodes[a]->op_type() != "sdpa_with_kv_cache.default") continue;
+    const size_t until = a + 1 < d.nodes.size() && d.nodes[a + 1]->op_type() == "aten.view_copy.default" ? a + 1 : a;
+    for (const ir::Value* v : d.nodes[i]->inputs())
+      if (v && !v->is_constant() && last_use.count(v)) last_use[v] = std::max(last_use[v], until);
   }
   std::set<int32_t> free_ids;
   int32_t next_id = 0;

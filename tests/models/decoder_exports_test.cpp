@@ -160,12 +160,13 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
         }
         // Chunks of several query rows through the GPU kernels (the matrix-vector linears, the
         // workgroup-per-row attention over the cache).
-        // sdpa_with_kv_cache as one dispatch that writes the new rows and attends, over chunks of
-        // up to 3 query rows and one-token steps.
+        // sdpa_with_kv_cache as one dispatch that writes the new rows and attends (here with the
+        // rotary embedding before it: the kernel rotates q and the new k as it reads them), over
+        // chunks of up to 3 query rows and one-token steps.
         const std::vector<std::string> all = backends();
         if (max == 3 && std::find(all.begin(), all.end(), "vulkan") != all.end()) {
           ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
-          const std::string fused = "sdpa_kv_cache_fused_f32_texture3d";
+          const std::string fused = "sdpa_kv_cache_fused_rope_f32_texture3d";
           const uint64_t before = runtime::vulkan_variant_dispatches(fused);
           RunOptions ro;
           ro.backend = "vulkan";

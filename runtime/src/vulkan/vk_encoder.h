@@ -106,6 +106,14 @@ class Encoder : public CallArgs {
   /// Per-row int8 scales (value id) whose choose_qparams ran no dispatch: every reader is an 8da4w
   /// matrix-vector linear that computes its row's parameters itself (with this eps).
   std::unordered_map<int32_t, float> row_quantized_in_linear;
+  /// A rotary embedding (apply_rotary_emb_hf) left to the attention over the cache that alone reads
+  /// its outputs (sdpa_kv_cache_fused_rope rotates q and the new k as it reads them): by the rotated
+  /// q's value id, the unrotated q and k, the tables and the first table row.
+  struct PendingRope {
+    int32_t q_out = -1, k_out = -1, q_in = -1, k_in = -1, cos = -1, sin = -1;
+    int32_t start = 0;
+  };
+  std::optional<PendingRope> pending_rope;
   /// SymInt argument i's run-time source; fails for a SymInt no et_vk.select_as_symint defined.
   SymIntSource symint_source(size_t i) const;
 
@@ -146,6 +154,8 @@ class Encoder : public CallArgs {
   void absorb_next() { absorbed_ = true; }
   /// The output value id of the next call (after sole_next returned it).
   int32_t next_output() const { return next_call_->args.back(); }
+  /// The call after this one in the chain, or null.
+  const serializer::VkOperatorCall* next_call() const { return next_call_; }
   const serializer::VkGraph* graph() const { return graph_; }
 
  protected:

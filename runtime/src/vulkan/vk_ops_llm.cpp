@@ -11,8 +11,55 @@
 namespace vkc::runtime::vk {
 namespace {
 
+// Whether the fused attention over the cache (sdpa_kv_cache_fused) runs a sdpa_with_kv_cache whose
+// head dim is `d`.
+bool fused_cache_attention(const Encoder& e, int64_t d) { return !e.cpu_device() && d <= 256 && Encoder::fusing(); }
+
+// Whether apply_rotary_emb_hf's outputs `outs` (q, k) are read only by the next call that dispatches,
+// a sdpa_with_kv_cache taking them as its q and k, which runs fused and can rotate them itself.
+bool rope_into_attention(Encoder& e, const std::vector<int32_t>& outs) {
+  const serializer::VkGraph& g = *e.graph();
+  // The next call that dispatches: select_as_symint (the attention's start_pos, read on the host)
+  // may come between.
+  const serializer::VkOperatorCall* next = e.next_call();
+  const serializer::VkOperatorCall* end = g.chain.data() + g.chain.size();
+  while (next && next->name == "et_vk.select_as_symint.default") next = next + 1 < end ? next + 1 : nullptr;
+  if (!next || next->name != "sdpa_with_kv_cache.default" || next->args.size() < 5 || next->args[0] != outs[0] ||
+      next->args[1] != outs[1] || outs[0] == outs[1])
+    return false;
+  for (int32_t t : {e.id(2), e.id(3)}) {
+    const auto* vt = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(t)));
+    if (!vt || vt->constant_id >= 0) return false;  // the tables: run-time tensors
+  }
+  for (uint32_t o : g.output_ids)
+    if (static_cast<int32_t>(o) == outs[0] || static_cast<int32_t>(o) == outs[1]) return false;
+  for (const serializer::VkOperatorCall& c : g.chain) {
+    if (&c == &e.call() || &c == next) continue;
+    for (int32_t a : c.args) {
+      if (a == outs[0] || a == outs[1]) return false;
+      if (const auto* l = std::get_if<serializer::VkValueList>(&g.values.at(static_cast<size_t>(a))))
+        for (int32_t item : l->items)
+          if (item == outs[0] || item == outs[1]) return false;
+    }
+  }
+  // The fused attention reads the unrotated q and k while it writes its output (or the view after
+  // it): they may not share memory (the memory plan keeps them apart, plan_memory.cpp).
+  std::vector<int32_t> written{next->args.back()};
+  if (next + 1 < end && (next + 1)->name == "aten.view_copy.default") written.push_back((next + 1)->args.back());
+  auto mem = [&](int32_t id) {
+    const auto* t = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(id)));
+    return t ? t->mem_obj_id : -1;
+  };
+  for (int32_t in : {e.id(0), e.id(1)})
+    for (int32_t w : written)
+      if (mem(in) >= 0 && mem(in) == mem(w)) return false;
+  const auto* cache = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(next->args[3])));
+  return cache && cache->dims.size() == 4 && fused_cache_attention(e, cache->dims[3]);
+}
+
 // apply_rotary_emb(xq, xk, cos, sin) / apply_rotary_emb_hf(xq, xk, cos, sin, start_pos) -> (xq_out, xk_out):
-// one dispatch per rotated tensor.
+// one dispatch per rotated tensor; on a GPU, when only the next call's fused attention over the cache
+// reads the rotated q and k, none (that kernel rotates them as it reads them).
 void rotary(Encoder& e) {
   const bool halves = e.op() == "et_vk.apply_rotary_emb_hf.default";
   const std::vector<int32_t> outs = e.value_list(e.num_args() - 1);
@@ -22,6 +69,14 @@ void rotary(Encoder& e) {
   GpuTensor& sin = e.tensor(3, &q_out);
   const int32_t start = halves ? static_cast<int32_t>(e.int_arg(4)) : 0;
   if (cos.dims.size() != 2 || sin.dims != cos.dims) e.fail("cos and sin must both be [rows, cols]");
+  if (halves && q_out.texture == cos.texture && cos.packed_dim == 0 && rope_into_attention(e, outs)) {
+    GpuTensor& x = e.tensor(0, &q_out);
+    const int64_t d = x.dims.back(), cols = cos.dims[1];
+    if (cols % 2 == 0 && cols <= d && cos.dims[0] >= start + x.dims[x.dims.size() - 3]) {
+      e.pending_rope = Encoder::PendingRope{outs[0], outs[1], e.id(0), e.id(1), e.id(2), e.id(3), start};
+      return;
+    }
+  }
   for (size_t k = 0; k < 2; ++k) {
     GpuTensor& out = e.tensor_id(outs[k]);
     GpuTensor& x = e.tensor(k, &out);
@@ -150,9 +205,15 @@ void sdpa_with_kv_cache(Encoder& e) {
   if (!e.is_null(10)) e.fail("scale must be None (1/sqrt(D))");
   if (!e.is_null(9) && !e.bool_arg(9)) e.fail("is_causal must be True");
   GpuTensor& out = e.out();
-  auto [q, k, v] = attention_operands(e, out, [&](const GpuTensor& t, const char* what) {
+  auto [q_arg, k_arg, v] = attention_operands(e, out, [&](const GpuTensor& t, const char* what) {
     if (t.dims.size() != 4 || t.dims[0] != 1) e.fail(fmt::format("{} must be [1, S, H, D]", what));
   });
+  // A rotary embedding left to this call (rotary(), rope_into_attention): q and k unrotated.
+  const std::optional<Encoder::PendingRope> rope = e.pending_rope;
+  e.pending_rope.reset();
+  const bool rotate = rope && rope->q_out == e.id(0) && rope->k_out == e.id(1);
+  GpuTensor& q = rotate ? e.tensor_id(rope->q_in) : q_arg;
+  GpuTensor& k = rotate ? e.tensor_id(rope->k_in) : k_arg;
   if (out.texture && out.packed_dim != 0) e.fail("textures must be width-packed");
   const auto& kc_dims = e.vk_tensor(e.id(3)).dims;
   if (kc_dims.size() != 4 || e.vk_tensor(e.id(4)).dims != kc_dims) e.fail("the caches must be [1, C, Hkv, D] alike");
@@ -168,7 +229,8 @@ void sdpa_with_kv_cache(Encoder& e) {
   GpuTensor& v_cache = e.persistent(1, cache_dims, like);
   // On a GPU (head dims up to 256): one dispatch writes the new rows into the caches and attends
   // over them, a workgroup per query row (sdpa_kv_cache_fused; VKC_VULKAN_FUSE=0: three).
-  if (!e.cpu_device() && d <= 256 && Encoder::fusing()) {
+  if (rotate && !fused_cache_attention(e, d)) e.fail("a rotary embedding was left to an attention that does not run fused");
+  if (fused_cache_attention(e, d)) {
     // A view [1, S, Hq * D] that alone reads the output (heads merged for the output projection)
     // is written instead.
     GpuTensor* target = &out;
@@ -183,14 +245,25 @@ void sdpa_with_kv_cache(Encoder& e) {
         merge = view.texture ? 1 : 0;
       }
     }
-    const auto& var = e.variant(out, {}, "sdpa_kv_cache_fused");
+    const auto& var = e.variant(out, {}, rotate ? "sdpa_kv_cache_fused_rope" : "sdpa_kv_cache_fused");
     Push p(var);
     p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
     p.i("pos_index", pos.index).i("out_merge", merge);
-    e.dispatch(var,
-               {target->resource(), q.resource(), {k_cache.buffer.buffer, VK_NULL_HANDLE},
-                {v_cache.buffer.buffer, VK_NULL_HANDLE}, {pos.buffer, VK_NULL_HANDLE}, k.resource(), v.resource()},
-               p, q.dims[1] * q.dims[2] * var.local_size[0]);
+    std::vector<Resource> res{target->resource(),
+                              q.resource(),
+                              {k_cache.buffer.buffer, VK_NULL_HANDLE},
+                              {v_cache.buffer.buffer, VK_NULL_HANDLE},
+                              {pos.buffer, VK_NULL_HANDLE},
+                              k.resource(),
+                              v.resource()};
+    if (rotate) {
+      GpuTensor& cos = e.tensor_id(rope->cos);
+      GpuTensor& sin = e.tensor_id(rope->sin);
+      p.iv("table_sizes", cos.sizes).i("rope_start", rope->start);
+      res.push_back(cos.resource());
+      res.push_back(sin.resource());
+    }
+    e.dispatch(var, std::move(res), p, q.dims[1] * q.dims[2] * var.local_size[0]);
     return;
   }
   for (const auto& [value, cache] : {std::pair<GpuTensor*, GpuTensor*>{&k, &k_cache}, {&v, &v_cache}}) {
