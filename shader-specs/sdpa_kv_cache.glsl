@@ -4,26 +4,13 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
+#include "vkc_sdpa_kv_cache_io.glslh"
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
-layout(set = 0, binding = 1, std430) restrict readonly buffer QBuf { T t_q[]; };
 #define Q_AT(w) float(t_q[whcn_to_index(w, p.out_sizes)])
 #else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
-layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_q;
 float texel_lane(vec4 texel, int lane) { return texel[lane]; }
 #define Q_AT(w) texel_lane(vec4(imageLoad(t_q, whcn_to_texel(w, p.out_sizes, 0).xyz)), (w).x & 3)
 #endif
-layout(set = 0, binding = 2, std430) restrict readonly buffer KBuf { T t_k[]; };
-layout(set = 0, binding = 3, std430) restrict readonly buffer VBuf { T t_v[]; };
-layout(set = 0, binding = 4, std430) restrict readonly buffer PosBuf { int t_pos[]; };
-
-layout(push_constant) uniform Params {
-  ivec4 out_sizes;
-  int kv_heads;
-  int cache_rows;
-  int pos_index;
-} p;
 
 #if WG
 #include "vkc_sdpa_kv_cache_wg.glslh"

@@ -6,10 +6,9 @@
 # The machine needs a Vulkan loader: unpack Debian's libvulkan1 first (see bench/README.md).
 set -euo pipefail
 DIR=${1:?usage: h200_coopmat.sh DIR}
-export LD_LIBRARY_PATH="$DIR/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+# shellcheck source=carried_env.sh
+source "$(dirname "$0")/carried_env.sh"
+carried_env "$DIR"
 echo "== correctness (256^3 and edge sizes, CPU reference)"
 "$DIR/coopmat_check" "$DIR/vkc_shaders.vksl" --size 256 --iters 3 --require
 echo "== 4096^3"

@@ -8,10 +8,9 @@
 set -euo pipefail
 BIN=${1:?usage: h200_llm.sh BIN_DIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export LD_LIBRARY_PATH="$BIN/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+# shellcheck source=carried_env.sh
+source "$(dirname "$0")/carried_env.sh"
+carried_env "$BIN"
 VKC="$BIN/vkc"
 WORK=${TMPDIR:-/tmp}/h200-llm
 mkdir -p "$WORK"
