@@ -91,7 +91,8 @@ void keep_cache_positions(ir::Graph& g, PassContext& ctx) {
   if (int_inputs != 1) return;
   const int64_t past = (*pasts.begin())->shape().sizes()[2];
   // The positions: an integer vector computed from a past input's size whose value is
-  // [past, past + S): a Range(past, past + S) (dynamo) or Range(0, S) + past (TorchScript).
+  // [past, past + S): a Range(past, past + S) (dynamo) or Range(0, S) + past (TorchScript), possibly
+  // with unit dims ([S, 1]: T5's query positions for its relative position buckets).
   // Evaluated with every input bound to zeros: ONNX inference left some shapes to be computed
   // (a Shape of the token embedding), and what is sought depends on sizes, not on data.
   // The caches are left out: their sizes are static (Shape reads no data), and zeros for each of
@@ -106,23 +107,28 @@ void keep_cache_positions(ir::Graph& g, PassContext& ctx) {
       continue;
     if (!reads_past_size(n->output(0), pasts)) continue;
     const auto value = folding::evaluate(n->output(0), zeros);
-    if (!value || value->shape.size() != 1 || value->numel() < 1) continue;
+    // A vector, or one with unit dims around it (T5 adds the past to an unsqueezed Range(0, S)).
+    if (!value || value->shape.empty() || value->numel() < 1 ||
+        std::count_if(value->shape.begin(), value->shape.end(), [](int64_t d) { return d != 1; }) > 1)
+      continue;
     bool steps = true;
     for (int64_t i = 0; i < value->numel() && steps; ++i) steps = value->get_i(i) == past + i;
     if (steps) found.push_back(n);
   }
   for (ir::Node* r : found) {
-    const int64_t count = folding::evaluate(r->output(0), zeros)->numel();
+    const std::vector<int64_t> shape = folding::evaluate(r->output(0), zeros)->shape;
+    int64_t count = 1;
+    for (int64_t d : shape) count *= d;
     if (!ctx.kv_input_pos) {
       ctx.kv_input_pos = g.add_value(g.unique_name("input_pos"), {ir::DType::Int64, ir::Shape::of({1})});
       g.inputs.push_back(ctx.kv_input_pos);
     }
     std::vector<int64_t> steps(count);
     for (int64_t i = 0; i < count; ++i) steps[i] = i;
-    ir::Value* pos = add_onnx_node(g, r, "Add", {ctx.kv_input_pos, add_i64_constant(g, g.unique_name("cache_steps"), {count}, steps)},
-                                   {ir::DType::Int64, ir::Shape::of({count})});
+    ir::Value* pos = add_onnx_node(g, r, "Add", {ctx.kv_input_pos, add_i64_constant(g, g.unique_name("cache_steps"), shape, steps)},
+                                   {ir::DType::Int64, ir::Shape::of(shape)});
     if (r->output(0)->dtype() != ir::DType::Int64)
-      pos = add_onnx_node(g, r, "Cast", {pos}, {r->output(0)->dtype(), ir::Shape::of({count})},
+      pos = add_onnx_node(g, r, "Cast", {pos}, {r->output(0)->dtype(), ir::Shape::of(shape)},
                           {{"to", static_cast<int64_t>(r->output(0)->dtype() == ir::DType::Int32 ? 6 : 7)}});
     g.replace_all_uses(r->output(0), pos);
   }

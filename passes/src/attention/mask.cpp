@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace vkc::passes::attention {
 
 MaskKind classify_mask(const std::vector<float>& values, int64_t rows, int64_t keys, int64_t queries,
-                       int64_t first_pos) {
+                       int64_t first_pos, bool allow_bias) {
   MaskKind kind;
   if (rows <= 0 || keys <= 0 || values.size() % static_cast<size_t>(rows * keys) != 0) {
     kind.reason = "its size does not fit its rows and keys";
@@ -27,7 +28,8 @@ MaskKind classify_mask(const std::vector<float>& values, int64_t rows, int64_t k
       int64_t lo = -1;
       for (int64_t j = 0; j < keys; ++j) {
         const float x = row[j];
-        const bool shown = x == 0.0f, hidden = x <= kMaskedAtOrBelow;
+        const bool hidden = x <= kMaskedAtOrBelow, shown = x == 0.0f || (allow_bias && !hidden && std::isfinite(x));
+        if (shown && x != 0.0f) kind.bias = true;
         if (!shown && !hidden) {
           kind.reason = fmt::format("it adds a bias, not only 0 and a large negative value ({})", where(j));
           return kind;

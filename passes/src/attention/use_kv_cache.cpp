@@ -14,8 +14,10 @@
 // from input_pos, is checked at the positions input_pos may take.
 // A cache no sdpa_with_kv_cache takes (its attention in a window shorter than N, or left unfused)
 // is kept as state by update_cache (attention/cache_state.h): what reads it runs over all N rows,
-// its mask computed from input_pos. Anything else that cannot be kept exactly (a mask that is
-// neither causal nor windowed, an input beside tokens and positions) fails the compile with the reason.
+// its mask computed from input_pos. Float inputs (an encoder-decoder's encoder output, which
+// cross-attention reads) stay as context inputs after tokens and input_pos, the same at every call.
+// Anything else that cannot be kept exactly (a mask that is neither causal nor windowed, another
+// integer input) fails the compile with the reason.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -91,12 +93,14 @@ attention::MaskKind mask_kind(const ir::Value* mask, int64_t s, int64_t l, const
       kind.reason = "is computed at run time from more than input_pos";
       return kind;
     }
-    attention::MaskKind at = attention::classify_mask(*values, rows, l, s, p);
+    // Computed from input_pos, a bias follows the position as the graph computes it.
+    attention::MaskKind at = attention::classify_mask(*values, rows, l, s, p, true);
     if (!at.reason.empty() || (at.window && kind.window && at.window != kind.window)) {
       at.reason = fmt::format("{} at input_pos {}", at.reason.empty() ? "changes its window" : at.reason, p);
       return at;
     }
     kind.window = std::max(kind.window, at.window);
+    kind.bias = kind.bias || at.bias;
   }
   return kind;
 }
@@ -153,8 +157,13 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   for (const auto& [present, p] : pairs) pasts.insert(p.past);
   ir::Value* positions = nullptr;
   ir::Value* tokens = nullptr;
+  std::vector<ir::Value*> context;  // float inputs: the same at every call (an encoder's output)
   for (ir::Value* in : g.inputs) {
     if (pasts.count(in) || in == ctx.kv_input_pos) continue;
+    if (ir::is_float(in->dtype())) {
+      context.push_back(in);
+      continue;
+    }
     if (!ir::is_integer(in->dtype()) || in->shape().rank() != 2)
       throw PassError(fmt::format("--max-seq-len: input '{}' {} is neither tokens nor position ids", in->name(),
                                   in->type().str()));
@@ -177,11 +186,17 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     replace_positions(g, positions, input_pos, seq);
   }
 
+  // The graph outputs that are presents (their places: a cache kept as state replaces the value).
+  std::set<size_t> cache_outputs;
+  for (const auto& [present, p] : pairs)
+    for (size_t i = 0; i < g.outputs.size(); ++i)
+      if (g.outputs[i] == p.output) cache_outputs.insert(i);
   std::map<const ir::Value*, attention::MaskKind> mask_kinds;
   ir::Value* zeros = nullptr;  // one zero constant stands for every fused cache (the runtime allocates its own)
   size_t fused = 0;
   std::set<const ir::Value*> used_presents;
   std::vector<std::pair<ir::Node*, int64_t>> windowed;  // fused attention in a window: over the state caches
+  size_t biased = 0;  // fused attention with a position bias: over the state caches
   auto decide = [&](auto matches, const std::string& form) {  // the report's entry for an attention
     for (auto& a : ctx.attention)
       if (matches(a)) a.form = form;
@@ -191,6 +206,10 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
     int64_t rk = 0, rv = 0;
     const CachePair* kp = cache_source(g, k, pairs, rk);
     const CachePair* vp = cache_source(g, v, pairs, rv);
+    if (!kp && !vp) {  // keys and values not from the cache (cross-attention over an encoder's output)
+      decide([&](const auto& a) { return a.sdpa == n->name(); }, "sdpa (its keys and values are not the cache's)");
+      continue;
+    }
     if (!kp || !vp)
       throw PassError(fmt::format("--max-seq-len: attention '{}' does not read the KV cache's presents", n->name()));
     const auto qs = q->shape().sizes(), cs = kp->present->shape().sizes();
@@ -204,7 +223,12 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
       checked = mask_kinds.emplace(mask, mask_kind(mask, seq, n_max, ctx.kv_input_pos)).first;
     if (const auto& kind = checked->second; !kind.reason.empty())
       throw PassError(fmt::format("--max-seq-len: attention '{}': its mask '{}' {}", n->name(), mask->name(), kind.reason));
-    else if (kind.window > 0 && kind.window < n_max) {
+    else if (kind.bias) {  // sdpa_with_kv_cache has no bias: over the state caches, the graph's mask kept
+      decide([&](const auto& a) { return a.sdpa == n->name(); },
+             "sdpa over an update_cache cache (a position bias computed from input_pos)");
+      ++biased;
+      continue;
+    } else if (kind.window > 0 && kind.window < n_max) {
       windowed.emplace_back(n, kind.window);  // sdpa_with_kv_cache has no window
       decide([&](const auto& a) { return a.sdpa == n->name(); },
              fmt::format("sdpa over an update_cache cache (a window of {})", kind.window));
@@ -257,29 +281,29 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
              window ? fmt::format("unfused over an update_cache cache (a window of {})", window)
                     : std::string("unfused over an update_cache cache"));
     }
-  if (state && windowed.empty() && unfused == 0)
+  if (state && windowed.empty() && biased == 0 && unfused == 0)
     throw PassError(fmt::format("--max-seq-len: {} of {} caches are read by no attention vkc recognises (a fused "
                                 "et_vk.sdpa or a Softmax over the cache's {} positions)",
                                 state, pairs.size(), n_max));
   if (state)
     ctx.notes.push_back(fmt::format(
-        "--max-seq-len: {} of {} caches are kept by update_cache: {} windowed fused attention(s) and {} unfused "
-        "softmax(es) read all {} rows, with masks computed from input_pos; {} attention(s) use sdpa_with_kv_cache",
-        state, pairs.size(), windowed.size(), unfused, n_max, fused));
-  // The new signature: tokens and input_pos in; the presents leave the outputs.
+        "--max-seq-len: {} of {} caches are kept by update_cache: {} windowed and {} position-biased fused "
+        "attention(s) and {} unfused softmax(es) read all {} rows, with masks computed from input_pos; {} "
+        "attention(s) use sdpa_with_kv_cache",
+        state, pairs.size(), windowed.size(), biased, unfused, n_max, fused));
+  // The new signature: tokens and input_pos in (in the graph's order), then the context inputs;
+  // the presents leave the outputs.
   std::vector<ir::Value*> inputs;
   for (ir::Value* in : g.inputs) {
     if (in == positions) inputs.push_back(input_pos);
-    else if (in == ctx.kv_input_pos) continue;  // placed after the tokens below
-    else if (!pasts.count(in)) inputs.push_back(in);
+    else if (in == tokens) inputs.push_back(in);
     if (in == tokens && !positions) inputs.push_back(input_pos);
   }
+  inputs.insert(inputs.end(), context.begin(), context.end());
   g.inputs = std::move(inputs);
-  std::set<const ir::Value*> cache_outputs;
-  for (const auto& [present, p] : pairs) cache_outputs.insert(p.output);
   std::vector<ir::Value*> outputs;
-  for (ir::Value* out : g.outputs)
-    if (!cache_outputs.count(out)) outputs.push_back(out);
+  for (size_t i = 0; i < g.outputs.size(); ++i)
+    if (!cache_outputs.count(i)) outputs.push_back(g.outputs[i]);
   g.outputs = std::move(outputs);
   g.topo_sort();
   eliminate_dead_code(g, ctx);

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "../constants.h"
@@ -17,7 +18,22 @@ Result lower_math_unary(ir::Graph& g, ir::Node* n) {
       {"Tanh", "aten.tanh.default"}, {"Abs", "aten.abs.default"}, {"Neg", "aten.neg.default"},
       {"Sqrt", "aten.sqrt.default"}, {"Exp", "aten.exp.default"}, {"Sin", "aten.sin.default"},
       {"Cos", "aten.cos.default"},   {"Round", "aten.round.default"}};
-  if (!ir::is_float(n->output(0)->dtype())) return std::string("only floating-point inputs are supported");
+  const ir::DType t = n->output(0)->dtype();
+  if (n->op_type() == "Neg" && (t == ir::DType::Int32 || t == ir::DType::Int64)) {  // integer: x * -1
+    ir::Value* minus_one = nullptr;
+    if (t == ir::DType::Int64) {
+      minus_one = add_i64_constant(g, g.unique_name(n->name() + "_minus_one"), {1}, {-1});
+    } else {
+      const int32_t v = -1;
+      std::vector<uint8_t> bytes(4);
+      std::memcpy(bytes.data(), &v, 4);
+      minus_one = g.add_constant(g.unique_name(n->name() + "_minus_one"), {t, ir::Shape::of({1})},
+                                 ir::TensorData::owned(std::move(bytes)));
+    }
+    to_runtime(n, "aten.mul.Tensor", {n->input(0), minus_one}, {});
+    return std::nullopt;
+  }
+  if (!ir::is_float(t)) return std::string("only floating-point inputs are supported");
   if (auto it = kDirect.find(n->op_type()); it != kDirect.end()) {
     to_runtime(n, it->second, {n->input(0)}, {});
     return std::nullopt;
