@@ -1,6 +1,7 @@
 #include "vkc/compiler/driver.h"
 #include "branch_programs.h"
 #include "dynamic_programs.h"
+#include "encoder_decoder.h"
 #include "size_variants.h"
 #include "vkc/serializer/io_names.h"
 
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "vkc/compiler/onnx_importer.h"
@@ -23,6 +25,7 @@
 #include "vkc/serializer/embed_shaders.h"
 #include "vkc/shaders/bundle.h"
 #include "vkc/serializer/errors.h"
+#include "vkc/serializer/program_methods.h"
 #include "vkc/serializer/ptd.h"
 #include "vkc/serializer/pte_writer.h"
 
@@ -195,6 +198,33 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     p.size_independent_layouts = !config.dim_ranges.empty();
     return p;
   }();
+  // --encoder: the encoder's graph through the pipeline first; the decoder step's context
+  // computation moves into it before either is partitioned (encoder_decoder.h).
+  std::shared_ptr<ir::Graph> encoder;
+  std::map<std::string, std::string> encoder_not_lowered;
+  std::set<std::string> encoder_unmatched, decoder_unmatched;  // --dim names a graph does not have
+  if (!config.encoder.empty()) {
+    if (config.max_seq_len <= 0) throw CompileError("--encoder needs --max-seq-len N (the decoder step's cache)");
+    if (!config.dim_ranges.empty() || !config.dim_sizes.empty())
+      throw CompileError("--encoder: --dim with a range or several sizes is not supported (fix the dims with --dim NAME=N)");
+    ImportOptions eo = import_options;
+    eo.kv_cache_len = 0;
+    eo.unmatched_dims = &encoder_unmatched;
+    encoder = import_onnx_file(config.encoder, eo);
+    require_static_inputs(*encoder, 0);
+    passes::PassContext ectx;
+    ectx.force_fp16 = options.force_fp16.value_or(false);
+    ectx.max_texture_width = popts.limits.texture[0];
+    ectx.quant = quant;
+    passes::PipelineHooks ehooks;
+    ehooks.skip = config.skip_passes;
+    try {
+      passes::run_pipeline(*encoder, ectx, ehooks);
+    } catch (const passes::PassError& e) {
+      throw CompileError(fmt::format("--encoder {}: {}", config.encoder.string(), e.what()));
+    }
+    encoder_not_lowered = std::move(ectx.not_lowered);
+  }
   // One compile of the model as far as partitioning; the first (`timed`) reports its phases and
   // pass times. A run-time If over branches of different shapes leaves open conditions: the model
   // is then compiled again per branch with each bound (branch_programs.h).
@@ -205,7 +235,12 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     detail::Part part;
     ImportOptions io = import_options;
     io.dims.insert(sizes.begin(), sizes.end());
+    if (encoder) io.unmatched_dims = &decoder_unmatched;
     part.graph = model.in_memory ? import_onnx_bytes(model.bytes, model.base_dir, io) : import_onnx_file(model.file, io);
+    for (const std::string& name : decoder_unmatched)
+      if (encoder_unmatched.count(name))
+        throw CompileError(fmt::format("--dim {}: neither the decoder step nor the encoder has an input dim named '{}'",
+                                       name, name));
     ir::Graph& g = *part.graph;
     require_static_inputs(g, config.max_seq_len);
     detail::bind_conditions(g, bindings);
@@ -248,6 +283,15 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     part.notes = std::move(ctx.notes);
     part.attention = std::move(ctx.attention);
     part.open_conditions = detail::open_conditions(g, conditions);
+    if (encoder) {
+      if (!part.open_conditions.empty() || output)
+        throw CompileError("--encoder: the decoder step has a run-time If over branches of different shapes");
+      const detail::Hoisted h = detail::hoist_context(*encoder, g);
+      part.notes.push_back(fmt::format("--encoder: the decoder step's context {}; {} node(s) it computed from them "
+                                       "alone run once per input in the encoder method, which gives the step its "
+                                       "{} context input(s)",
+                                       h.bound, h.nodes, h.context));
+    }
     part.partition = partitioner::partition_graph(g, popts, ctx.not_lowered);
     if (!part.open_conditions.empty()) return part;
     if (config.on_partition && !output && !reported) {
@@ -371,11 +415,20 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
           },
           ranges, stats.notes);
     }
+    if (encoder) {
+      const partitioner::Partition ep = partitioner::partition_graph(*encoder, popts, encoder_not_lowered);
+      if (size_t n = ep.num_rejected(); n && !config.cpu_fallback)
+        throw CompileError(fmt::format("--encoder: {} node(s) cannot run on Vulkan: {}", n, rejected_list(ep)));
+      serializer::add_method(program, serializer::build_program(*encoder, ep, options, config.cpu_fallback, shaders),
+                             serializer::kEncoderMethod);
+      for (const auto& d : ep.delegates) stats.runtime_nodes += d.nodes.size();
+      stats.delegates += ep.delegates.size();
+    }
     if (config.max_seq_len > 0) add_llm_metadata(program, model, config, stats.notes);
     stats.embedded_shaders = embedding.embedded.size();
     stats.operators_without_shaders.assign(embedding.missing.begin(), embedding.missing.end());
     stats.named_data = static_cast<size_t>(std::count_if(program.named_data.begin(), program.named_data.end(), [](const auto& nd) {
-      return nd.key != serializer::kIoNamesKey;  // constants only
+      return !serializer::is_io_names_key(nd.key);  // constants only
     }));
     end_phase();
     begin_phase();

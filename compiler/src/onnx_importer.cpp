@@ -91,7 +91,7 @@ std::unique_ptr<ir::Graph> import_model(std::shared_ptr<onnx::ModelProto> model,
   for (const auto& [where, sym] : symbols)
     if (auto it = options.input_shapes.find(where.first); it != options.input_shapes.end() && where.second < static_cast<int>(it->second.size()))
       given.emplace(sym, it->second[where.second]);
-  apply_input_shapes(*model, options.input_shapes, dims);
+  apply_input_shapes(*model, options.input_shapes, dims, options.unmatched_dims);
   detail::bind_input_values(*model, options.input_values);  // in the shapes just fixed
 
   // Initializers are read (and external data resolved, confined and mapped) before the ONNX

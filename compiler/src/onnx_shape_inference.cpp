@@ -264,7 +264,7 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
 }
 
 void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                        const std::map<std::string, int64_t>& dims) {
+                        const std::map<std::string, int64_t>& dims, std::set<std::string>* unmatched) {
   onnx::GraphProto& graph = *model.mutable_graph();
   std::map<std::string, int64_t> fixed = dims;  // symbol -> size
   std::set<std::string> symbols;                // the symbolic dims of the graph inputs
@@ -277,7 +277,8 @@ void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std
         }
   for (const auto& [name, size] : dims) {
     if (size < 0) throw ImportError(fmt::format("--dim {}={}: a size cannot be negative", name, size));
-    if (!symbols.count(name))
+    if (!symbols.count(name) && unmatched) unmatched->insert(name);
+    else if (!symbols.count(name))
       throw ImportError(fmt::format("--dim {}: no graph input has a dim named '{}' (symbolic dims: {})", name, name,
                                     symbols.empty() ? std::string("none") : fmt::format("{}", fmt::join(symbols, ", "))));
   }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,7 @@ namespace vkc::compiler::detail {
 /// names it) gets L = N, the past and the new positions.
 void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::map<std::string, int64_t>& dims);
 void apply_input_shapes(onnx::ModelProto& model, const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                        const std::map<std::string, int64_t>& dims = {});
+                        const std::map<std::string, int64_t>& dims = {}, std::set<std::string>* unmatched = nullptr);
 
 /// Copies external int32/int64 initializers of rank <= 1 (`initializers`: all of them, read) into
 /// raw_data: shape inference reads such shape-like constants but cannot read external data.

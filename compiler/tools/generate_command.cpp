@@ -17,6 +17,8 @@
 namespace vkc::tools {
 namespace {
 
+using kernels::HostTensor;
+
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
@@ -41,8 +43,8 @@ struct Loaded {
 };
 
 Loaded load(const RunArgs& a, const char* what) {
-  if (!a.inputs.empty() || a.random_seed || !a.expect_dir.empty() || !a.save_dir.empty())
-    throw compiler::OptionError(fmt::format("{} takes no --input, --random, --expect or --save", what));
+  if (!a.expect_dir.empty() || !a.save_dir.empty())
+    throw compiler::OptionError(fmt::format("{} takes no --expect or --save", what));
   auto t0 = Clock::now();
   std::unique_ptr<runtime::Backend> backend = runtime::make_backend(a.backend);
   runtime::Executor exec = runtime::Executor::load(a.pte, *backend, "forward",
@@ -50,7 +52,29 @@ Loaded load(const RunArgs& a, const char* what) {
   Loaded l{std::move(backend), std::move(exec), ms_since(t0)};
   if (std::string why = runtime::generate_misfit(l.exec); !why.empty())
     throw compiler::OptionError(fmt::format("{}: {}", what, why));
+  const bool encoder = l.exec.has_method(serializer::kEncoderMethod);
+  if (!encoder && (!a.inputs.empty() || a.random_seed))
+    throw compiler::OptionError(fmt::format("{} takes no --input or --random (they are an encoder-decoder program's "
+                                            "encoder inputs; this program has no encoder method)",
+                                            what));
   return l;
+}
+
+// An encoder-decoder program's encoder runs once on --input/--random: its outputs are the decoder
+// step's context inputs. Other programs take none.
+std::vector<HostTensor> context_inputs(const RunArgs& a, Loaded& l) {
+  if (!l.exec.has_method(serializer::kEncoderMethod)) return {};
+  auto t0 = Clock::now();
+  runtime::Executor enc = l.exec.method(serializer::kEncoderMethod, *l.backend);
+  std::vector<HostTensor> inputs;
+  try {
+    inputs = make_inputs(a, enc.inputs());
+  } catch (const compiler::OptionError& e) {
+    throw compiler::OptionError(fmt::format("the program's encoder method: {}", e.what()));
+  }
+  std::vector<HostTensor> out = runtime::encode(enc, l.exec, inputs);
+  fmt::print(stderr, "encoder: {:.1f} ms\n", ms_since(t0));
+  return out;
 }
 
 runtime::SamplingOptions sampling(const RunArgs& a) {
@@ -83,6 +107,7 @@ int run_generate(const RunArgs& a) {
   options.max_new_tokens = static_cast<size_t>(a.generate);
   options.sampling = sampling(a);
   options.stop_ids = a.eos;
+  options.context = context_inputs(a, l);
   const runtime::GenerateResult r = runtime::generate(l.exec, prompt, options);
   if (a.json) {
     nlohmann::ordered_json j = stats_json(a, l, r);

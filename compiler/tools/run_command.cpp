@@ -58,6 +58,8 @@ size_t input_index(const std::string& name, const std::vector<runtime::TensorSpe
   return index;
 }
 
+}  // namespace
+
 std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime::TensorSpec>& specs) {
   std::vector<std::optional<HostTensor>> given(specs.size());
   size_t next = 0;
@@ -99,6 +101,8 @@ std::vector<HostTensor> make_inputs(const RunArgs& a, const std::vector<runtime:
   }
   return out;
 }
+
+namespace {
 
 // output_<i>.pb, else output_<i>.bin (read as the program's dtype and shape).
 std::optional<HostTensor> expected_output(const fs::path& dir, size_t i, const HostTensor& got) {

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "vkc/kernels/host_tensor.h"
+#include "vkc/runtime/executor.h"
+
 namespace CLI {
 class App;
 }
@@ -39,7 +42,11 @@ struct RunArgs {
   bool chat = false;               // --chat: the tokenizer's chat template around the prompt
 };
 
-/// --generate N --prompt-ids ...: ids in, ids out.
+/// The inputs of a plan of `specs` from --input, --random and --expect's folder; throws OptionError.
+std::vector<kernels::HostTensor> make_inputs(const RunArgs& args, const std::vector<runtime::TensorSpec>& specs);
+
+/// --generate N --prompt-ids ...: ids in, ids out (an encoder-decoder program's encoder inputs
+/// from --input/--random).
 int run_generate(const RunArgs& args);
 /// --tokenizer FILE --prompt TEXT: text in, text streamed out.
 int run_prompt(const RunArgs& args);

@@ -49,6 +49,7 @@ struct CompileArgs {
   std::vector<std::string> dims;              // --dim NAME=VALUE (repeatable)
   std::vector<std::string> input_values;      // --input-value NAME=V[,V...] (repeatable)
   int64_t max_seq_len = 0;                    // --max-seq-len N
+  std::string encoder;                        // --encoder FILE.onnx
   std::optional<int64_t> bos;                 // --bos ID
   std::vector<int64_t> eos;                   // --eos ID[,ID...]
   std::vector<std::string> quantize_exclude;  // --quantize-exclude GLOB (repeatable)
@@ -120,6 +121,9 @@ int run_compile(const CompileArgs& a) {
   if (a.max_seq_len < 0 || a.max_seq_len > (1 << 20))
     throw compiler::OptionError(fmt::format("--max-seq-len {}: expected 1..1048576", a.max_seq_len));
   config.max_seq_len = a.max_seq_len;
+  if (!a.encoder.empty() && a.max_seq_len == 0)
+    throw compiler::OptionError("--encoder goes with --max-seq-len N (the decoder step's cache; docs/encoder-decoder.md)");
+  config.encoder = a.encoder;
   if ((a.bos || !a.eos.empty()) && a.max_seq_len == 0)
     throw compiler::OptionError("--bos and --eos go with --max-seq-len (they are a KV-cache program's metadata)");
   for (int64_t id : a.eos)
@@ -244,6 +248,11 @@ int run(int argc, char** argv) {
   compile->add_option("--dim", c.dims, "fix a named symbolic dim everywhere: NAME=VALUE, e.g. sequence=128, or compile for several sizes the program picks between as it runs: NAME=V1,V2,..., or for any size in a range, one program that resizes as it runs: NAME=MIN..MAX (repeatable)");
   compile->add_option("--max-seq-len", c.max_seq_len,
                       "keep a decode-step graph's KV cache inside the program, N positions (docs/llm.md)");
+  compile->add_option("--encoder", c.encoder,
+                      "with --max-seq-len: the encoder of an encoder-decoder model; MODEL is its decoder step, and the "
+                      "program gets an \"encoder\" method computing the step's cross-attention inputs once per input "
+                      "(docs/encoder-decoder.md)")
+      ->check(CLI::ExistingFile);
   compile->add_option("--bos", c.bos, "with --max-seq-len: the BOS id the program reports to ExecuTorch's LLM runner "
                                      "(default: from generation_config.json/config.json/the tokenizer beside the model)");
   compile->add_option("--eos", c.eos, "with --max-seq-len: the EOS id(s) the program reports, ID[,ID...] (default: as --bos)")

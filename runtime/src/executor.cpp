@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <variant>
 
 #include "kernel_call.h"
@@ -134,7 +136,7 @@ Executor Executor::from_pte(serializer::PteFile pte, Backend& backend, const std
   const auto& plan = s->plan();
   for (int32_t id : plan.inputs) s->inputs.push_back(s->spec_of(id, "plan input"));
   for (int32_t id : plan.outputs) s->outputs.push_back(s->spec_of(id, "plan output"));
-  if (auto it = s->named.find(serializer::kIoNamesKey); it != s->named.end())
+  if (auto it = s->named.find(serializer::io_names_key(method)); it != s->named.end())
     if (auto names = serializer::decode_io_names(it->second.bytes());
         names && names->inputs.size() == s->inputs.size() && names->outputs.size() == s->outputs.size()) {
       for (size_t k = 0; k < s->inputs.size(); ++k) s->inputs[k].name = names->inputs[k];
@@ -166,6 +168,13 @@ Executor Executor::from_pte(serializer::PteFile pte, Backend& backend, const std
   }
   return Executor(std::move(s));
 }
+
+bool Executor::has_method(const std::string& name) const {
+  const auto& plans = s_->pte.program.plans;
+  return std::any_of(plans.begin(), plans.end(), [&](const auto& p) { return p.name == name; });
+}
+
+Executor Executor::method(const std::string& name, Backend& backend) const { return from_pte(s_->pte, backend, name); }
 
 const std::vector<TensorSpec>& Executor::inputs() const { return s_->inputs; }
 const std::vector<TensorSpec>& Executor::outputs() const { return s_->outputs; }

@@ -17,7 +17,7 @@ struct Signature {
 
 std::string signature(const Executor& exec, Signature& sig) {
   const auto& in = exec.inputs();
-  if (in.size() != 2 || exec.outputs().empty())
+  if (in.size() < 2 || exec.outputs().empty())
     return fmt::format("the program has {} inputs; generation needs tokens [1, S] and input_pos [1] (compile a "
                        "decode-step graph with --max-seq-len N)",
                        in.size());
@@ -35,6 +35,11 @@ std::string signature(const Executor& exec, Signature& sig) {
     }
   }
   if (sig.tokens == sig.position) return "the program needs one tokens input [1, S] and one input_pos [1]";
+  for (size_t i = 2; i < in.size(); ++i)
+    if (!ir::is_float(in[i].dtype))
+      return fmt::format("input {} ('{}') is not a float tensor; generation takes tokens and input_pos, then only "
+                         "context inputs (an encoder's outputs)",
+                         i, in[i].name);
   const auto& logits = exec.outputs()[0].shape;
   if (logits.size() < 2 || logits[logits.size() - 2] != sig.seq)
     return fmt::format("output 0 has shape [{}]; generation needs logits [1, {}, V]", fmt::join(logits, ","), sig.seq);
@@ -89,6 +94,17 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, cons
     throw RuntimeError(fmt::format("{} prompt + {} new tokens need {} positions; the program's cache holds {}",
                                    prompt.size(), n, total - 1, max_positions));
   const TensorSpec &tok_spec = exec.inputs()[sig.tokens], &pos_spec = exec.inputs()[sig.position];
+  const size_t n_context = exec.inputs().size() - 2;
+  if (options.context.size() != n_context) {
+    std::string names;
+    for (size_t i = 2; i < exec.inputs().size(); ++i)
+      names += fmt::format("{}'{}'", names.empty() ? "" : ", ", exec.inputs()[i].name);
+    throw RuntimeError(n_context == 0 ? fmt::format("the program takes no context inputs; {} given", options.context.size())
+                                      : fmt::format("the program takes {} context input(s) after tokens and input_pos "
+                                                    "({}): an encoder-decoder program's encoder method computes them "
+                                                    "from the encoder's inputs; {} given",
+                                                    n_context, names, options.context.size()));
+  }
   Sampler sampler(options.sampling);
   // Feeds tokens [pos, pos + chunk.size()) and returns the token chosen from the logits row of the
   // last one. A program with a static S takes chunks padded to S; one whose sequence dim resizes
@@ -97,6 +113,7 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, cons
     std::vector<int64_t> ids = chunk;
     if (!tok_spec.dynamic) ids.resize(static_cast<size_t>(sig.seq), chunk.back());
     std::vector<kernels::HostTensor> ins(2);
+    ins.insert(ins.end(), options.context.begin(), options.context.end());
     ins[sig.tokens] = int_tensor(tok_spec, ids, {1, static_cast<int64_t>(ids.size())});
     ins[sig.position] = int_tensor(pos_spec, {pos}, pos_spec.shape);
     auto outs = exec.run(ins);
@@ -125,6 +142,20 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, cons
   }
   r.decode_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
+}
+
+std::vector<kernels::HostTensor> encode(Executor& encoder, const Executor& decoder,
+                                        const std::vector<kernels::HostTensor>& inputs) {
+  std::vector<kernels::HostTensor> out = encoder.run(inputs);
+  const auto& want = decoder.inputs();
+  if (want.size() < 2 || out.size() != want.size() - 2)
+    throw RuntimeError(fmt::format("the encoder method gives {} output(s); the decoder step takes {} context input(s)",
+                                   out.size(), want.size() < 2 ? 0 : want.size() - 2));
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i].dtype != want[i + 2].dtype || !want[i + 2].accepts(out[i].shape))
+      throw RuntimeError(fmt::format("the encoder's output {} [{}] does not fit the decoder step's input '{}' [{}]", i,
+                                     fmt::join(out[i].shape, ","), want[i + 2].name, fmt::join(want[i + 2].shape, ",")));
+  return out;
 }
 
 }  // namespace vkc::runtime

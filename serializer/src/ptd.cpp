@@ -141,7 +141,7 @@ PtdFile read_ptd(const std::filesystem::path& path) {
 
 std::vector<NamedData> take_external_data(Program& program) {
   std::vector<NamedData> external, kept;
-  for (NamedData& n : program.named_data) (n.key == kIoNamesKey ? kept : external).push_back(std::move(n));
+  for (NamedData& n : program.named_data) (is_io_names_key(n.key) ? kept : external).push_back(std::move(n));
   program.named_data = std::move(kept);
   return external;
 }

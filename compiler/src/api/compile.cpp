@@ -52,6 +52,7 @@ CompileResult run(const compiler::ModelSource& source, const std::filesystem::pa
   config.dim_ranges = options.dim_ranges;
   config.input_values = options.input_values;
   config.max_seq_len = options.max_seq_len;
+  config.encoder = options.encoder;
   config.bos_id = options.bos_id;
   config.eos_ids = options.eos_ids;
   config.dump_ir_after = options.dump_ir_after;

@@ -131,14 +131,24 @@ RunResult Session::run(const std::vector<Tensor>& inputs) {
   return r;
 }
 
-GenerateResult Session::generate(const std::vector<int64_t>& prompt, size_t n) {
+GenerateResult Session::generate(const std::vector<int64_t>& prompt, size_t n) { return generate(prompt, n, {}); }
+
+GenerateResult Session::generate(const std::vector<int64_t>& prompt, size_t n, const std::vector<Tensor>& encoder_inputs) {
   GenerateResult r;
   if (!ok()) {
     r.diagnostics = not_open();
     return r;
   }
   if (auto err = guarded([&] {
-        const runtime::GenerateResult g = runtime::generate(*s_->exec, prompt, n);
+        runtime::GenerateOptions options;
+        options.max_new_tokens = n;
+        if (s_->exec->has_method(serializer::kEncoderMethod)) {
+          runtime::Executor encoder = s_->exec->method(serializer::kEncoderMethod, *s_->backend);
+          options.context = runtime::encode(encoder, *s_->exec, encoder_inputs);
+        } else if (!encoder_inputs.empty()) {
+          throw runtime::RuntimeError("encoder inputs given, but the program has no encoder method");
+        }
+        const runtime::GenerateResult g = runtime::generate(*s_->exec, prompt, options);
         r.tokens = g.tokens;
         r.prefill_tokens_per_s = g.prefill_tokens_per_s();
         r.decode_tokens_per_s = g.decode_tokens_per_s();

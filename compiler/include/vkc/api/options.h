@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <span>
@@ -39,6 +40,10 @@ struct CompileOptions {
   /// --max-seq-len N: keep a decode-step graph's KV cache inside the program, N positions long
   /// (docs/llm.md); 0: off.
   int64_t max_seq_len = 0;
+  /// --encoder FILE.onnx (with max_seq_len): the model is an encoder-decoder's decoder step and this
+  /// its encoder; the program gets an "encoder" method that computes the step's context inputs
+  /// (docs/encoder-decoder.md). Empty: none.
+  std::filesystem::path encoder;
   /// --bos ID, --eos ID[,ID...]: the BOS and EOS ids a KV-cache program reports to ExecuTorch's LLM
   /// runner (its metadata methods); unset: read from generation_config.json, config.json,
   /// genai_config.json or the tokenizer beside the model.

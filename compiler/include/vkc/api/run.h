@@ -110,6 +110,10 @@ class Session {
   /// out; docs/llm.md): the prompt, then `n` tokens, as `vkc run --generate`. The cache lives in
   /// the session: generate once per freshly opened Session.
   GenerateResult generate(const std::vector<int64_t>& prompt, size_t n);
+  /// The same for an encoder-decoder program (vkc compile --encoder; docs/encoder-decoder.md): its
+  /// encoder method runs once on `encoder_inputs` (in the encoder's input order), and every step
+  /// reads what it computed; `prompt` is the decoder's start ids.
+  GenerateResult generate(const std::vector<int64_t>& prompt, size_t n, const std::vector<Tensor>& encoder_inputs);
   /// Text in, text out with a KV-cache program and its model's tokenizer (docs/llm.md): the
   /// prompt encoded (options.chat: through the chat template), generated until EOS, the token
   /// budget or the end of the cache, decoded. Errors (a tokenizer larger than the program's

@@ -56,6 +56,10 @@ struct CompileConfig {
   /// --max-seq-len N: a decode-step graph's concat-style KV cache becomes a static cache of N
   /// positions kept inside the program (passes/src/use_kv_cache.cpp); 0: off.
   int64_t max_seq_len = 0;
+  /// --encoder FILE.onnx (with --max-seq-len): the model is an encoder-decoder's decoder step and
+  /// this its encoder; the program gets an "encoder" method computing the step's context inputs
+  /// (compiler/src/encoder_decoder.h, docs/encoder-decoder.md). Empty: none.
+  std::filesystem::path encoder;
   /// --bos ID, --eos ID[,ID...]: the token ids a KV-cache program's metadata methods report
   /// (ExecuTorch's LLM runner); unset: read from the model's JSON files beside it.
   std::optional<int64_t> bos_id;

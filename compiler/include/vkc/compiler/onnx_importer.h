@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -34,6 +35,9 @@ struct ImportOptions {
   /// --max-seq-len N: the symbolic cache-length dim of past inputs (those a graph output
   /// concatenates with new positions) is fixed to N - S (S: the tokens per call), so the presents hold N positions.
   int64_t kv_cache_len = 0;
+  /// Non-null: a --dim that no input of this graph names is added here instead of failing the
+  /// import (an encoder-decoder's two graphs share the --dim list; the caller checks each names one).
+  std::set<std::string>* unmatched_dims = nullptr;
 };
 
 /// One line naming the problem: the model, then the node / initializer / input concerned.

@@ -41,6 +41,12 @@ class Executor {
   Executor& operator=(Executor&&) noexcept;
   ~Executor();
 
+  /// Whether the program has an execution plan `name`.
+  bool has_method(const std::string& name) const;
+  /// An executor of the program's plan `name`, its delegates initialized on `backend`: another
+  /// method of the same file (an encoder-decoder program's "encoder"). Throws RuntimeError.
+  Executor method(const std::string& name, Backend& backend) const;
+
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
   size_t num_delegates() const;

@@ -3,6 +3,8 @@
 // [1, S, V] (or [S, V]). The prompt is fed S tokens at a time at positions 0, S, 2S, ...; a last
 // short chunk is padded on the right, which is exact under causal attention (padding sits after
 // every real token and is overwritten by the next write). Then each new token is fed at its position.
+// Inputs after those two are context inputs, given once (an encoder-decoder program's encoder
+// outputs: the cross-attention keys and values).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 
 #include "vkc/runtime/executor.h"
 #include "vkc/runtime/sampler.h"
+#include "vkc/serializer/program_methods.h"
 
 namespace vkc::runtime {
 
@@ -27,7 +30,17 @@ struct GenerateOptions {
   int64_t vocab = 0;
   /// Called with each new token as soon as it is chosen (streaming).
   std::function<void(int64_t)> on_token;
+  /// The program's inputs after tokens and input_pos, the same at every call: an encoder-decoder
+  /// program's encoder outputs (encode()).
+  std::vector<kernels::HostTensor> context;
 };
+
+/// Runs an encoder-decoder program's encoder method (`encoder`: the decoder's
+/// Executor::method(serializer::kEncoderMethod)) once with `inputs` and returns its outputs, the
+/// decoder step's context inputs (GenerateOptions::context). Throws RuntimeError when they do not
+/// fit the step's context inputs.
+std::vector<kernels::HostTensor> encode(Executor& encoder, const Executor& decoder,
+                                        const std::vector<kernels::HostTensor>& inputs);
 
 struct GenerateResult {
   std::vector<int64_t> tokens;  // the generated ids, in order

@@ -8,11 +8,23 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace vkc::serializer {
 
 inline constexpr const char* kIoNamesKey = "vkc.io_names";
+
+/// The entry of plan `method`: kIoNamesKey for "forward", "vkc.io_names.<method>" for another plan
+/// of the program (an encoder-decoder program's "encoder").
+inline std::string io_names_key(const std::string& method) {
+  return method == "forward" ? std::string(kIoNamesKey) : std::string(kIoNamesKey) + "." + method;
+}
+/// Whether a named-data key is one of the I/O-name entries (not a constant).
+inline bool is_io_names_key(std::string_view key) {
+  const std::string_view base = kIoNamesKey;
+  return key == base || (key.size() > base.size() && key.substr(0, base.size() + 1) == std::string(base) + ".");
+}
 
 struct IoNames {
   std::vector<std::string> inputs, outputs;
