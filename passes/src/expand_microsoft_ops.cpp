@@ -97,7 +97,8 @@ void finish(ir::Graph& g, ir::Node* n, ir::Value* result) {
 
 ir::Value* input_or_null(const ir::Node* n, size_t i) { return n->num_inputs() > i ? n->input(i) : nullptr; }
 
-// EmbedLayerNormalization with static [B, S] ids: the three embedding lookups, summed and normalized.
+// EmbedLayerNormalization with static [B, S] ids: the three embedding lookups, summed and normalized
+// (the sum is output 2, embedding_sum).
 ir::Value* embed_layer_norm(ir::Graph& g, ir::Node* n) {
   ir::Value* ids = n->input(0);
   ir::Value* word = input_or_null(n, 2);
@@ -131,6 +132,8 @@ ir::Value* embed_layer_norm(ir::Graph& g, ir::Node* n) {
   if (segments && segment_table)
     sum = onnx_op(g, n, "Add", {sum, onnx_op(g, n, "Gather", {segment_table, segments}, out, {{"axis", int64_t{0}}})},
                   out);
+  // Output 2, the sum before normalization (GPT-2's residual reads it), when present.
+  if (n->outputs().size() > 2 && n->output(2)) g.replace_all_uses(n->output(2), sum);
   return onnx_op(g, n, "LayerNormalization", {sum, gamma, beta}, out,
                  {{"axis", int64_t{-1}}, {"epsilon", n->attr_float("epsilon", 1e-12)}});
 }
@@ -230,7 +233,7 @@ void expand_microsoft_ops(ir::Graph& g, PassContext& ctx) {
                                     ir::TensorData::owned(std::move(bytes)));
       ir::Value* gate = onnx_op(g, n, "Sigmoid", {onnx_op(g, n, "Mul", {n->input(0), a}, t)}, t);
       finish(g, n, onnx_op(g, n, "Mul", {n->input(0), gate}, t));
-    } else if (contrib(n, "EmbedLayerNormalization") && unread(g, n, 1, 3)) {
+    } else if (contrib(n, "EmbedLayerNormalization") && unread(g, n, 1, 2)) {  // mask index unread
       if (ir::Value* y = embed_layer_norm(g, n)) finish(g, n, y);
     } else if (contrib(n, "SkipLayerNormalization") && unread(g, n, 1, 3)) {  // mean / inverse std unread
       ir::Value* s = skip_sum(g, n, 4);

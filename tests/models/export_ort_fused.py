@@ -291,14 +291,16 @@ def contrib_node_cases(out, report, rng):
         inits = [nh.from_array(v, k) for k, v in consts.items()]
         outs = [h.make_tensor_value_info(o, T.FLOAT, None) for o in outputs]
         opset = [h.make_opsetid("", 17), h.make_opsetid("com.microsoft", 1)]
-        model = h.make_model(h.make_graph([node], name, graph_inputs, outs, inits), opset_imports=opset)
+        # IR version 8 (opset 17's): onnx 1.23 writes 14 by default, which onnxruntime 1.30 refuses.
+        model = h.make_model(h.make_graph([node], name, graph_inputs, outs, inits), opset_imports=opset, ir_version=8)
         folder = os.path.join(out, name)
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "model.onnx")
         onnx.save(model, path)
         source = "the node"
         if ref_nodes:
-            ref = h.make_model(h.make_graph(ref_nodes, name, graph_inputs, outs, inits), opset_imports=opset)
+            ref = h.make_model(h.make_graph(ref_nodes, name, graph_inputs, outs, inits), opset_imports=opset,
+                               ir_version=8)
             ref_path = os.path.join(out, "_raw", name + "_reference.onnx")
             onnx.save(ref, ref_path)
             source = "the equivalent MatMul/Add/FastGelu graph"

@@ -1,7 +1,8 @@
 // onnxruntime's fused contrib operators as its transformer optimizer writes them (tests/models/ort_fused/,
 // made by export_ort_fused.py on the GPU machine): BERT with Attention (mask index, raw 2-D mask, no
-// mask) or MultiHeadAttention, ViT with either, GPT-2 with Attention over a packed past and
-// unidirectional masking, a UNet block's BiasSplitGelu and BiasAdd. Each data set (padded batches,
+// mask) or MultiHeadAttention, ViT with either, GPT-2 with EmbedLayerNormalization (its embedding sum
+// feeding the residual) and Attention over a packed past with unidirectional masking (the rank-5
+// present's stacking on the CPU), a UNet block's BiasSplitGelu and BiasAdd, GemmFastGelu. Each data set (padded batches,
 // left padding, steps with and without past) compiles for its sizes with every node delegated and
 // no contrib operator left, fuses its attention into et_vk.sdpa, and computes onnxruntime's outputs
 // of that very file on cpu and (where present) Vulkan.
@@ -21,14 +22,28 @@ TEST_P(OrtFusedExport, EachSetCompilesDelegatedAndMatchesOnnxruntime) {
   const onnx::ModelProto m = read_model(dir / "model.onnx");
   bool attention = false;
   for (const auto& n : m.graph().node()) attention = attention || n.op_type().find("Attention") != std::string::npos;
+  // GPT-2's present [2, B, N, P + S, H] is rank 5, which no Vulkan tensor holds (ET-VK's are rank
+  // 4 at most): its stacking of keys and values runs on the CPU, every other node delegated. (Its
+  // committed sets are the steps at a past of 4 and 7; the export's prompt step, left-padded, has
+  // query rows that see no key at all, whose outputs onnxruntime 1.30 and the unfused model
+  // disagree on: export_ort_fused.py's report, 2.34.)
+  bool rank5_outputs = false;
+  for (const auto& o : m.graph().output()) rank5_outputs = rank5_outputs || o.type().tensor_type().shape().dim_size() > 4;
   for (size_t i = 0; fs::exists(dir / ("test_data_set_" + std::to_string(i))); ++i) {
     const std::string set = "test_data_set_" + std::to_string(i);
     const auto inputs = read_set(dir / set, "input");
     CompileOptions o;
     o.dims = dims_of_set(dir / "model.onnx", inputs);
+    o.cpu_fallback = rank5_outputs;
     const CompileResult r = expect_set_compiles_and_matches(dir, set, inputs, o);
     if (!r.ok) continue;
-    const std::set<std::string> ops = ops_of(r);  // every node delegated
+    std::set<std::string> ops;
+    for (const auto& n : r.partition.nodes) {
+      ops.insert(n.op);
+      if (n.delegate < 0)
+        EXPECT_TRUE(rank5_outputs && n.op == "vk.aten.cat.default" && n.reason.find("rank 5") != std::string::npos)
+            << n.name << " (" << n.op << ") left out: " << n.reason;
+    }
     if (attention) EXPECT_TRUE(ops.count("vk.et_vk.sdpa.default")) << GetParam() << " " << set << ": attention not fused";
     for (const std::string& op : ops) EXPECT_EQ(op.find("com.microsoft"), std::string::npos) << op;
   }
