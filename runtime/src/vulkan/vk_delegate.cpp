@@ -103,15 +103,16 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     const auto& c = graph_.chain[k];
     call_ = &c;
     next_call_ = k + 1 < graph_.chain.size() ? &graph_.chain[k + 1] : nullptr;
-    absorbed_ = false;
+    after_next_call_ = k + 2 < graph_.chain.size() ? &graph_.chain[k + 2] : nullptr;
+    absorbed_ = 0;
     auto it = ops.find(c.name);
     if (it == ops.end()) fail("operator has no Vulkan kernel in this backend");
     prepacking_ = c.name == "et_vk.prepack.default";
     it->second(*this);
     prepacking_ = false;
-    if (absorbed_) ++k;  // the next call ran inside this one's dispatch
+    k += static_cast<size_t>(absorbed_);  // the next call(s) ran inside this one's dispatch
   }
-  next_call_ = nullptr;
+  next_call_ = after_next_call_ = nullptr;
   for (size_t j = 0; j < graph_.output_ids.size(); ++j) {
     staging_call.name = fmt::format("output {}", j);
     call_ = &staging_call;

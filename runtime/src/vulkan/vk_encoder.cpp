@@ -65,7 +65,20 @@ GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split) {
   return v;
 }
 
-GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, const GpuTensor& in, GpuTensor*& other, int32_t& op) {
+GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, GpuTensor& in, GpuTensor*& other, int32_t& op) {
+  if (const int32_t r = e.sole_next_silu(); r >= 0) {
+    const serializer::VkGraph& g = *e.graph();
+    const auto* rt = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(r)));
+    const auto* it = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(e.call().args.at(0))));
+    GpuTensor& res = e.tensor_id(r);
+    if (rt && !(it && it->mem_obj_id >= 0 && it->mem_obj_id == rt->mem_obj_id) && res.dims == out.dims &&
+        res.dtype == out.dtype && res.texture == out.texture && res.packed_dim == out.packed_dim && !res.int8x4) {
+      op = 3;
+      other = &in;  // bound, not read
+      e.absorb_next(2);
+      return &res;
+    }
+  }
   const serializer::VkOperatorCall* c = e.sole_next("aten.add.Tensor");
   op = 1;
   if (!c) c = e.sole_next("aten.mul.Tensor"), op = 2;
@@ -162,6 +175,24 @@ bool Encoder::fusing() {
     return env && std::string_view(env) == "0";
   }();
   return !off;
+}
+
+int32_t Encoder::sole_next_silu() const {
+  if (!fusing() || !next_call_ || !after_next_call_ || call_->args.empty()) return -1;
+  const serializer::VkOperatorCall &sig = *next_call_, &mul = *after_next_call_;
+  if (sig.name != "aten.sigmoid.default" || mul.name != "aten.mul.Tensor" || sig.args.size() != 2 ||
+      mul.args.size() != 3)
+    return -1;
+  const int32_t y = call_->args.back(), s = sig.args[1];
+  const auto uses = [&](int32_t v) {
+    const auto it = uses_.find(v);
+    return it == uses_.end() ? 0 : it->second;
+  };
+  // y: this call's output, the sigmoid's input and one of the mul's; s: the sigmoid's output and
+  // the mul's other input.
+  if (sig.args[0] != y || uses(y) != 3 || uses(s) != 2 || graph_outputs_.count(y) || graph_outputs_.count(s)) return -1;
+  if (!((mul.args[0] == y && mul.args[1] == s) || (mul.args[0] == s && mul.args[1] == y))) return -1;
+  return mul.args[2];
 }
 
 const serializer::VkOperatorCall* Encoder::sole_next(std::string_view op_name) const {

@@ -150,8 +150,13 @@ class Encoder : public CallArgs {
   const serializer::VkOperatorCall* sole_next(std::string_view op_name) const;
   /// Whether load-time fusions run (VKC_VULKAN_FUSE=0 turns them off).
   static bool fusing();
-  /// Takes `next` (from sole_next) into this call's dispatch: the chain skips it.
-  void absorb_next() { absorbed_ = true; }
+  /// Takes `next` (from sole_next) into this call's dispatch: the chain skips it (`calls` 2: the
+  /// call after it too, as a SiLU's sigmoid and mul).
+  void absorb_next(int calls = 1) { absorbed_ = calls; }
+  /// The SiLU that alone reads this call's output y, sigmoid(y) -> s then mul(y, s) (either order)
+  /// as the next two calls, s read by that mul alone and neither a delegate output: the mul's
+  /// output value id, else -1 (and always under VKC_VULKAN_FUSE=0).
+  int32_t sole_next_silu() const;
   /// The output value id of the next call (after sole_next returned it).
   int32_t next_output() const { return next_call_->args.back(); }
   /// The call after this one in the chain, or null.
@@ -160,7 +165,8 @@ class Encoder : public CallArgs {
 
  protected:
   const serializer::VkOperatorCall* next_call_ = nullptr;
-  bool absorbed_ = false;
+  const serializer::VkOperatorCall* after_next_call_ = nullptr;
+  int absorbed_ = 0;  // calls after this one that its dispatch ran
   std::unordered_map<int32_t, int> uses_;  // value id -> argument slots naming it across the chain
   std::unordered_set<int32_t> graph_outputs_;
  public:
@@ -207,10 +213,11 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size);
 /// `split` = D (the shaders' out_split; 0 otherwise).
 GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split);
 /// A matrix-vector linear's epilogue (the _ep variants): the add (alpha 1) or mul that alone reads
-/// the linear's output `out`, whose other operand has out's shape, dtype and representation and
-/// whose output shares no memory with the linear's input `in` (every workgroup reads all of it),
-/// absorbed. Returns that operation's output and sets `other` and `op` (1 add, 2 mul), or null.
-GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, const GpuTensor& in, GpuTensor*& other, int32_t& op);
+/// the linear's output `out`, whose other operand has out's shape, dtype and representation, or
+/// the SiLU that alone reads it (sole_next_silu; `other` is then `in`, unread), whose output
+/// shares no memory with the linear's input `in` (every workgroup reads all of it), absorbed.
+/// Returns that operation's output and sets `other` and `op` (1 add, 2 mul, 3 SiLU), or null.
+GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, GpuTensor& in, GpuTensor*& other, int32_t& op);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {
