@@ -176,6 +176,21 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
           ASSERT_TRUE(g.ok) << diags(g.diagnostics);
           EXPECT_EQ(g.tokens, greedy.tokens) << "on vulkan with GPU kernels";
           EXPECT_GT(runtime::vulkan_variant_dispatches(fused), before);
+          // Flash-decoding: the 32 cache rows split among workgroups of 8 keys each (parts past a
+          // row's keys leave at once), a second dispatch adding the parts up.
+          ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+          ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", "8", 1);
+          const std::string split = "sdpa_kv_cache_fused_rope_split_f32_texture3d", combine = "sdpa_split_combine_f32_texture3d";
+          const uint64_t split_before = runtime::vulkan_variant_dispatches(split);
+          const uint64_t combine_before = runtime::vulkan_variant_dispatches(combine);
+          Session ss = Session::open(std::span<const uint8_t>(r.pte), ro);
+          const GenerateResult gs = ss.generate(greedy.prompt, greedy.tokens.size());
+          ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+          ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
+          ASSERT_TRUE(gs.ok) << diags(gs.diagnostics);
+          EXPECT_EQ(gs.tokens, greedy.tokens) << "on vulkan with GPU kernels, attention split";
+          EXPECT_GT(runtime::vulkan_variant_dispatches(split), split_before);
+          EXPECT_GT(runtime::vulkan_variant_dispatches(combine), combine_before);
         }
       }
     }

@@ -2,6 +2,8 @@
 // (layer_norm.glsl's RMS variant), et_vk.sdpa (sdpa.glsl), aten.embedding (embedding.glsl).
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include <cmath>
 #include <tuple>
 
@@ -196,6 +198,13 @@ void select_as_symint(Encoder& e) {
   e.symint_sources[e.id(e.num_args() - 1)] = {staged->buffer.buffer, static_cast<int32_t>(index * stride * words)};
 }
 
+// The keys one workgroup of the fused attention over the cache attends over when a row's keys are
+// split among several (flash-decoding): VKC_VULKAN_ATTN_SPLIT_KEYS (0: no split), default 64.
+int64_t attention_split_keys() {
+  const char* env = std::getenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
+  return env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{64};
+}
+
 // sdpa_with_kv_cache(q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, dropout, is_causal, scale):
 // k and v go into this delegate's own caches (buffers of the cache constants' shape, allocated here,
 // never read before written) at start_pos, then causal attention over them (kv_cache_update.glsl,
@@ -245,10 +254,19 @@ void sdpa_with_kv_cache(Encoder& e) {
         merge = view.texture ? 1 : 0;
       }
     }
-    const auto& var = e.variant(out, {}, rotate ? "sdpa_kv_cache_fused_rope" : "sdpa_kv_cache_fused");
+    // Flash-decoding over caches of more than split_keys rows: several workgroups per query row,
+    // each over split_keys of its keys, and a second dispatch adding their parts up (one token's
+    // attention then fills more of the GPU than one workgroup per head).
+    const int64_t split_keys = attention_split_keys();
+    const int64_t splits = split_keys > 0 ? (rows + split_keys - 1) / split_keys : 1;
+    const bool split = splits > 1;
+    const int64_t query_rows = q.dims[1] * q.dims[2], dv4 = (d + 3) / 4;
+    const std::string name = std::string(rotate ? "sdpa_kv_cache_fused_rope" : "sdpa_kv_cache_fused") + (split ? "_split" : "");
+    const auto& var = e.variant(out, {}, name);
     Push p(var);
     p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
     p.i("pos_index", pos.index).i("out_merge", merge);
+    p.i("splits", static_cast<int32_t>(splits)).i("split_keys", static_cast<int32_t>(split ? split_keys : rows));
     std::vector<Resource> res{target->resource(),
                               q.resource(),
                               {k_cache.buffer.buffer, VK_NULL_HANDLE},
@@ -263,7 +281,19 @@ void sdpa_with_kv_cache(Encoder& e) {
       res.push_back(cos.resource());
       res.push_back(sin.resource());
     }
-    e.dispatch(var, std::move(res), p, q.dims[1] * q.dims[2] * var.local_size[0]);
+    if (!split) {
+      e.dispatch(var, std::move(res), p, query_rows * var.local_size[0]);
+      return;
+    }
+    GpuTensor like_f32;
+    like_f32.dtype = ir::DType::Float32;
+    GpuTensor& partial = e.scratch({query_rows * splits * (dv4 + 1) * 4}, like_f32);
+    res.push_back({partial.buffer.buffer, VK_NULL_HANDLE});
+    e.dispatch(var, std::move(res), p, query_rows * splits * var.local_size[0]);
+    const auto& comb = e.variant(out, {}, "sdpa_split_combine");
+    Push pc(comb);
+    pc.iv("out_sizes", out.sizes).i("splits", static_cast<int32_t>(splits)).i("out_merge", merge);
+    e.dispatch(comb, {target->resource(), {partial.buffer.buffer, VK_NULL_HANDLE}}, pc, query_rows * dv4);
     return;
   }
   for (const auto& [value, cache] : {std::pair<GpuTensor*, GpuTensor*>{&k, &k_cache}, {&v, &v_cache}}) {
