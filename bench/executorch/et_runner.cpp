@@ -1,8 +1,9 @@
 // et_runner: a small runner over the ExecuTorch runtime and its Vulkan backend (built by
 // bench/executorch/build.sh from public sources). It loads a .pte, fills the inputs from files,
 // runs N times and prints outputs and times; with --generate it runs a KV-cache decoder
-// (inputs: tokens int64 [1,S], input_pos int64 [1]) greedily. bench/executorch/compare.sh runs
-// it beside `vkc run` on the same programs.
+// (inputs: tokens int64 [1,S], input_pos int64 [1]) greedily, and an encoder-decoder program's
+// encoder method first, on the --input files (its outputs are forward's inputs after those two).
+// bench/executorch/compare.sh runs it beside `vkc run` on the same programs.
 //
 //   et_runner FILE.pte [--input F.pb|F.bin ...] [--expect OUT.pb ...] [--repeat N]
 //             [--generate N --prompt-ids 1,2,3] [--dump-output0 FILE] [--data FILE.ptd]
@@ -344,6 +345,99 @@ static double now_ms() {
       .count();
 }
 
+// An input tensor's values from FILE.pb (a TensorProto) or FILE.bin (raw bytes of its dtype).
+static bool fill_from_file(const std::string& f, OwnedTensor& o) {
+  std::string buf;
+  if (!read_file(f, buf)) {
+    fprintf(stderr, "cannot read %s\n", f.c_str());
+    return false;
+  }
+  if (f.size() > 3 && f.substr(f.size() - 3) == ".pb") {
+    PbTensor t;
+    std::vector<double> vals;
+    if (!parse_tensor_proto(buf, t) || !pb_values(t, vals)) {
+      fprintf(stderr, "cannot parse TensorProto %s\n", f.c_str());
+      return false;
+    }
+    o.sizes.assign(t.dims.begin(), t.dims.end());
+    o.data.assign(vals.size() * elem_size(o.dtype), 0);
+    for (size_t k = 0; k < vals.size(); k++) store_value(o.data.data(), o.dtype, k, vals[k]);
+    return true;
+  }
+  if (buf.size() != o.data.size()) {
+    fprintf(stderr, "%s: %zu bytes, expected %zu\n", f.c_str(), buf.size(), o.data.size());
+    return false;
+  }
+  memcpy(o.data.data(), buf.data(), buf.size());
+  return true;
+}
+
+// An encoder-decoder program (vkc compile --encoder): its "encoder" method runs once on the input
+// files, and its outputs fill the forward method's inputs from index 2 on (after tokens and
+// input_pos), in order. Returns false (after saying why) when it cannot.
+static bool run_encoder(Program& program, const executorch::runtime::NamedDataMap* named,
+                        const std::vector<std::string>& files, std::vector<OwnedTensor>& ins) {
+  Result<MethodMeta> meta = program.method_meta("encoder");
+  if (!meta.ok()) {
+    fprintf(stderr, "the program takes %zu inputs and has no encoder method to compute those after the 2nd\n",
+            ins.size());
+    return false;
+  }
+  std::vector<std::vector<uint8_t>> planned;
+  std::vector<Span<uint8_t>> spans;
+  for (size_t i = 0; i < meta->num_memory_planned_buffers(); i++) {
+    planned.emplace_back((size_t)meta->memory_planned_buffer_size(i).get());
+    spans.emplace_back(planned.back().data(), planned.back().size());
+  }
+  HierarchicalAllocator planned_mem({spans.data(), spans.size()});
+  MallocMemoryAllocator method_alloc, temp_alloc;
+  MemoryManager mm(&method_alloc, &planned_mem, &temp_alloc);
+  Result<Method> enc = program.load_method("encoder", &mm, nullptr, named);
+  if (!enc.ok()) {
+    fprintf(stderr, "load_method(encoder) failed: 0x%x\n", (unsigned)enc.error());
+    return false;
+  }
+  if (files.size() != enc->inputs_size()) {
+    fprintf(stderr, "the encoder takes %zu input(s): give them with --input\n", enc->inputs_size());
+    return false;
+  }
+  std::vector<OwnedTensor> enc_ins(enc->inputs_size());
+  for (size_t i = 0; i < enc_ins.size(); i++) {
+    auto tm = meta->input_tensor_meta(i);
+    OwnedTensor& o = enc_ins[i];
+    o.dtype = tm->scalar_type();
+    for (auto d : tm->sizes()) o.sizes.push_back(d);
+    for (auto d : tm->dim_order()) o.dim_order.push_back(d);
+    o.data.assign(o.numel() * elem_size(o.dtype), 0);
+    if (!fill_from_file(files[i], o)) return false;
+    o.make();
+    if (enc->set_input(EValue(Tensor(o.impl.get())), i) != Error::Ok) return false;
+  }
+  double a = now_ms();
+  if (Error e = enc->execute(); e != Error::Ok) {
+    fprintf(stderr, "encoder execute failed: 0x%x\n", (unsigned)e);
+    return false;
+  }
+  printf("encoder: %.1f ms\n", now_ms() - a);
+  if (enc->outputs_size() + 2 != ins.size()) {
+    fprintf(stderr, "the encoder gives %zu outputs; forward takes %zu after tokens and input_pos\n",
+            enc->outputs_size(), ins.size() - 2);
+    return false;
+  }
+  for (size_t i = 0; i < enc->outputs_size(); i++) {
+    const Tensor& t = enc->get_output(i).toTensor();
+    OwnedTensor& o = ins[i + 2];
+    if ((size_t)t.numel() != o.numel()) {
+      fprintf(stderr, "encoder output %zu has %zu elements; forward input %zu takes %zu\n", i, (size_t)t.numel(),
+              i + 2, o.numel());
+      return false;
+    }
+    for (size_t k = 0; k < o.numel(); k++)
+      store_value(o.data.data(), o.dtype, k, elem_as_double(t.const_data_ptr(), t.scalar_type(), k));
+  }
+  return true;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr,
@@ -479,11 +573,13 @@ int main(int argc, char** argv) {
   };
 
   if (gen_n >= 0) {
-    if (nin != 2 || ins[0].dtype != ScalarType::Long || ins[1].dtype != ScalarType::Long ||
+    if (nin < 2 || ins[0].dtype != ScalarType::Long || ins[1].dtype != ScalarType::Long ||
         ins[0].sizes.size() != 2 || ins[1].numel() != 1) {
       fprintf(stderr, "--generate needs inputs tokens int64 [1,S] and input_pos int64 [1]\n");
       return 1;
     }
+    // Inputs after those: an encoder-decoder program's context, from its encoder method.
+    if (nin > 2 && !run_encoder(program.get(), named, input_files, ins)) return 1;
     int S = ins[0].sizes[1];
     std::vector<int64_t> out_tokens;
     int64_t pos = 0;
@@ -567,32 +663,8 @@ int main(int argc, char** argv) {
   }
 
   // Fill inputs from files (or leave zero).
-  for (size_t i = 0; i < nin && i < input_files.size(); i++) {
-    const std::string& f = input_files[i];
-    std::string buf;
-    if (!read_file(f, buf)) {
-      fprintf(stderr, "cannot read %s\n", f.c_str());
-      return 1;
-    }
-    OwnedTensor& o = ins[i];
-    if (f.size() > 3 && f.substr(f.size() - 3) == ".pb") {
-      PbTensor t;
-      std::vector<double> vals;
-      if (!parse_tensor_proto(buf, t) || !pb_values(t, vals)) {
-        fprintf(stderr, "cannot parse TensorProto %s\n", f.c_str());
-        return 1;
-      }
-      o.sizes.assign(t.dims.begin(), t.dims.end());
-      o.data.assign(vals.size() * elem_size(o.dtype), 0);
-      for (size_t k = 0; k < vals.size(); k++) store_value(o.data.data(), o.dtype, k, vals[k]);
-    } else {
-      if (buf.size() != o.data.size()) {
-        fprintf(stderr, "%s: %zu bytes, expected %zu\n", f.c_str(), buf.size(), o.data.size());
-        return 1;
-      }
-      memcpy(o.data.data(), buf.data(), buf.size());
-    }
-  }
+  for (size_t i = 0; i < nin && i < input_files.size(); i++)
+    if (!fill_from_file(input_files[i], ins[i])) return 1;
   if (!set_inputs()) return 1;
   std::vector<double> ms;
   for (int r = 0; r < repeat; r++) {

@@ -6,7 +6,8 @@
 #     (VKC_VULKAN_GEMV=0: the split-K kernels), prefill of a 128-token prompt as a token a call;
 #   - per step: dispatches and barriers, GPU time of the whole step beside the host's wall time
 #     (VKC_VULKAN_PROFILE=run), the effective GB/s of the weight reads, the 3 slowest kernels by
-#     share (VKC_VULKAN_PROFILE=1, a barrier after each dispatch);
+#     share (VKC_VULKAN_PROFILE=1, a barrier after each dispatch), all over the same prompt as the
+#     tokens/s figures (mean over its steps: contexts 1 to PROMPT_LEN + 32);
 #   - PyTorch (same GPU, fp16): transformers generate() eager, and a decode step with a static
 #     cache captured in a CUDA graph; the bandwidth bound (the weights' bytes at the device-copy
 #     rate measured here).
@@ -56,8 +57,9 @@ for p in $PROGRAMS; do
     name="vkc $p$([ $gemv = 0 ] && echo ' split-K' || true)"
     VKC_VULKAN_GEMV=$gemv "$VKC" run "$WORK/$p.pte" --backend vulkan --generate "$N" --prompt-ids "$PROMPT" --json \
       > "$WORK/$p-$gemv.json"
+    # (the same prompt as the tok/s run: the step's figures at the contexts its tokens see)
     VKC_VULKAN_GEMV=$gemv VKC_VULKAN_PROFILE=run "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 32 \
-      --prompt-ids 1,2,3 > /dev/null 2> "$WORK/$p-$gemv.run"
+      --prompt-ids "$PROMPT" > /dev/null 2> "$WORK/$p-$gemv.run"
     python3 - "$WORK/$p-$gemv.json" "$WORK/$p-$gemv.run" "$name" "$(weights_gb "$WORK/$p.pte")" <<'PY' | tee -a "$results"
 import json, re, sys
 d = json.load(open(sys.argv[1]))
@@ -82,7 +84,7 @@ PY
     printf "%-22s decode %7s tok/s  tokens [%s]\n" "ExecuTorch $p" "${d:--}" "${t:-failed}" | tee -a "$results"
   fi
   [ "$p" = fp16-base ] && continue
-  VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids 1,2,3 > /dev/null \
+  VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids "$PROMPT" > /dev/null \
     2> "$WORK/$p.prof"
   python3 - "$WORK/$p.prof" "$p" "${TOP:-3}" <<'PY' | tee -a "$results"
 import re, sys, collections
