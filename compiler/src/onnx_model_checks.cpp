@@ -131,7 +131,7 @@ void adopt_onnxruntime_onnx_domain_ops(onnx::ModelProto& model) {
   import->set_version(1);
 }
 
-void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir) {
+void run_onnx_checker(onnx::ModelProto& model, const std::filesystem::path& model_dir) {
   // libonnx 1.12 rejects every IR version above its own ("higher than the checker's") although
   // it can still read those models; they are left to vkc's own checks.
   if (model.ir_version() > onnx::Version::IR_VERSION) return;
@@ -143,6 +143,21 @@ void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path
         import.version() > known.at("").second)
       return;
   if (model.ir_version() <= 0) throw ImportError("the model has no ir_version");
+  // libonnx 1.12 requires a shape on every graph output's tensor type, which the format leaves
+  // optional (onnx.helper writes outputs without one; onnxruntime and newer checkers accept them):
+  // such outputs carry a rank-0 placeholder during the check, removed after it.
+  std::vector<onnx::TypeProto_Tensor*> placeholders;
+  for (auto& out : *model.mutable_graph()->mutable_output())
+    if (out.type().has_tensor_type() && !out.type().tensor_type().has_shape()) {
+      placeholders.push_back(out.mutable_type()->mutable_tensor_type());
+      placeholders.back()->mutable_shape();
+    }
+  struct Restore {
+    std::vector<onnx::TypeProto_Tensor*>& ts;
+    ~Restore() {
+      for (auto* t : ts) t->clear_shape();
+    }
+  } restore{placeholders};
   // The graph and function checks of onnx::checker::check_model(const ModelProto&), which would
   // look for external data files in the working directory, run with the model directory set.
   try {

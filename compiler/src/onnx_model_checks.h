@@ -53,7 +53,7 @@ void adopt_onnxruntime_onnx_domain_ops(onnx::ModelProto& model);
 
 /// Runs the ONNX checker (external data resolved in `model_dir`) on models whose IR version
 /// this libonnx knows; it rejects newer ones outright, so those are not checked.
-void run_onnx_checker(const onnx::ModelProto& model, const std::filesystem::path& model_dir);
+void run_onnx_checker(onnx::ModelProto& model, const std::filesystem::path& model_dir);
 
 /// Every node input (in subgraphs too, which may read the enclosing graphs' values) names a graph
 /// input, an initializer or an earlier node's output, and every node has an output: ONNX's shape
