@@ -168,6 +168,9 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
           ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
           const std::string fused = "sdpa_kv_cache_fused_rope_f32_texture3d";
           const uint64_t before = runtime::vulkan_variant_dispatches(fused);
+          // The RMSNorms before the Q/K/V and gate/up projections run inside them (_norm variants).
+          const std::string normed = "linear_gemv_norm_f32_texture3d";
+          const uint64_t normed_before = runtime::vulkan_variant_dispatches(normed);
           RunOptions ro;
           ro.backend = "vulkan";
           Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
@@ -176,6 +179,7 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
           ASSERT_TRUE(g.ok) << diags(g.diagnostics);
           EXPECT_EQ(g.tokens, greedy.tokens) << "on vulkan with GPU kernels";
           EXPECT_GT(runtime::vulkan_variant_dispatches(fused), before);
+          EXPECT_GT(runtime::vulkan_variant_dispatches(normed), normed_before);
           // Flash-decoding: the 32 cache rows split among workgroups of 8 keys each (parts past a
           // row's keys leave at once), a second dispatch adding the parts up.
           ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);

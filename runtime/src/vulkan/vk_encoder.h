@@ -114,6 +114,20 @@ class Encoder : public CallArgs {
     int32_t start = 0;
   };
   std::optional<PendingRope> pending_rope;
+  /// RMSNorms left to the matrix-vector linears that alone read their outputs (the _norm variants
+  /// run the norm on their input rows): by the norm output's value id, its input, its weight as a
+  /// buffer in the output dtype, and eps.
+  struct PendingNorm {
+    int32_t x = -1;
+    VkBuffer gamma = VK_NULL_HANDLE;
+    float eps = 0;
+  };
+  std::unordered_map<int32_t, PendingNorm> pending_norms;
+  /// The pending norm whose output is value `id`, or null.
+  const PendingNorm* pending_norm(int32_t id) const {
+    const auto it = pending_norms.find(id);
+    return it == pending_norms.end() ? nullptr : &it->second;
+  }
   /// SymInt argument i's run-time source; fails for a SymInt no et_vk.select_as_symint defined.
   SymIntSource symint_source(size_t i) const;
 
@@ -162,6 +176,8 @@ class Encoder : public CallArgs {
   /// The call after this one in the chain, or null.
   const serializer::VkOperatorCall* next_call() const { return next_call_; }
   const serializer::VkGraph* graph() const { return graph_; }
+  /// Whether value `id` is an output of the delegate.
+  bool is_delegate_output(int32_t id) const { return graph_outputs_.count(id) != 0; }
 
  protected:
   const serializer::VkOperatorCall* next_call_ = nullptr;
@@ -218,6 +234,12 @@ GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split);
 /// shares no memory with the linear's input `in` (every workgroup reads all of it), absorbed.
 /// Returns that operation's output and sets `other` and `op` (1 add, 2 mul, 3 SiLU), or null.
 GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, GpuTensor& in, GpuTensor*& other, int32_t& op);
+
+/// Whether call `c` (later in the chain) is a linear that reads value `y` as its input alone and
+/// will take a matrix-vector kernel with a _norm variant (linear_gemv, linear_q4_gemv): the
+/// readers rms_norm may leave its work to (vk_ops_nn.cpp, vk_ops_quant.cpp).
+bool fp_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y);
+bool q4_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
@@ -98,13 +99,41 @@ void rotary(Encoder& e) {
   }
 }
 
-// rms_norm(x, w, eps): over the last dim.
+// Whether rms_norm's output y (its input x) may be left to its readers: on a GPU, every reader a
+// matrix-vector linear with a _norm variant that reads y as its input alone, y no delegate output,
+// and x kept intact until the last of them runs (some call after it reads x: the memory plan keeps
+// x's memory for x until then).
+bool leave_norm_to_linears(Encoder& e, int32_t x, int32_t y) {
+  if (!Encoder::fusing() || e.cpu_device() || e.is_delegate_output(y)) return false;
+  const auto& chain = e.graph()->chain;
+  const size_t self = static_cast<size_t>(&e.call() - chain.data());
+  size_t last = 0;
+  for (size_t j = self + 1; j < chain.size(); ++j) {
+    const auto& args = chain[j].args;
+    if (std::find(args.begin(), args.end(), y) == args.end()) continue;
+    if (!fp_linear_takes_gemv_norm(e, chain[j], y) && !q4_linear_takes_gemv_norm(e, chain[j], y)) return false;
+    last = j;
+  }
+  if (last == 0) return false;
+  for (size_t j = last + 1; j < chain.size(); ++j) {
+    const auto& args = chain[j].args;
+    if (std::find(args.begin(), args.end() - 1, x) != args.end() - 1) return true;
+  }
+  return false;
+}
+
+// rms_norm(x, w, eps): over the last dim. Left to the matrix-vector linears that alone read its
+// output where leave_norm_to_linears allows (they run it on their input rows: no dispatch here).
 void rms_norm(Encoder& e) {
   GpuTensor& out = e.out();
   GpuTensor& in = e.tensor(0, &out);
   e.require_rep(in, out, "the input", true);
   const int64_t w = in.dims.empty() ? 1 : in.dims.back();
   const VkBuffer weight = e.raw(1, out.dtype, w);
+  if (!in.int8x4 && in.dims == out.dims && in.dtype == out.dtype && leave_norm_to_linears(e, e.id(0), e.call().args.back())) {
+    e.pending_norms[e.call().args.back()] = {e.id(0), weight, static_cast<float>(e.scalar_arg(2))};
+    return;
+  }
   const VkBuffer zeros = e.filled(w, 0, out.dtype);
   // Long rows (a hidden size; on a GPU, any but the shortest): a workgroup per row unit
   // (layer_norm_wg.glsl's RMS variant), of 256 invocations for rows of 1024 or more on a GPU.

@@ -172,6 +172,21 @@ std::vector<uint8_t> pack_linear(const kernels::HostTensor& w, bool kn) {
 std::vector<uint8_t> pack_linear_nk(const kernels::HostTensor& w) { return pack_linear(w, false); }
 std::vector<uint8_t> pack_linear_kn(const kernels::HostTensor& w) { return pack_linear(w, true); }
 
+}  // namespace
+
+bool fp_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y) {
+  if (c.name != "aten.linear.default" || c.args.size() < 3 || c.args[0] != y) return false;
+  for (size_t i = 1; i < c.args.size(); ++i)
+    if (c.args[i] == y) return false;
+  const auto* w = std::get_if<serializer::VkTensor>(&e.graph()->values.at(static_cast<size_t>(c.args[1])));
+  const auto* x = std::get_if<serializer::VkTensor>(&e.graph()->values.at(static_cast<size_t>(y)));
+  if (!w || !x || w->dims.size() != 2 || x->dims.empty()) return false;
+  const GpuTensor& out = e.tensor_id(c.args.back());
+  return use_gemv(out, x->dims.back(), out.dtype == ir::DType::Float16 ? 8 : 4, e.cpu_device());
+}
+
+namespace {
+
 // linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
 void linear(Encoder& e) {
   if (encode_linear_coopmat(e)) return;
@@ -181,6 +196,8 @@ void linear(Encoder& e) {
   GpuTensor& in = e.tensor(in_arg);
   e.require_rep(in, out, "the input", true);
   const int64_t n = out.dims.back(), k = in.dims.back();
+  // An RMSNorm left to this linear (rms_norm): the _norm variant reads the norm's input.
+  const Encoder::PendingNorm* norm = addmm ? nullptr : e.pending_norm(e.id(in_arg));
   const bool has_bias = !e.is_null(b_arg);
   const VkBuffer bias = has_bias ? e.raw(b_arg, out.dtype, n) : e.filled(1, 0, out.dtype);
   // Few outputs and a long K (a vector times a matrix): a workgroup per output splits K
@@ -204,26 +221,31 @@ void linear(Encoder& e) {
   const int64_t tile_rows = one_row ? 1 : 4;
   // A matrix-vector linear also runs the add or mul that alone reads its output (gemv_epilogue), or
   // writes the view that alone reads it (gemv_output).
+  if (norm && !gemv) e.fail("an RMSNorm was left to matrix-vector linears, but this one is not");
+  GpuTensor& src = norm ? e.tensor_id(norm->x) : in;
   int32_t split = 0, op = 0;
   GpuTensor* other = nullptr;
-  GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
+  GpuTensor* fused = gemv ? gemv_epilogue(e, out, src, other, op) : nullptr;
   GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
-  const auto& v = e.variant(out, {}, fused     ? "linear_gemv_ep"
-                                    : gemv    ? "linear_gemv"
-                                    : split_k ? "linear_splitk"
-                                    : one_row ? "linear_tiled_r1"
-                                    : tiled   ? "linear_tiled"
-                                              : "linear");
+  const std::string name = fused     ? "linear_gemv_ep"
+                           : gemv    ? "linear_gemv"
+                           : split_k ? "linear_splitk"
+                           : one_row ? "linear_tiled_r1"
+                           : tiled   ? "linear_tiled"
+                                     : "linear";
+  const auto& v = e.variant(out, {}, norm ? name + "_norm" : name);
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);
   p.f("alpha", addmm ? static_cast<float>(e.scalar_arg(4)) : 1.0f).f("beta", addmm ? static_cast<float>(e.scalar_arg(3)) : 1.0f);
   if (gemv) p.i("out_split", split).i("epilogue_op", op);
+  if (norm) p.f("norm_eps", norm->eps);
   int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
   if (tiled) items = n4 * ((rows + tile_rows - 1) / tile_rows) * planes;
   if (gemv) items = gemv_items(out, v.local_size[0]);
-  std::vector<Resource> res{target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}};
+  std::vector<Resource> res{target.resource(), src.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}};
   if (fused) res.push_back(other->resource());
+  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
   e.dispatch(v, std::move(res), p, items);
 }
 

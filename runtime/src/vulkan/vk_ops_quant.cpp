@@ -27,6 +27,8 @@ void quantized_linear(Encoder& e) {
   GpuTensor& in = e.tensor(0);
   e.require_rep(in, out, "the input", true);
   const int64_t n = out.dims.back(), k = in.dims.back();
+  // An RMSNorm left to this linear (rms_norm): the _norm variant reads the norm's input.
+  const Encoder::PendingNorm* norm = q4 ? e.pending_norm(e.id(0)) : nullptr;
   const int64_t row_bytes = q4 ? (k + 7) / 8 * 4 : k;
   if ((n * row_bytes) % 4 != 0) e.fail(fmt::format("weights of {} bytes are not whole 32-bit words", n * row_bytes));
   const VkBuffer weight = e.raw(1, q4 ? ir::DType::UInt8 : ir::DType::Int8, n * row_bytes);
@@ -44,22 +46,40 @@ void quantized_linear(Encoder& e) {
   // One or a few rows on a GPU: 16-byte weight chunks (linear_quantized.yaml's _gemv variants).
   const bool gemv = (!q4 || group % 32 == 0) && use_gemv(out, k, q4 ? 32 : 16, e.cpu_device());
   const bool split_k = !gemv && use_split_k(out, k, false);
+  if (norm && !gemv) e.fail("an RMSNorm was left to matrix-vector linears, but this one is not");
+  GpuTensor& src = norm ? e.tensor_id(norm->x) : in;
   int32_t split = 0, op = 0;
   GpuTensor* other = nullptr;
-  GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
+  GpuTensor* fused = gemv ? gemv_epilogue(e, out, src, other, op) : nullptr;
   GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
   const char* kind = fused ? "_gemv_ep" : gemv ? "_gemv" : split_k ? "_splitk" : "";
-  const auto& v = e.variant(out, {}, fmt::format("{}{}", q4 ? "linear_q4" : "linear_q8", kind));
+  const auto& v = e.variant(out, {}, fmt::format("{}{}{}", q4 ? "linear_q4" : "linear_q8", kind, norm ? "_norm" : ""));
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
   if (gemv) p.i("out_split", split).i("epilogue_op", op);
-  std::vector<Resource> res{target.resource(), in.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE},
+  if (norm) p.f("norm_eps", norm->eps);
+  std::vector<Resource> res{target.resource(), src.resource(), {weight, VK_NULL_HANDLE}, {scales, VK_NULL_HANDLE},
                             {bias, VK_NULL_HANDLE}};
   if (fused) res.push_back(other->resource());
+  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
   e.dispatch(v, std::move(res), p,
              gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
+
+}  // namespace
+
+bool q4_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y) {
+  if (c.name != "et_vk.linear_q4gsw.default" || c.args.size() < 5 || c.args[0] != y) return false;
+  for (size_t i = 1; i < c.args.size(); ++i)
+    if (c.args[i] == y) return false;
+  const auto* x = std::get_if<serializer::VkTensor>(&e.graph()->values.at(static_cast<size_t>(y)));
+  const auto* group = std::get_if<int64_t>(&e.graph()->values.at(static_cast<size_t>(c.args[3])));
+  if (!x || !group || x->dims.empty() || *group % 32 != 0) return false;
+  return use_gemv(e.tensor_id(c.args.back()), x->dims.back(), 32, e.cpu_device());
+}
+
+namespace {
 
 // Whether every reader of choose_qparams' (scale, zero point) is an 8da4w linear over the same
 // input that takes the matrix-vector kernel (and so can compute its row's parameters itself).
