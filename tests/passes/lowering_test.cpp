@@ -674,6 +674,31 @@ TEST(Lowering, CastWhereComparisonsAndLogic) {
   EXPECT_EQ(cmp.node->inputs(), (std::vector<ir::Value*>{lt->output(0), a, b}));
 }
 
+TEST(Lowering, AnIntegerWhereIsArithmetic) {
+  // ExecuTorch's runtime has where for float and half only: b + (a - b) * int(condition), the
+  // difference in a and b's own broadcast shape ([3] here, the output [2, 3]).
+  Lowered t;
+  const ir::TensorType ints{ir::DType::Int64, ir::Shape::of({2, 3})};
+  ir::Value* c = testing::input(t.g, "c", ir::TensorType{ir::DType::Bool, ir::Shape::of({2, 3})});
+  ir::Value* a = testing::input(t.g, "a", ir::TensorType{ir::DType::Int64, ir::Shape::of({3})});
+  ir::Value* b = testing::input(t.g, "b", ir::TensorType{ir::DType::Int64, ir::Shape::of({1})});
+  t.node = testing::onnx(t.g, "Where", {c, a, b}, ints);
+  t.lower();
+  EXPECT_EQ(t.node->op_type(), "aten.add.Tensor");
+  ASSERT_EQ(t.node->input(1), b);
+  const ir::Node* mul = t.node->input(0)->producer();
+  ASSERT_TRUE(mul && mul->op_type() == "aten.mul.Tensor");
+  const ir::Node* diff = mul->input(0)->producer();
+  const ir::Node* mask = mul->input(1)->producer();
+  ASSERT_TRUE(diff && mask);
+  EXPECT_EQ(diff->op_type(), "aten.sub.Tensor");
+  EXPECT_EQ(diff->inputs(), (std::vector<ir::Value*>{a, b}));
+  EXPECT_EQ(diff->output(0)->shape(), ir::Shape::of({3}));
+  EXPECT_EQ(mask->op_type(), "aten._to_copy.default");
+  EXPECT_EQ(mask->input(0), c);
+  EXPECT_EQ(mask->output(0)->dtype(), ir::DType::Int64);
+}
+
 TEST(Lowering, ACastToBoolIsNotEqualToZero) {
   // ExecuTorch's runtime converts into no bool dtype (view_convert only from it).
   for (const ir::DType from : {ir::DType::Int64, ir::DType::Int32, ir::DType::Float32}) {

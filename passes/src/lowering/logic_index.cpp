@@ -23,8 +23,31 @@ Result lower_cast(ir::Graph&, ir::Node* n) {
   return std::nullopt;
 }
 
-Result lower_where(ir::Graph&, ir::Node* n) {
-  to_runtime(n, "aten.where.self", {n->input(0), n->input(1), n->input(2)}, {});
+// Where. Over integers (T5's relative position buckets): b + (a - b) * int(condition), which
+// ExecuTorch's runtime runs (ET-VK's where has float and half shaders only); exact for every int32.
+Result lower_where(ir::Graph& g, ir::Node* n) {
+  ir::Value *c = n->input(0), *a = n->input(1), *b = n->input(2);
+  const ir::DType t = n->output(0)->dtype();
+  if ((t == ir::DType::Int32 || t == ir::DType::Int64) && has_static_shape(a) && has_static_shape(b) &&
+      has_static_shape(c) && has_static_shape(n->output(0))) {
+    // a - b in its own broadcast shape (the output's may be larger when the condition broadcasts).
+    const auto as = a->shape().sizes(), bs = b->shape().sizes();
+    std::vector<int64_t> ab(std::max(as.size(), bs.size()), 1);
+    for (size_t i = 0; i < ab.size(); ++i) {
+      const int64_t x = i < ab.size() - as.size() ? 1 : as[i - (ab.size() - as.size())];
+      const int64_t y = i < ab.size() - bs.size() ? 1 : bs[i - (ab.size() - bs.size())];
+      ab[i] = x == 1 ? y : x;
+    }
+    ir::Node* diff = g.add_node(ir::kVulkanDomain, "aten.sub.Tensor", {a, b}, {{t, ir::Shape::of(ab)}},
+                                g.unique_name(n->name() + "_diff"), n);
+    diff->attrs() = {{"alpha", 1.0}};
+    ir::Node* mask = g.add_node(ir::kVulkanDomain, "aten._to_copy.default", {c}, {{t, c->shape()}},
+                                g.unique_name(n->name() + "_mask"), n);
+    ir::Value* picked = emit(g, n, "aten.mul.Tensor", {diff->output(0), mask->output(0)});
+    to_runtime(n, "aten.add.Tensor", {picked, b}, {{"alpha", 1.0}});
+    return std::nullopt;
+  }
+  to_runtime(n, "aten.where.self", {c, a, b}, {});
   return std::nullopt;
 }
 
