@@ -475,6 +475,52 @@ TEST_F(VulkanOps, AFewRowLinearRunsTheAddOrMulThatAloneReadsIt) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// Two or three matrix-vector linears in a row over one input (a decode step's Q, K and V), each
+// followed or not by the view that splits it into heads, run as one dispatch (linear_gemv_multi),
+// with the RMSNorm before them inside it when its input is read later (linear_gemv_multi_norm).
+TEST_F(VulkanOps, FewRowLinearsOverOneInputRunAsOneDispatch) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  for (StorageType st : {kBuf, kTex})
+    for (const bool norm : {false, true})
+      for (const int siblings : {2, 3}) {
+        VkProgramBuilder b;
+        const int x = tensor(b, {1, 2, 64}, st, kW), y = norm ? tensor(b, {1, 2, 64}, st, kW) : x;
+        if (norm) b.call("et_vk.rms_norm.default", {x, b.constant({64}, random_values(64, 9)), b.value(1e-5), y});
+        const int q = tensor(b, {1, 2, 32}, st, kW), qh = tensor(b, {1, 2, 4, 8}, st, kW);
+        const int k = tensor(b, {1, 2, 16}, st, kW), kh = tensor(b, {1, 2, 2, 8}, st, kW);
+        const int v = tensor(b, {1, 2, 16}, st, kW);
+        b.call("aten.linear.default", {y, b.constant({32, 64}, random_values(32 * 64, 5)), b.constant({32}, random_values(32, 6)), q});
+        b.call("aten.view_copy.default", {q, b.value(VkIntList{{1, 2, 4, 8}}), qh});
+        b.call("aten.linear.default", {y, b.constant({16, 64}, random_values(16 * 64, 7)), b.value(VkNull{}), k});
+        b.call("aten.view_copy.default", {k, b.value(VkIntList{{1, 2, 2, 8}}), kh});
+        if (siblings == 3)
+          b.call("aten.linear.default", {y, b.constant({16, 64}, random_values(16 * 64, 8)), b.constant({16}, random_values(16, 4)), v});
+        const int qo = tensor(b, {1, 2, 4, 8}, st, kW), ko = tensor(b, {1, 2, 2, 8}, st, kW), xo = tensor(b, {1, 2, 64}, st, kW);
+        b.call("aten.relu.default", {qh, qo});
+        b.call("aten.relu.default", {kh, ko});
+        if (norm) b.call("aten.add.Tensor", {x, x, b.value(1.0), xo});  // the norm's input read after the linears
+        b.input(x);
+        b.output(qo);
+        b.output(ko);
+        if (siblings == 3) b.output(v);
+        if (norm) b.output(xo);
+        const std::string st_name = st == kBuf ? "buffer" : "texture3d";
+        const std::string multi = std::string(norm ? "linear_gemv_multi_norm_f32_" : "linear_gemv_multi_f32_") + st_name;
+        SCOPED_TRACE(multi + " siblings " + std::to_string(siblings));
+        const uint64_t before = runtime::vulkan_variant_dispatches(multi);
+        const uint64_t single = runtime::vulkan_variant_dispatches("linear_gemv_f32_" + st_name) +
+                                runtime::vulkan_variant_dispatches("linear_gemv_norm_f32_" + st_name);
+        expect_same(b.build(), {random_f32({1, 2, 64}, 13)});
+        EXPECT_EQ(runtime::vulkan_variant_dispatches(multi), before + 1);
+        EXPECT_EQ(runtime::vulkan_variant_dispatches("linear_gemv_f32_" + st_name) +
+                      runtime::vulkan_variant_dispatches("linear_gemv_norm_f32_" + st_name),
+                  single)
+            << "a linear ran as its own dispatch";
+      }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 TEST_F(VulkanOps, BatchNormAndUpsample) {
   VKC_REQUIRE_VULKAN();
   {

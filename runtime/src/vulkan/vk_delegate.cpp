@@ -405,6 +405,12 @@ VkBuffer VulkanDelegate::raw(size_t i, ir::DType dtype, int64_t numel) {
   return constant_buffer(id(i), dtype, numel).buffer.buffer;
 }
 
+VkBuffer VulkanDelegate::raw_value(int32_t id, ir::DType dtype, int64_t numel) {
+  const auto* t = std::get_if<serializer::VkTensor>(&graph_.values.at(static_cast<size_t>(id)));
+  if (!t || t->constant_id < 0) fail(fmt::format("value {} must be a constant (weights are prepacked at load)", id));
+  return constant_buffer(id, dtype, numel).buffer.buffer;
+}
+
 GpuTensor& VulkanDelegate::constant(size_t i, ir::DType dtype) {
   if (!is_constant(i)) fail(fmt::format("argument {} must be a constant", i));
   return constant_buffer(id(i), dtype, 0);

@@ -44,6 +44,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   GpuTensor& tensor_id(int32_t id) override;
   GpuTensor& tensor(size_t i, const GpuTensor* like) override;
   VkBuffer raw(size_t i, ir::DType dtype, int64_t numel) override;
+  VkBuffer raw_value(int32_t id, ir::DType dtype, int64_t numel) override;
   GpuTensor& constant(size_t i, ir::DType dtype) override;
   VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, const Packer& pack) override;
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;

@@ -42,27 +42,32 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
   return rows * ((out.dims.back() + 3) / 4) * local_size;
 }
 
-GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split) {
-  split = 0;
-  const serializer::VkOperatorCall* c = e.sole_next("aten.view_copy.default");
-  if (!c) return out;
-  GpuTensor& v = e.tensor_id(c->args.back());
-  if (v.dtype != out.dtype || v.texture != out.texture || v.int8x4 || out.int8x4) return out;
+int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOperatorCall& view) {
+  GpuTensor& v = e.tensor_id(view.args.back());
+  if (v.dtype != out.dtype || v.texture != out.texture || v.int8x4 || out.int8x4) return -1;
   const auto numel = [](const std::vector<int64_t>& d) {
     int64_t n = 1;
     for (int64_t x : d) n *= x;
     return n;
   };
-  if (numel(v.dims) != numel(out.dims)) return out;
-  if (out.texture) {
-    const auto &od = out.dims, &vd = v.dims;
-    if (out.packed_dim != 0 || v.packed_dim != 0 || od.size() != 3 || vd.size() != 4 || od[0] != 1 || vd[0] != 1 ||
-        vd[1] != od[1] || vd[2] * vd[3] != od[2] || vd[3] % 4 != 0)
-      return out;
-    split = static_cast<int32_t>(vd[3]);
-  }
+  if (numel(v.dims) != numel(out.dims)) return -1;
+  if (!out.texture) return 0;
+  const auto &od = out.dims, &vd = v.dims;
+  if (out.packed_dim != 0 || v.packed_dim != 0 || od.size() != 3 || vd.size() != 4 || od[0] != 1 || vd[0] != 1 ||
+      vd[1] != od[1] || vd[2] * vd[3] != od[2] || vd[3] % 4 != 0)
+    return -1;
+  return static_cast<int32_t>(vd[3]);
+}
+
+GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split) {
+  split = 0;
+  const serializer::VkOperatorCall* c = e.sole_next("aten.view_copy.default");
+  if (!c) return out;
+  const int32_t s = gemv_view_split(e, out, *c);
+  if (s < 0) return out;
+  split = s;
   e.absorb_next();
-  return v;
+  return e.tensor_id(c->args.back());
 }
 
 GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, GpuTensor& in, GpuTensor*& other, int32_t& op) {

@@ -69,6 +69,8 @@ class Encoder : public CallArgs {
   /// Constant argument i as a contiguous buffer of `dtype`; `numel` (> 0) checks or broadcasts a
   /// one-element constant to that many elements.
   virtual VkBuffer raw(size_t i, ir::DType dtype, int64_t numel = 0) = 0;
+  /// The same for constant value `id` (an argument of another call, as sibling linears read).
+  virtual VkBuffer raw_value(int32_t id, ir::DType dtype, int64_t numel = 0) = 0;
   /// Constant argument i as a contiguous buffer tensor of `dtype` (for copies from it).
   virtual GpuTensor& constant(size_t i, ir::DType dtype) = 0;
   /// Constant argument i rearranged on the host at load by `pack` (from the constant in `dtype`
@@ -178,6 +180,11 @@ class Encoder : public CallArgs {
   const serializer::VkGraph* graph() const { return graph_; }
   /// Whether value `id` is an output of the delegate.
   bool is_delegate_output(int32_t id) const { return graph_outputs_.count(id) != 0; }
+  /// Argument slots naming value `id` across the chain (its producer's included).
+  int uses(int32_t id) const {
+    const auto it = uses_.find(id);
+    return it == uses_.end() ? 0 : it->second;
+  }
 
  protected:
   const serializer::VkOperatorCall* next_call_ = nullptr;
@@ -228,6 +235,9 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size);
 /// split of the last dim, [1, S, N] -> [1, S, N / D, D] with D a multiple of 4, written with
 /// `split` = D (the shaders' out_split; 0 otherwise).
 GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split);
+/// Whether `view` (a view_copy of `out`) may be written by a matrix-vector linear in out's place,
+/// and how: -1 no, 0 the same elements (buffers), D > 0 textures' out_split.
+int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOperatorCall& view);
 /// A matrix-vector linear's epilogue (the _ep variants): the add (alpha 1) or mul that alone reads
 /// the linear's output `out`, whose other operand has out's shape, dtype and representation, or
 /// the SiLU that alone reads it (sole_next_silu; `other` is then `in`, unread), whose output
