@@ -231,6 +231,9 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           // themselves (no choose_qparams dispatch, linear_dq8ca_q4_gemv_rowq).
           const std::string rowq = "linear_dq8ca_q4_gemv_rowq_f32_texture3d";
           const uint64_t before = runtime::vulkan_variant_dispatches(rowq);
+          // int4: Q, K and V as one dispatch with the RMSNorm before them inside it.
+          const std::string q4_multi = "linear_q4_gemv_multi_norm_f32_texture3d";
+          const uint64_t q4_multi_before = runtime::vulkan_variant_dispatches(q4_multi);
           RunOptions ro;
           ro.backend = b;
           Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
@@ -240,6 +243,8 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           tokens.push_back(g.tokens);
           if (gpu_kernels[0] == '1' && std::string(recipe).rfind("8da4w", 0) == 0 && std::string(model).find("_step_") != std::string::npos)
             EXPECT_GT(runtime::vulkan_variant_dispatches(rowq), before) << recipe << " " << model;
+          if (gpu_kernels[0] == '1' && std::string(recipe).rfind("int4", 0) == 0)
+            EXPECT_GT(runtime::vulkan_variant_dispatches(q4_multi), q4_multi_before) << recipe << " " << model;
         }
     }
     for (size_t i = 1; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], tokens[0]) << recipe << " program " << i;

@@ -59,6 +59,56 @@ int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOp
   return static_cast<int32_t>(vd[3]);
 }
 
+std::vector<SiblingLinear> find_sibling_linears(
+    Encoder& e, const GpuTensor& out, int64_t k, const Encoder::PendingNorm* norm,
+    bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t)) {
+  std::vector<SiblingLinear> sibs;
+  if (!Encoder::fusing()) return sibs;
+  const auto& chain = e.graph()->chain;
+  const auto& values = e.graph()->values;
+  const int32_t y = e.call().args[0];
+  const auto mem_of = [&](int32_t id) {
+    const auto* t = std::get_if<serializer::VkTensor>(&values.at(static_cast<size_t>(id)));
+    return t ? t->mem_obj_id : -1;
+  };
+  const int32_t src_mem = mem_of(norm ? norm->x : y);
+  std::vector<int32_t> mems;
+  const size_t self = static_cast<size_t>(&e.call() - chain.data());
+  for (size_t at = self; at < chain.size() && sibs.size() < 3;) {
+    const auto& c = chain[at];
+    if (at != self && !takes(e, c, y)) break;
+    const auto* w = std::get_if<serializer::VkTensor>(&values.at(static_cast<size_t>(c.args[1])));
+    GpuTensor& o = e.tensor_id(c.args.back());
+    if (!w || w->dims.size() != 2 || o.dtype != out.dtype || o.texture != out.texture ||
+        o.packed_dim != out.packed_dim || o.int8x4 || o.dims.size() != out.dims.size() ||
+        !std::equal(o.dims.begin(), o.dims.end() - 1, out.dims.begin()) ||
+        e.vk_tensor(y).dims.back() != k)
+      break;
+    SiblingLinear sib{&c, &o, 0, at};
+    int32_t target = c.args.back();
+    size_t next = at + 1;
+    if (next < chain.size() && chain[next].name == "aten.view_copy.default" &&
+        chain[next].args.at(0) == c.args.back() && e.uses(c.args.back()) == 2) {
+      if (const int32_t split = gemv_view_split(e, o, chain[next]); split >= 0) {
+        target = chain[next].args.back();
+        sib.target = &e.tensor_id(target);
+        sib.split = split;
+        sib.last = next++;
+      }
+    }
+    const int32_t mem = mem_of(target);
+    if (mem >= 0 && (mem == src_mem || std::find(mems.begin(), mems.end(), mem) != mems.end())) break;
+    mems.push_back(mem);
+    sibs.push_back(sib);
+    at = next;
+  }
+  return sibs;
+}
+
+int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs) {
+  return static_cast<int>(sibs.back().last - static_cast<size_t>(&e.call() - e.graph()->chain.data()));
+}
+
 GpuTensor& gemv_output(Encoder& e, GpuTensor& out, int32_t& split) {
   split = 0;
   const serializer::VkOperatorCall* c = e.sole_next("aten.view_copy.default");

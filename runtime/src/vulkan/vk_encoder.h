@@ -245,6 +245,25 @@ int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOp
 /// Returns that operation's output and sets `other` and `op` (1 add, 2 mul, 3 SiLU), or null.
 GpuTensor* gemv_epilogue(Encoder& e, const GpuTensor& out, GpuTensor& in, GpuTensor*& other, int32_t& op);
 
+/// A linear of a run of sibling linears (find_sibling_linears) and what it writes: its output, or
+/// the view that alone reads it (split as gemv_view_split gives it).
+struct SiblingLinear {
+  const serializer::VkOperatorCall* call = nullptr;
+  GpuTensor* target = nullptr;
+  int32_t split = 0;
+  size_t last = 0;  // the chain index of its view, or its own
+};
+/// This matrix-vector linear (output `out`, input length `k`) and the one or two linears right
+/// after it in the chain that `takes` (fp_linear_takes_gemv_norm / q4_...) accepts over the same
+/// input, each followed or not by the view that alone reads it, with outputs of out's dtype,
+/// representation and rows, none sharing memory with the input (`norm`'s when the RMSNorm is left
+/// to them) or with another: Q, K and V for one dispatch. Empty under VKC_VULKAN_FUSE=0.
+std::vector<SiblingLinear> find_sibling_linears(
+    Encoder& e, const GpuTensor& out, int64_t k, const Encoder::PendingNorm* norm,
+    bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t));
+/// How many calls after this one the siblings (and their views) span: what the dispatch absorbs.
+int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs);
+
 /// Whether call `c` (later in the chain) is a linear that reads value `y` as its input alone and
 /// will take a matrix-vector kernel with a _norm variant (linear_gemv, linear_q4_gemv): the
 /// readers rms_norm may leave its work to (vk_ops_nn.cpp, vk_ops_quant.cpp).

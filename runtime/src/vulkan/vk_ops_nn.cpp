@@ -187,55 +187,9 @@ bool fp_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, 
 
 namespace {
 
-// Sibling linears: this matrix-vector linear and the one or two right after it over the same input
-// (each followed or not by the view that alone reads it, which it then writes) in one dispatch
-// (linear_gemv_multi: a decode step's Q, K and V; the K and V projections alone are too few
-// workgroups to fill a GPU). Every output must share no memory with the input or with another.
+// Q, K and V (sibling linears, find_sibling_linears) in one dispatch: linear_gemv_multi(_norm).
 bool sibling_linears(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const Encoder::PendingNorm* norm) {
-  if (!Encoder::fusing()) return false;
-  const auto& chain = e.graph()->chain;
-  const int32_t y = e.call().args[0];
-  struct Sib {
-    const serializer::VkOperatorCall* c;
-    GpuTensor* target;
-    int32_t split;
-  };
-  std::vector<Sib> sibs;
-  std::vector<int32_t> mems;
-  const auto mem_of = [&](int32_t id) {
-    const auto* t = std::get_if<serializer::VkTensor>(&e.graph()->values.at(static_cast<size_t>(id)));
-    return t ? t->mem_obj_id : -1;
-  };
-  const int32_t src_mem = mem_of(norm ? norm->x : y);
-  const size_t self = static_cast<size_t>(&e.call() - chain.data());
-  size_t at = self;
-  while (at < chain.size() && sibs.size() < 3) {
-    const auto& c = chain[at];
-    if (at != self && !fp_linear_takes_gemv_norm(e, c, y)) break;
-    const auto* w = std::get_if<serializer::VkTensor>(&e.graph()->values.at(static_cast<size_t>(c.args[1])));
-    GpuTensor& o = e.tensor_id(c.args.back());
-    if (!w || w->dims.size() != 2 || w->dims[1] != k || o.dtype != out.dtype || o.texture != out.texture ||
-        o.packed_dim != out.packed_dim || o.int8x4 || o.dims.size() != out.dims.size() ||
-        !std::equal(o.dims.begin(), o.dims.end() - 1, out.dims.begin()))
-      break;
-    Sib sib{&c, &o, 0};
-    int32_t target_id = c.args.back();
-    size_t next = at + 1;
-    if (next < chain.size() && chain[next].name == "aten.view_copy.default" && chain[next].args.at(0) == c.args.back() &&
-        e.uses(c.args.back()) == 2) {
-      if (const int32_t split = gemv_view_split(e, o, chain[next]); split >= 0) {
-        target_id = chain[next].args.back();
-        sib.target = &e.tensor_id(target_id);
-        sib.split = split;
-        ++next;
-      }
-    }
-    const int32_t mem = mem_of(target_id);
-    if (mem >= 0 && (mem == src_mem || std::find(mems.begin(), mems.end(), mem) != mems.end())) break;
-    mems.push_back(mem);
-    sibs.push_back(sib);
-    at = next;
-  }
+  const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, fp_linear_takes_gemv_norm);
   if (sibs.size() < 2) return false;
   const auto& v = e.variant(out, {}, norm ? "linear_gemv_multi_norm" : "linear_gemv_multi");
   Push p(v);
@@ -243,8 +197,8 @@ bool sibling_linears(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, cons
   std::vector<Resource> res;
   int64_t blocks = 0;
   for (size_t i = 0; i < 3; ++i) {
-    const Sib& sib = sibs[std::min(i, sibs.size() - 1)];  // an absent third binds the second's again
-    const serializer::VkOperatorCall& c = *sib.c;
+    const SiblingLinear& sib = sibs[std::min(i, sibs.size() - 1)];  // an absent third binds the second's again
+    const serializer::VkOperatorCall& c = *sib.call;
     const int64_t n = e.tensor_id(c.args.back()).dims.back();
     const bool has_bias = c.args.size() > 3 && !std::holds_alternative<serializer::VkNull>(
                                                     e.graph()->values.at(static_cast<size_t>(c.args[2])));
@@ -262,10 +216,8 @@ bool sibling_linears(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, cons
   p.f("alpha", 1.0f).f("beta", 1.0f).i("out_split", 0).i("epilogue_op", 0);
   if (norm) p.f("norm_eps", norm->eps);
   p.iv("multi_n", ns).iv("multi_split", splits).iv("multi_bias", biases);
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
-  e.dispatch(v, std::move(res), p, rows * blocks * v.local_size[0]);
-  e.absorb_next(static_cast<int>(at - self - 1));
+  e.dispatch(v, std::move(res), p, gemv_items(out, v.local_size[0]) / ((out.dims.back() + 3) / 4) * blocks);
+  e.absorb_next(sibling_calls_after(e, sibs));
   return true;
 }
 
