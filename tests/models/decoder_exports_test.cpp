@@ -173,7 +173,7 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
           const auto normed = [] {
             uint64_t n = 0;
             for (const char* v : {"linear_gemv_norm_f32_texture3d", "linear_gemv_ep_norm_f32_texture3d",
-                                  "linear_gemv_multi_norm_f32_texture3d"})
+                                  "linear_gemv_multi_norm_f32_texture3d", "linear_gemv_dual_norm_f32_texture3d"})
               n += runtime::vulkan_variant_dispatches(v);
             return n;
           };

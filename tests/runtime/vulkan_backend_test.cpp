@@ -521,6 +521,35 @@ TEST_F(VulkanOps, FewRowLinearsOverOneInputRunAsOneDispatch) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// An MLP's gate and up projections over one input with SiLU(gate) * up (sigmoid, mul, the up
+// linear, mul) run as one dispatch (linear_gemv_dual), the sigmoid and the muls dispatching nothing.
+TEST_F(VulkanOps, AGatedPairOfFewRowLinearsRunsAsOneDispatch) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  for (StorageType st : {kBuf, kTex})
+    for (const bool up_first : {false, true}) {  // mul(silu, up) or mul(up, silu)
+      VkProgramBuilder b;
+      const int x = tensor(b, {1, 2, 64}, st, kW), g = tensor(b, {1, 2, 36}, st, kW), s = tensor(b, {1, 2, 36}, st, kW);
+      const int m = tensor(b, {1, 2, 36}, st, kW), u = tensor(b, {1, 2, 36}, st, kW), h = tensor(b, {1, 2, 36}, st, kW);
+      b.call("aten.linear.default", {x, b.constant({36, 64}, random_values(36 * 64, 5)), b.constant({36}, random_values(36, 6)), g});
+      b.call("aten.sigmoid.default", {g, s});
+      b.call("aten.mul.Tensor", {g, s, m});
+      b.call("aten.linear.default", {x, b.constant({36, 64}, random_values(36 * 64, 7)), b.value(VkNull{}), u});
+      if (up_first) b.call("aten.mul.Tensor", {u, m, h});
+      else b.call("aten.mul.Tensor", {m, u, h});
+      b.input(x);
+      b.output(h);
+      const std::string st_name = st == kBuf ? "buffer" : "texture3d";
+      const std::string dual = "linear_gemv_dual_f32_" + st_name, silu = "silu_f32_" + st_name;
+      SCOPED_TRACE(dual);
+      const uint64_t before = runtime::vulkan_variant_dispatches(dual), silu_before = runtime::vulkan_variant_dispatches(silu);
+      expect_same(b.build(), {random_f32({1, 2, 64}, 13)});
+      EXPECT_EQ(runtime::vulkan_variant_dispatches(dual), before + 1);
+      EXPECT_EQ(runtime::vulkan_variant_dispatches(silu), silu_before) << "the SiLU ran as its own dispatch";
+    }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 TEST_F(VulkanOps, BatchNormAndUpsample) {
   VKC_REQUIRE_VULKAN();
   {

@@ -105,6 +105,37 @@ std::vector<SiblingLinear> find_sibling_linears(
   return sibs;
 }
 
+GatedPair find_gated_pair(Encoder& e, const GpuTensor& out, const Encoder::PendingNorm* norm,
+                          bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t)) {
+  if (!Encoder::fusing()) return {};
+  const auto& chain = e.graph()->chain;
+  const size_t self = static_cast<size_t>(&e.call() - chain.data());
+  if (self + kGatedPairCalls >= chain.size()) return {};
+  const auto &sig = chain[self + 1], &silu = chain[self + 2], &up = chain[self + 3], &mul = chain[self + 4];
+  const int32_t y = e.call().args[0], g = e.call().args.back();
+  if (sig.name != "aten.sigmoid.default" || silu.name != "aten.mul.Tensor" || mul.name != "aten.mul.Tensor" ||
+      sig.args.size() != 2 || silu.args.size() != 3 || mul.args.size() != 3 || sig.args[0] != g || !takes(e, up, y))
+    return {};
+  const int32_t s = sig.args[1], m = silu.args[2], u = up.args.back(), h = mul.args[2];
+  const auto pair_of = [](const serializer::VkOperatorCall& c, int32_t a, int32_t b) {
+    return (c.args[0] == a && c.args[1] == b) || (c.args[0] == b && c.args[1] == a);
+  };
+  if (!pair_of(silu, g, s) || !pair_of(mul, m, u)) return {};
+  for (const int32_t v : {g, s, m, u})
+    if (e.uses(v) != (v == g ? 3 : 2) || e.is_delegate_output(v)) return {};
+  GpuTensor& result = e.tensor_id(h);
+  const GpuTensor& ut = e.tensor_id(u);
+  if (result.dims != out.dims || result.dtype != out.dtype || result.texture != out.texture ||
+      result.packed_dim != out.packed_dim || result.int8x4 || ut.dims != out.dims)
+    return {};
+  const auto mem_of = [&](int32_t id) {
+    const auto* t = std::get_if<serializer::VkTensor>(&e.graph()->values.at(static_cast<size_t>(id)));
+    return t ? t->mem_obj_id : -1;
+  };
+  if (mem_of(h) >= 0 && mem_of(h) == mem_of(norm ? norm->x : y)) return {};
+  return {&up, &result};
+}
+
 int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs) {
   return static_cast<int>(sibs.back().last - static_cast<size_t>(&e.call() - e.graph()->chain.data()));
 }

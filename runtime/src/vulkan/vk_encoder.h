@@ -261,6 +261,19 @@ struct SiblingLinear {
 std::vector<SiblingLinear> find_sibling_linears(
     Encoder& e, const GpuTensor& out, int64_t k, const Encoder::PendingNorm* norm,
     bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t));
+/// A gated pair this matrix-vector linear (the gate, output `out`) starts: SiLU of its output as
+/// sigmoid then mul (the next two calls), the up linear over the same input (`takes` accepts it),
+/// then the mul of the two; each intermediate read there alone and no delegate output, the result
+/// of out's shape and representation and sharing no memory with the input (`norm`'s when the RMSNorm
+/// is left to them). `up` null when there is none (and always under VKC_VULKAN_FUSE=0).
+struct GatedPair {
+  const serializer::VkOperatorCall* up = nullptr;
+  GpuTensor* result = nullptr;  // SiLU(gate) * up
+};
+GatedPair find_gated_pair(Encoder& e, const GpuTensor& out, const Encoder::PendingNorm* norm,
+                          bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t));
+/// The calls a gated pair spans after the gate: what its dispatch absorbs.
+inline constexpr int kGatedPairCalls = 4;
 /// How many calls after this one the siblings (and their views) span: what the dispatch absorbs.
 int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs);
 

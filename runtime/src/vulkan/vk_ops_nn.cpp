@@ -187,6 +187,35 @@ bool fp_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, 
 
 namespace {
 
+// An MLP's gate and up projections with SiLU(gate) * up (find_gated_pair) in one dispatch:
+// linear_gemv_dual(_norm).
+bool gated_pair(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const Encoder::PendingNorm* norm) {
+  const GatedPair pair = find_gated_pair(e, out, norm, fp_linear_takes_gemv_norm);
+  if (!pair.up) return false;
+  const int64_t n = out.dims.back();
+  const auto& v = e.variant(out, {}, norm ? "linear_gemv_dual_norm" : "linear_gemv_dual");
+  Push p(v);
+  std::vector<Resource> res{pair.result->resource(), src.resource()};
+  ivec4 biases{0, 0, 0, 0};
+  int i = 0;
+  for (const serializer::VkOperatorCall* c : {&e.call(), pair.up}) {
+    const bool has_bias = c->args.size() > 3 && !std::holds_alternative<serializer::VkNull>(
+                                                     e.graph()->values.at(static_cast<size_t>(c->args[2])));
+    biases[i++] = has_bias ? 1 : 0;
+    res.push_back({e.raw_value(c->args[1], out.dtype, n * k), VK_NULL_HANDLE});
+    res.push_back({has_bias ? e.raw_value(c->args[2], out.dtype, n) : e.filled(1, 0, out.dtype), VK_NULL_HANDLE});
+  }
+  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
+  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", 0).i("has_bias", biases[0]);
+  p.f("alpha", 1.0f).f("beta", 1.0f).i("out_split", 0).i("epilogue_op", 0);
+  if (norm) p.f("norm_eps", norm->eps);
+  const int32_t n32 = static_cast<int32_t>(n);
+  p.iv("multi_n", ivec4{n32, n32, 0, 0}).iv("multi_split", ivec4{0, 0, 0, 0}).iv("multi_bias", biases);
+  e.dispatch(v, std::move(res), p, gemv_items(out, v.local_size[0]));
+  e.absorb_next(kGatedPairCalls);
+  return true;
+}
+
 // Q, K and V (sibling linears, find_sibling_linears) in one dispatch: linear_gemv_multi(_norm).
 bool sibling_linears(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const Encoder::PendingNorm* norm) {
   const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, fp_linear_takes_gemv_norm);
@@ -257,7 +286,7 @@ void linear(Encoder& e) {
   // writes the view that alone reads it (gemv_output).
   if (norm && !gemv) e.fail("an RMSNorm was left to matrix-vector linears, but this one is not");
   GpuTensor& src = norm ? e.tensor_id(norm->x) : in;
-  if (gemv && two_d && sibling_linears(e, out, src, k, norm)) return;
+  if (gemv && two_d && (gated_pair(e, out, src, k, norm) || sibling_linears(e, out, src, k, norm))) return;
   int32_t split = 0, op = 0;
   GpuTensor* other = nullptr;
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, src, other, op) : nullptr;
