@@ -136,6 +136,48 @@ GatedPair find_gated_pair(Encoder& e, const GpuTensor& out, const Encoder::Pendi
   return {&up, &result};
 }
 
+bool dispatch_linear_group(
+    Encoder& e, const std::string& family, GpuTensor& out, GpuTensor& src, int64_t k,
+    const Encoder::PendingNorm* norm, const std::vector<SiblingLinear>& linears, bool gated, int absorb,
+    const std::function<std::optional<LinearBuffers>(const serializer::VkOperatorCall&, int64_t n)>& buffers,
+    const std::function<void(Push&, const ivec4& strides)>& push) {
+  const auto n_of = [&](const SiblingLinear& l) { return e.tensor_id(l.call->args.back()).dims.back(); };
+  std::vector<LinearBuffers> bufs;
+  for (const SiblingLinear& l : linears) {
+    std::optional<LinearBuffers> b = buffers(*l.call, n_of(l));
+    if (!b) return false;
+    bufs.push_back(std::move(*b));
+  }
+  const auto& v = e.variant(out, {}, family + (gated ? "_dual" : "_multi") + (norm ? "_norm" : ""));
+  ivec4 ns{0, 0, 0, 0}, splits{0, 0, 0, 0}, biases{0, 0, 0, 0}, strides{0, 0, 0, 0};
+  std::vector<Resource> res;
+  int64_t blocks = 0;  // the 4-output blocks the workgroups of a row take
+  for (size_t i = 0; i < (gated ? 2 : 3); ++i) {
+    const size_t j = std::min(i, linears.size() - 1);
+    const int64_t n = n_of(linears[j]);
+    if (i < linears.size()) {
+      ns[i] = static_cast<int32_t>(n), splits[i] = linears[i].split, biases[i] = bufs[i].has_bias ? 1 : 0;
+      strides[i] = bufs[i].scales_stride;
+      if (!gated || i == 0) blocks += (n + 3) / 4;
+    }
+    if (!gated || i == 0) res.push_back(linears[j].target->resource());
+    if (i == 0) res.push_back(src.resource());
+    for (VkBuffer b : bufs[j].buffers) res.push_back({b, VK_NULL_HANDLE});
+  }
+  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
+  Push p(v);
+  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("has_bias", biases[0]);
+  p.i("out_split", 0).i("epilogue_op", 0);
+  if (norm) p.f("norm_eps", norm->eps);
+  p.iv("multi_n", ns).iv("multi_split", splits).iv("multi_bias", biases);
+  push(p, strides);
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
+  e.dispatch(v, std::move(res), p, rows * blocks * v.local_size[0]);
+  e.absorb_next(absorb);
+  return true;
+}
+
 int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs) {
   return static_cast<int>(sibs.back().last - static_cast<size_t>(&e.call() - e.graph()->chain.data()));
 }

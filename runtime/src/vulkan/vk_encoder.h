@@ -274,6 +274,26 @@ GatedPair find_gated_pair(Encoder& e, const GpuTensor& out, const Encoder::Pendi
                           bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t));
 /// The calls a gated pair spans after the gate: what its dispatch absorbs.
 inline constexpr int kGatedPairCalls = 4;
+/// One linear's constants as its kernel family binds them after its output (weights, then scales
+/// where it has them, then its bias or a zero), whether it has a bias, its scales' row stride.
+struct LinearBuffers {
+  std::vector<VkBuffer> buffers;
+  bool has_bias = false;
+  int32_t scales_stride = 0;
+};
+/// A group of matrix-vector linears over one input (`src`: the call's input, or the pending norm's)
+/// run as one dispatch of `family` + "_multi" / "_dual" (+ "_norm" with `norm`): sibling linears
+/// (`gated` false; each writes its target, an absent third binds the last again) or a gated pair
+/// (`gated`: linear 0's target gets SiLU(linear 0) * linear 1). `buffers(call, n)` gives each
+/// linear's constants, or nullopt when the group cannot run so (then nothing is dispatched and it
+/// returns false); `push` sets the family's own push constants, given each linear's scales stride.
+/// The common ones (out_sizes, k, has_bias, out_split, epilogue_op, norm_eps, multi_*) are set
+/// here. Absorbs `absorb` calls after this one.
+bool dispatch_linear_group(
+    Encoder& e, const std::string& family, GpuTensor& out, GpuTensor& src, int64_t k,
+    const Encoder::PendingNorm* norm, const std::vector<SiblingLinear>& linears, bool gated, int absorb,
+    const std::function<std::optional<LinearBuffers>(const serializer::VkOperatorCall&, int64_t n)>& buffers,
+    const std::function<void(Push&, const ivec4& strides)>& push);
 /// How many calls after this one the siblings (and their views) span: what the dispatch absorbs.
 int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs);
 

@@ -3,6 +3,8 @@
 // upsample.glsl, grid_sample.glsl), and the operator table.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include <cfloat>
 #include <cstring>
 #include <utility>
@@ -187,67 +189,23 @@ bool fp_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, 
 
 namespace {
 
-// An MLP's gate and up projections with SiLU(gate) * up (find_gated_pair) in one dispatch:
-// linear_gemv_dual(_norm).
-bool gated_pair(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const Encoder::PendingNorm* norm) {
-  const GatedPair pair = find_gated_pair(e, out, norm, fp_linear_takes_gemv_norm);
-  if (!pair.up) return false;
-  const int64_t n = out.dims.back();
-  const auto& v = e.variant(out, {}, norm ? "linear_gemv_dual_norm" : "linear_gemv_dual");
-  Push p(v);
-  std::vector<Resource> res{pair.result->resource(), src.resource()};
-  ivec4 biases{0, 0, 0, 0};
-  int i = 0;
-  for (const serializer::VkOperatorCall* c : {&e.call(), pair.up}) {
-    const bool has_bias = c->args.size() > 3 && !std::holds_alternative<serializer::VkNull>(
-                                                     e.graph()->values.at(static_cast<size_t>(c->args[2])));
-    biases[i++] = has_bias ? 1 : 0;
-    res.push_back({e.raw_value(c->args[1], out.dtype, n * k), VK_NULL_HANDLE});
-    res.push_back({has_bias ? e.raw_value(c->args[2], out.dtype, n) : e.filled(1, 0, out.dtype), VK_NULL_HANDLE});
-  }
-  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
-  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", 0).i("has_bias", biases[0]);
-  p.f("alpha", 1.0f).f("beta", 1.0f).i("out_split", 0).i("epilogue_op", 0);
-  if (norm) p.f("norm_eps", norm->eps);
-  const int32_t n32 = static_cast<int32_t>(n);
-  p.iv("multi_n", ivec4{n32, n32, 0, 0}).iv("multi_split", ivec4{0, 0, 0, 0}).iv("multi_bias", biases);
-  e.dispatch(v, std::move(res), p, gemv_items(out, v.local_size[0]));
-  e.absorb_next(kGatedPairCalls);
-  return true;
-}
-
-// Q, K and V (sibling linears, find_sibling_linears) in one dispatch: linear_gemv_multi(_norm).
-bool sibling_linears(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const Encoder::PendingNorm* norm) {
-  const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, fp_linear_takes_gemv_norm);
-  if (sibs.size() < 2) return false;
-  const auto& v = e.variant(out, {}, norm ? "linear_gemv_multi_norm" : "linear_gemv_multi");
-  Push p(v);
-  ivec4 ns{0, 0, 0, 0}, splits{0, 0, 0, 0}, biases{0, 0, 0, 0};
-  std::vector<Resource> res;
-  int64_t blocks = 0;
-  for (size_t i = 0; i < 3; ++i) {
-    const SiblingLinear& sib = sibs[std::min(i, sibs.size() - 1)];  // an absent third binds the second's again
-    const serializer::VkOperatorCall& c = *sib.call;
-    const int64_t n = e.tensor_id(c.args.back()).dims.back();
+// An MLP's gate and up projections with SiLU(gate) * up (find_gated_pair), or Q, K and V (sibling
+// linears, find_sibling_linears), in one dispatch: linear_gemv_dual / _multi (+ _norm).
+bool linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const Encoder::PendingNorm* norm) {
+  const auto buffers = [&](const serializer::VkOperatorCall& c, int64_t n) -> std::optional<LinearBuffers> {
     const bool has_bias = c.args.size() > 3 && !std::holds_alternative<serializer::VkNull>(
-                                                    e.graph()->values.at(static_cast<size_t>(c.args[2])));
-    if (i < sibs.size()) {
-      ns[i] = static_cast<int32_t>(n), splits[i] = sib.split, biases[i] = has_bias ? 1 : 0;
-      blocks += (n + 3) / 4;
-    }
-    res.push_back(sib.target->resource());
-    if (i == 0) res.push_back(src.resource());
-    res.push_back({e.raw_value(c.args[1], out.dtype, n * k), VK_NULL_HANDLE});
-    res.push_back({has_bias ? e.raw_value(c.args[2], out.dtype, n) : e.filled(1, 0, out.dtype), VK_NULL_HANDLE});
-  }
-  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
-  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", 0).i("has_bias", biases[0]);
-  p.f("alpha", 1.0f).f("beta", 1.0f).i("out_split", 0).i("epilogue_op", 0);
-  if (norm) p.f("norm_eps", norm->eps);
-  p.iv("multi_n", ns).iv("multi_split", splits).iv("multi_bias", biases);
-  e.dispatch(v, std::move(res), p, gemv_items(out, v.local_size[0]) / ((out.dims.back() + 3) / 4) * blocks);
-  e.absorb_next(sibling_calls_after(e, sibs));
-  return true;
+                                                   e.graph()->values.at(static_cast<size_t>(c.args[2])));
+    return LinearBuffers{{e.raw_value(c.args[1], out.dtype, n * k),
+                          has_bias ? e.raw_value(c.args[2], out.dtype, n) : e.filled(1, 0, out.dtype)},
+                         has_bias};
+  };
+  const auto push = [](Push& p, const ivec4&) { p.i("weight_kn", 0).f("alpha", 1.0f).f("beta", 1.0f); };
+  if (const GatedPair pair = find_gated_pair(e, out, norm, fp_linear_takes_gemv_norm); pair.up)
+    return dispatch_linear_group(e, "linear_gemv", out, src, k, norm, {{&e.call(), pair.result}, {pair.up}}, true,
+                                 kGatedPairCalls, buffers, push);
+  const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, fp_linear_takes_gemv_norm);
+  return sibs.size() >= 2 &&
+         dispatch_linear_group(e, "linear_gemv", out, src, k, norm, sibs, false, sibling_calls_after(e, sibs), buffers, push);
 }
 
 // linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
@@ -286,7 +244,7 @@ void linear(Encoder& e) {
   // writes the view that alone reads it (gemv_output).
   if (norm && !gemv) e.fail("an RMSNorm was left to matrix-vector linears, but this one is not");
   GpuTensor& src = norm ? e.tensor_id(norm->x) : in;
-  if (gemv && two_d && (gated_pair(e, out, src, k, norm) || sibling_linears(e, out, src, k, norm))) return;
+  if (gemv && two_d && linear_group(e, out, src, k, norm)) return;
   int32_t split = 0, op = 0;
   GpuTensor* other = nullptr;
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, src, other, op) : nullptr;

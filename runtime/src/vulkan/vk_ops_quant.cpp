@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
 #include <tuple>
 
 #include "vk_encoder.h"
@@ -19,89 +20,32 @@ std::pair<VkBuffer, int32_t> q4_scales(Encoder& e, size_t i, int64_t n, int64_t 
   return {s.buffer.buffer, static_cast<int32_t>(s.dims[1])};
 }
 
-// An MLP's int4 gate and up projections with SiLU(gate) * up (find_gated_pair) in one dispatch:
-// linear_q4_gemv_dual(_norm).
-bool q4_gated_pair(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, int32_t group,
-                   const Encoder::PendingNorm* norm) {
-  const GatedPair pair = find_gated_pair(e, out, norm, q4_linear_takes_gemv_norm);
-  if (!pair.up) return false;
+// An MLP's int4 gate and up projections with SiLU(gate) * up (find_gated_pair), or Q, K and V
+// (sibling linears, find_sibling_linears), of one group size in one dispatch: linear_q4_gemv_dual /
+// _multi (+ _norm).
+bool q4_linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, int32_t group,
+                     const Encoder::PendingNorm* norm) {
   const auto& values = e.graph()->values;
-  const auto* g = std::get_if<int64_t>(&values.at(static_cast<size_t>(pair.up->args[3])));
-  if (!g || *g != group) return false;
-  const int64_t n = out.dims.back();
-  const auto& v = e.variant(out, {}, norm ? "linear_q4_gemv_dual_norm" : "linear_q4_gemv_dual");
-  Push p(v);
-  std::vector<Resource> res{pair.result->resource(), src.resource()};
-  ivec4 biases{0, 0, 0, 0}, strides{0, 0, 0, 0};
-  int i = 0;
-  for (const serializer::VkOperatorCall* c : {&e.call(), pair.up}) {
-    const auto& sd = e.vk_tensor(c->args[2]).dims;
-    if (sd.size() != 2 || sd[0] != k / group || sd[1] < n) e.fail("a gated pair's scales do not fit");
-    const bool has_bias = c->args.size() > 5 && !std::holds_alternative<serializer::VkNull>(
-                                                     values.at(static_cast<size_t>(c->args[4])));
-    biases[i] = has_bias ? 1 : 0;
-    strides[i++] = static_cast<int32_t>(sd[1]);
-    res.push_back({e.raw_value(c->args[1], ir::DType::UInt8, n * ((k + 7) / 8 * 4)), VK_NULL_HANDLE});
-    res.push_back({e.raw_value(c->args[2], ir::DType::Float32, sd[0] * sd[1]), VK_NULL_HANDLE});
-    res.push_back({has_bias ? e.raw_value(c->args[4], ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32),
-                   VK_NULL_HANDLE});
-  }
-  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
-  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", strides[0]);
-  p.i("has_bias", biases[0]).i("out_split", 0).i("epilogue_op", 0);
-  if (norm) p.f("norm_eps", norm->eps);
-  const int32_t n32 = static_cast<int32_t>(n);
-  p.iv("multi_n", ivec4{n32, n32, 0, 0}).iv("multi_split", ivec4{0, 0, 0, 0}).iv("multi_bias", biases);
-  p.iv("multi_stride", strides);
-  e.dispatch(v, std::move(res), p, gemv_items(out, v.local_size[0]));
-  e.absorb_next(kGatedPairCalls);
-  return true;
-}
-
-// Q, K and V with int4 weights (sibling linears, find_sibling_linears) in one dispatch:
-// linear_q4_gemv_multi(_norm).
-bool q4_sibling_linears(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, int32_t group,
-                        const Encoder::PendingNorm* norm) {
-  const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, q4_linear_takes_gemv_norm);
-  if (sibs.size() < 2) return false;
-  const auto& values = e.graph()->values;
-  for (const SiblingLinear& sib : sibs) {  // one group size (the kernel's chunks stay in one group)
-    const auto* g = std::get_if<int64_t>(&values.at(static_cast<size_t>(sib.call->args[3])));
-    if (!g || *g != group) return false;
-  }
-  const auto& v = e.variant(out, {}, norm ? "linear_q4_gemv_multi_norm" : "linear_q4_gemv_multi");
-  Push p(v);
-  ivec4 ns{0, 0, 0, 0}, splits{0, 0, 0, 0}, biases{0, 0, 0, 0}, strides{0, 0, 0, 0};
-  std::vector<Resource> res;
-  int64_t blocks = 0;
-  for (size_t i = 0; i < 3; ++i) {
-    const SiblingLinear& sib = sibs[std::min(i, sibs.size() - 1)];  // an absent third binds the second's again
-    const serializer::VkOperatorCall& c = *sib.call;
-    const int64_t n = e.tensor_id(c.args.back()).dims.back();
+  const auto buffers = [&](const serializer::VkOperatorCall& c, int64_t n) -> std::optional<LinearBuffers> {
+    const auto* g = std::get_if<int64_t>(&values.at(static_cast<size_t>(c.args[3])));
     const auto& sd = e.vk_tensor(c.args[2]).dims;
-    if (sd.size() != 2 || sd[0] != k / group || sd[1] < n) return false;
+    if (!g || *g != group || sd.size() != 2 || sd[0] != k / group || sd[1] < n) return std::nullopt;
     const bool has_bias = c.args.size() > 5 && !std::holds_alternative<serializer::VkNull>(
-                                                    values.at(static_cast<size_t>(c.args[4])));
-    if (i < sibs.size()) {
-      ns[i] = static_cast<int32_t>(n), splits[i] = sib.split, biases[i] = has_bias ? 1 : 0;
-      strides[i] = static_cast<int32_t>(sd[1]);
-      blocks += (n + 3) / 4;
-    }
-    res.push_back(sib.target->resource());
-    if (i == 0) res.push_back(src.resource());
-    res.push_back({e.raw_value(c.args[1], ir::DType::UInt8, n * ((k + 7) / 8 * 4)), VK_NULL_HANDLE});
-    res.push_back({e.raw_value(c.args[2], ir::DType::Float32, sd[0] * sd[1]), VK_NULL_HANDLE});
-    res.push_back({has_bias ? e.raw_value(c.args[4], ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32),
-                   VK_NULL_HANDLE});
-  }
-  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
-  p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", strides[0]);
-  p.i("has_bias", biases[0]).i("out_split", 0).i("epilogue_op", 0);
-  if (norm) p.f("norm_eps", norm->eps);
-  p.iv("multi_n", ns).iv("multi_split", splits).iv("multi_bias", biases).iv("multi_stride", strides);
-  e.dispatch(v, std::move(res), p, gemv_items(out, v.local_size[0]) / ((out.dims.back() + 3) / 4) * blocks);
-  e.absorb_next(sibling_calls_after(e, sibs));
-  return true;
+                                                   values.at(static_cast<size_t>(c.args[4])));
+    return LinearBuffers{{e.raw_value(c.args[1], ir::DType::UInt8, n * ((k + 7) / 8 * 4)),
+                          e.raw_value(c.args[2], ir::DType::Float32, sd[0] * sd[1]),
+                          has_bias ? e.raw_value(c.args[4], ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32)},
+                         has_bias, static_cast<int32_t>(sd[1])};
+  };
+  const auto push = [&](Push& p, const ivec4& strides) {
+    p.i("group", group).i("scales_stride", strides[0]).iv("multi_stride", strides);
+  };
+  if (const GatedPair pair = find_gated_pair(e, out, norm, q4_linear_takes_gemv_norm); pair.up)
+    return dispatch_linear_group(e, "linear_q4_gemv", out, src, k, norm, {{&e.call(), pair.result}, {pair.up}}, true,
+                                 kGatedPairCalls, buffers, push);
+  const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, q4_linear_takes_gemv_norm);
+  return sibs.size() >= 2 && dispatch_linear_group(e, "linear_q4_gemv", out, src, k, norm, sibs, false,
+                                                   sibling_calls_after(e, sibs), buffers, push);
 }
 
 // aten._weight_int8pack_mm(x, w [N, K] int8, scales [N]) and
@@ -133,8 +77,7 @@ void quantized_linear(Encoder& e) {
   const bool split_k = !gemv && use_split_k(out, k, false);
   if (norm && !gemv) e.fail("an RMSNorm was left to matrix-vector linears, but this one is not");
   GpuTensor& src = norm ? e.tensor_id(norm->x) : in;
-  if (q4 && gemv && (q4_gated_pair(e, out, src, k, group, norm) || q4_sibling_linears(e, out, src, k, group, norm)))
-    return;
+  if (q4 && gemv && q4_linear_group(e, out, src, k, group, norm)) return;
   int32_t split = 0, op = 0;
   GpuTensor* other = nullptr;
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, src, other, op) : nullptr;
