@@ -8,12 +8,11 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
+#include "vkc_out.glslh"
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
 layout(set = 0, binding = 1, std430) restrict readonly buffer Mat1Buf { T t_mat1[]; };
 layout(set = 0, binding = 2, std430) restrict readonly buffer Mat2Buf { T t_mat2[]; };
 #else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
 layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_mat1;
 layout(set = 0, binding = 2, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_mat2;
 #endif

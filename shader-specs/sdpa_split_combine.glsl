@@ -5,11 +5,7 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
-#if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
-#else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
-#endif
+#include "vkc_out.glslh"
 layout(set = 0, binding = 1, std430) restrict readonly buffer PartialBuf { vec4 t_partial[]; };
 
 layout(push_constant) uniform Params {

@@ -4,13 +4,12 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
+#include "vkc_out.glslh"
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { T t_out[]; };
 layout(set = 0, binding = 1, std430) restrict readonly buffer CondBuf { int t_cond[]; };
 layout(set = 0, binding = 2, std430) restrict readonly buffer SelfBuf { T t_self[]; };
 layout(set = 0, binding = 3, std430) restrict readonly buffer OtherBuf { T t_other[]; };
 #else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
 layout(set = 0, binding = 1, rgba32i) uniform restrict readonly iimage3D t_cond;
 layout(set = 0, binding = 2, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_self;
 layout(set = 0, binding = 3, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_other;
