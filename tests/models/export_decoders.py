@@ -33,7 +33,7 @@ import onnxruntime as ort
 import torch
 import transformers
 
-from onnx_test_data import save_set
+from onnx_test_data import save_report, save_set
 
 PROMPT = [17, 200, 45, 3, 99, 128, 250, 7]
 NEW_TOKENS = 16
@@ -145,8 +145,10 @@ class Step(torch.nn.Module):
         return (out.logits, *pres)
 
 
-def step_names(layers):
-    ins = ["input_ids", "position_ids"]
+def step_names(layers, first=("input_ids", "position_ids")):
+    """A step's input and output names: `first`, then each layer's past key and value in; logits, then
+    each layer's present key and value out."""
+    ins = list(first)
     outs = ["logits"]
     for i in range(layers):
         ins += [f"past_key_{i}", f"past_value_{i}"]
@@ -154,7 +156,8 @@ def step_names(layers):
     return ins, outs
 
 
-def export(module, args, path, dynamo, in_names, out_names, dyn_axes):
+def export(module, args, path, dynamo, in_names, out_names, dyn_axes, dim_max=127):
+    """torch.onnx.export with dynamo (dyn_axes' labels as torch.export Dims of 1..dim_max) or TorchScript."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     module.eval()  # a wrapper module starts in training mode: the dynamo exporter would keep dropout
     if dynamo:
@@ -162,7 +165,7 @@ def export(module, args, path, dynamo, in_names, out_names, dyn_axes):
         dims = {}
         for name, axes in dyn_axes.items():
             if name in in_names:
-                ds[name] = {ax: dims.setdefault(label, torch.export.Dim(label, min=1, max=127))
+                ds[name] = {ax: dims.setdefault(label, torch.export.Dim(label, min=1, max=dim_max))
                             for ax, label in axes.items()}
         # dynamic_shapes is keyed by forward's parameter names (the input names).
         dsh = {n: ds.get(n) for n in in_names}
@@ -343,10 +346,8 @@ def main():
     report = [f"torch {torch.__version__}, transformers {transformers.__version__}, onnx {onnx.__version__}, "
               f"onnxruntime {ort.__version__}"]
     for_families(want, report, lambda fam, cfg: do_family(out, fam, cfg, report))
-    print("\n".join(report))
     # Appended: exporting some families adds their lines to the others'.
-    with open(os.path.join(out, "export_report.txt"), "a") as f:
-        f.write("\n".join(report) + "\n")
+    save_report(os.path.join(out, "export_report.txt"), report, append=True)
 
 
 if __name__ == "__main__":

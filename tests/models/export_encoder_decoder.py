@@ -36,7 +36,8 @@ import onnxruntime as ort
 import torch
 import transformers
 
-from onnx_test_data import save_set
+import export_decoders as ed
+from onnx_test_data import save_report, save_set
 
 NEW_TOKENS = 12
 VOCAB = 96
@@ -138,37 +139,6 @@ class DecoderStep(torch.nn.Module):
         return (out.logits, *pres)
 
 
-def decoder_names(layers):
-    ins, outs = ["input_ids", "encoder_hidden_states"], ["logits"]
-    for i in range(layers):
-        ins += [f"past_key_{i}", f"past_value_{i}"]
-        outs += [f"present_key_{i}", f"present_value_{i}"]
-    return ins, outs
-
-
-def export(module, args, path, dynamo, in_names, out_names, dyn_axes):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    module.eval()
-    if dynamo:
-        dims = {}
-        ds = {n: ({ax: dims.setdefault(lbl, torch.export.Dim(lbl, min=1, max=47)) for ax, lbl in dyn_axes[n].items()}
-                  if n in dyn_axes else None) for n in in_names}
-        prog = torch.onnx.export(module, args, None, dynamo=True, dynamic_shapes=ds, input_names=in_names,
-                                 output_names=out_names, external_data=False)
-        prog.save(path, external_data=False)
-    else:
-        torch.onnx.export(module, args, path, dynamo=False, input_names=in_names, output_names=out_names,
-                          dynamic_axes={k: dict(v) for k, v in dyn_axes.items()}, opset_version=17,
-                          do_constant_folding=True)
-    onnx.checker.check_model(onnx.load(path))
-
-
-def ort_session(path):
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-
-
 def self_cache(model, enc, ids):
     """The decoder's self-attention caches after `ids` (from an empty cache)."""
     with torch.no_grad():
@@ -208,14 +178,14 @@ def do_model(out, name, report):
             enc_name = spec["enc_in"][0]
             dyn = {} if name == "whisper" else {enc_name: {1: "encoder_sequence"}}
             wrap = WhisperEncoder(model) if name == "whisper" else T5Encoder(model)
-            export(wrap, (torch.tensor(enc_arr),), os.path.join(enc_dir, "model.onnx"), dynamo, [enc_name],
-                   ["last_hidden_state"], dyn)
-            es = ort_session(os.path.join(enc_dir, "model.onnx"))
+            ed.export(wrap, (torch.tensor(enc_arr),), os.path.join(enc_dir, "model.onnx"), dynamo, [enc_name],
+                      ["last_hidden_state"], dyn, dim_max=47)
+            es = ed.ort_session(os.path.join(enc_dir, "model.onnx"))
             eres = es.run(None, {enc_name: enc_arr})
             save_set(enc_dir, 0, [enc_arr], eres)
             enc_err = float(np.abs(eres[0] - enc_np).max())
 
-            ins, outs = decoder_names(layers)
+            ins, outs = ed.step_names(layers, ("input_ids", "encoder_hidden_states"))
             dyn = {"input_ids": {1: "sequence"}, "logits": {1: "sequence"}}
             for i in range(layers):
                 for kind in ("key", "value"):
@@ -223,8 +193,9 @@ def do_model(out, name, report):
                     dyn[f"present_{kind}_{i}"] = {2: "past_plus_sequence"}
             past3 = self_cache(model, enc, seq[:3])
             ex = (torch.tensor([seq[3:5]]), enc, *[torch.tensor(p) for p in past3])
-            export(DecoderStep(model, layers), ex, os.path.join(dec_dir, "model.onnx"), dynamo, ins, outs, dyn)
-            ds = ort_session(os.path.join(dec_dir, "model.onnx"))
+            ed.export(DecoderStep(model, layers), ex, os.path.join(dec_dir, "model.onnx"), dynamo, ins, outs, dyn,
+                      dim_max=47)
+            ds = ed.ort_session(os.path.join(dec_dir, "model.onnx"))
             empty = [np.zeros_like(p[:, :, :0]) for p in past3]
             sets = [(seq[:2], empty), (seq[3:5], past3), ([seq[5]], self_cache(model, enc, seq[:5]))]
             errs = []
@@ -268,9 +239,7 @@ def main():
         except Exception as e:  # noqa: BLE001
             report.append(f"{name}: FAILED {type(e).__name__}: {e}")
             traceback.print_exc()
-    print("\n".join(report))
-    with open(os.path.join(out, "export_report.txt"), "w") as f:
-        f.write("\n".join(report) + "\n")
+    save_report(os.path.join(out, "export_report.txt"), report)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_decoders as ed  # noqa: E402
-from onnx_test_data import save_set  # noqa: E402
+from onnx_test_data import save_report, save_set  # noqa: E402
 
 
 def run_builder(hf_dir, out_dir, precision, report):
@@ -158,9 +158,7 @@ def main():
                 export(out, precision, hf_dir, report)
             except Exception:
                 report.append(f"{precision}: " + traceback.format_exc()[-3000:])
-    with open(os.path.join(out, "genai_report.txt"), "w") as f:
-        f.write("\n".join(report) + "\n")
-    print("\n".join(report))
+    save_report(os.path.join(out, "genai_report.txt"), report)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_decoders as ed  # noqa: E402
+from onnx_test_data import save_report  # noqa: E402
 
 
 def build(model, cfg, packed, rotemb=False):
@@ -202,9 +203,7 @@ def main():
         write(out, "int4", int4(fp32), report)
     except Exception as e:  # noqa: BLE001
         report.append(f"int4: {e!r}")
-    with open(os.path.join(out, "gqa_report.txt"), "w") as f:
-        f.write("\n".join(report) + "\n")
-    print("\n".join(report))
+    save_report(os.path.join(out, "gqa_report.txt"), report)
 
 
 if __name__ == "__main__":

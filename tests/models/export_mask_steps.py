@@ -30,6 +30,7 @@ import torch
 import transformers
 
 import export_decoders as ed
+from onnx_test_data import save_report
 
 SEQ, PAST = "sequence_length", "past_sequence_length"
 TOTAL = "past_sequence_length + sequence_length"
@@ -129,9 +130,7 @@ def main():
             do_family(out, fam, cfg, report)
 
     ed.for_families(want, report, one)
-    print("\n".join(report))
-    with open(os.path.join(out, "export_report.txt"), "a") as f:
-        f.write("\n".join(report) + "\n")
+    save_report(os.path.join(out, "export_report.txt"), report, append=True)
 
 
 if __name__ == "__main__":

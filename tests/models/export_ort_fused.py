@@ -30,7 +30,7 @@ import torch
 from onnxruntime.transformers.fusion_options import AttentionMaskFormat, FusionOptions
 from onnxruntime.transformers.optimizer import optimize_model
 
-from onnx_test_data import save_set
+from onnx_test_data import save_report, save_set
 
 HID, HEADS, SEQ, VOCAB = 32, 4, 8, 50
 
@@ -467,9 +467,7 @@ def main():
     for label, fn in (("bert", bert_cases), ("bert_nomask", bert_unmasked), ("vit", vit_cases), ("gpt2", gpt2_cases),
                       ("unet", unet_case), ("gemm_fast_gelu", gemm_fast_gelu_case)):
         guarded(label, fn)
-    print("\n".join(report))
-    with open(os.path.join(out, "report.txt"), "w") as f:
-        f.write("\n".join(report) + "\n")
+    save_report(os.path.join(out, "report.txt"), report)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ from onnx import numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_decoders as ed  # noqa: E402
 from export_genai_builder import dims  # noqa: E402
-from onnx_test_data import save_set  # noqa: E402
+from onnx_test_data import save_report, save_set  # noqa: E402
 
 FAMILIES = ("llama", "qwen3", "gemma2")
 PAST = 15  # the static steps' past length
@@ -427,9 +427,7 @@ def main():
     except Exception as e:  # noqa: BLE001
         rep.append(fail_line("llama_ortopt", e))
         traceback.print_exc()
-    print("\n".join(rep))
-    with open(os.path.join(out, "static_report.txt"), "w") as f:
-        f.write("\n".join(rep) + "\n")
+    save_report(os.path.join(out, "static_report.txt"), rep)
 
 
 if __name__ == "__main__":

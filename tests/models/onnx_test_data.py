@@ -1,5 +1,5 @@
 """The ONNX test-data layout the export scripts beside this file write (and vkc's tests read):
-FOLDER/test_data_set_N/input_I.pb and output_I.pb, one TensorProto each."""
+FOLDER/test_data_set_N/input_I.pb and output_I.pb, one TensorProto each; and their text reports."""
 import os
 
 from onnx import numpy_helper
@@ -16,3 +16,12 @@ def save_set(folder, idx, inputs, outputs, input_names=None):
     for i, a in enumerate(outputs):
         with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(a).SerializeToString())
+
+
+def save_report(path, lines, append=False):
+    """Prints a script's report, one line each, and writes it to `path` (after what is there when
+    `append`: scripts that export into a folder others export into too)."""
+    text = "\n".join(lines)
+    print(text)
+    with open(path, "a" if append else "w") as f:
+        f.write(text + "\n")
