@@ -1,7 +1,7 @@
 #version 450
 // sdpa_with_kv_cache in one dispatch (sdpa_kv_cache_fused.yaml): the new key and value rows into the
 // caches and the workgroup-per-row attention over them (vkc_sdpa_kv_cache_wg.glslh, FUSED_UPDATE);
-// with SPLIT, several workgroups per row over parts of its keys (sdpa_split_combine adds them up).
+// with SPLIT, several workgroups per row over parts of its keys (the last to finish adds them up).
 #include "vkc_common.glslh"
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -23,22 +23,48 @@ layout(set = 0, binding = 8, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_s
 
 #if SPLIT
 // Flash-decoding (vkc_attention_wg.glslh's WG_SPLIT): per workgroup (row, part) its max and sum
-// (texel 0) and unnormalized P.V (texels 1 .. dv4), for sdpa_split_combine.
+// (texel 0) and unnormalized P.V (texels 1 .. dv4); the last part of a row to finish (a counter
+// per row, left at 0 for the next run) rescales and adds them up and writes the output.
 #define WG_SPLIT 1
 #if ROPE
-layout(set = 0, binding = 9, std430) restrict writeonly buffer PartialBuf { vec4 t_partial[]; };
+layout(set = 0, binding = 9, std430) restrict coherent buffer PartialBuf { vec4 t_partial[]; };
+layout(set = 0, binding = 10, std430) restrict coherent buffer CountBuf { int t_count[]; };
 #else
-layout(set = 0, binding = 7, std430) restrict writeonly buffer PartialBuf { vec4 t_partial[]; };
+layout(set = 0, binding = 7, std430) restrict coherent buffer PartialBuf { vec4 t_partial[]; };
+layout(set = 0, binding = 8, std430) restrict coherent buffer CountBuf { int t_count[]; };
 #endif
 int wg_splits() { return p.splits; }
 int wg_split_keys() { return p.split_keys; }
 void wg_store(int x4, ivec3 r, vec4 value);
 void wg_store_partial(int x4, int wg, vec4 acc, float m, float sum) {
-  // (splits is 2 or more here: the output, bound as the spec declares it, is never written)
-  if (p.splits == 0) wg_store(x4, ivec3(0), acc);
   const int base = wg * (div_up4(p.out_sizes.x) + 1);
   if (x4 == 0) t_partial[base] = vec4(m, sum, 0.0, 0.0);
   t_partial[base + 1 + x4] = acc;
+}
+shared bool split_last;
+void wg_split_done(int row, ivec3 r, int parts) {
+  const int t = int(gl_LocalInvocationID.x);
+  memoryBarrierBuffer();  // this part's results, visible before the count says they are there
+  barrier();
+  if (t == 0) split_last = atomicAdd(t_count[row], 1) == parts - 1;
+  barrier();
+  if (!split_last) return;
+  memoryBarrierBuffer();
+  const int dv4 = div_up4(p.out_sizes.x), stride = dv4 + 1, first = row * p.splits;
+  if (t < dv4) {
+    float m = -1.0 / 0.0;
+    for (int g = 0; g < parts; ++g) m = max(m, t_partial[(first + g) * stride].x);
+    float sum = 0.0;
+    vec4 acc = vec4(0.0);
+    for (int g = 0; g < parts; ++g) {
+      const vec4 head = t_partial[(first + g) * stride];
+      const float w = exp(head.x - m);
+      sum += head.y * w;
+      acc += t_partial[(first + g) * stride + 1 + t] * w;
+    }
+    wg_store(t, r, acc / sum);
+  }
+  if (t == 0) t_count[row] = 0;
 }
 #endif
 

@@ -144,8 +144,15 @@ Reflection reflect(std::span<const uint32_t> spirv) {
   add(res.sampled_images, DescriptorType::SampledImage);
   add(res.uniform_buffers, DescriptorType::UniformBuffer);
   std::sort(r.bindings.begin(), r.bindings.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.set, a.binding) < std::tie(b.set, b.binding);
+    return std::tie(a.set, a.binding, a.type) < std::tie(b.set, b.binding, b.type);
   });
+  // Variables aliasing one descriptor (a buffer read both as scalars and as vectors) are one
+  // binding; the same binding under two types is kept twice, for the checks to refuse.
+  r.bindings.erase(std::unique(r.bindings.begin(), r.bindings.end(),
+                               [](const auto& a, const auto& b) {
+                                 return std::tie(a.set, a.binding, a.type) == std::tie(b.set, b.binding, b.type);
+                               }),
+                   r.bindings.end());
   for (const auto& pc : res.push_constant_buffers) {
     const spirv_cross::SPIRType& t = c.get_type(pc.base_type_id);
     r.push_constant_bytes = static_cast<uint32_t>(c.get_declared_struct_size(t));
