@@ -70,5 +70,30 @@ TEST_F(VulkanEndToEnd, PlannedTensorsShareMemoryAndComputeTheSame) {
   EXPECT_NE(plain_report.find("vulkan delegate: 0 memory object(s) shared"), std::string::npos) << plain_report;
 }
 
+TEST_F(VulkanEndToEnd, OutputsStagedInDeviceMemoryReadBackTheSame) {
+  // Discrete GPUs stage the outputs in device memory and copy them to the host's buffer after the
+  // last dispatch; VKC_VULKAN_STAGED_READBACK=1 takes that path here (0: the shader writes the
+  // host's buffer, as on lavapipe), fp32 and fp16 programs, twice each.
+  VKC_REQUIRE_VULKAN();
+  const HostTensor x = read_f32(kData / "input_0.bin", {1, 3, 32, 32});
+  serializer::CompileOptions fp16;
+  fp16.force_fp16 = true;
+  for (const serializer::CompileOptions& o : {serializer::CompileOptions{}, fp16}) {
+    const std::vector<uint8_t> bytes = compile_tiny(o);
+    const serializer::PteFile pte = serializer::read_pte_bytes(bytes);
+    auto outputs = [&](const char* staged) {
+      ::setenv("VKC_VULKAN_STAGED_READBACK", staged, 1);
+      runtime::Executor e = runtime::Executor::from_pte(pte, *vulkan());
+      ::unsetenv("VKC_VULKAN_STAGED_READBACK");
+      const auto first = values(e.run({x}).at(0));
+      EXPECT_EQ(values(e.run({x}).at(0)), first);
+      return first;
+    };
+    const auto direct = outputs("0"), staged = outputs("1");
+    ASSERT_EQ(direct.size(), 10u);
+    EXPECT_EQ(staged, direct);
+  }
+}
+
 }  // namespace
 }  // namespace vkc::test

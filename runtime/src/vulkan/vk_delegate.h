@@ -94,6 +94,9 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::shared_ptr<DelegateShared> common_;
   std::vector<std::unique_ptr<GpuTensor>> scratch_;
   std::vector<std::unique_ptr<GpuTensor>> in_stage_, out_stage_;
+  // Discrete GPUs: the outputs staged in device memory, copied into out_stage_ at the run's end.
+  std::vector<std::unique_ptr<GpuTensor>> out_device_;
+  std::vector<BufferCopy> readback_;
   std::vector<Dispatch> prepack_, run_;
   // A resource's memory key (Dispatch::memory): its handle, or for tensors bound to a shared
   // memory object, that object's memory (so aliased tensors order their dispatches).

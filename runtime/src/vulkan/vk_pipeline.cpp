@@ -92,7 +92,8 @@ const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
 }
 
 Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-                     const std::vector<VkImage>& images, Profile profile, bool full_barriers)
+                     const std::vector<VkImage>& images, Profile profile, bool full_barriers,
+                     const std::vector<BufferCopy>& copies_after)
     : ctx_(std::move(ctx)), whole_run_(profile == Profile::Run), dispatches_(ds.size()) {
   VkDevice dev = ctx_->device();
   uint32_t buffers = 0, imgs = 0;
@@ -216,6 +217,20 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
       ++barriers_;
     }
     if (queries_ && !whole_run_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, query++);
+  }
+  if (!copies_after.empty()) {
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    for (const BufferCopy& c : copies_after) {
+      const VkBufferCopy region{0, 0, c.bytes};
+      vkCmdCopyBuffer(cb_, c.src, c.dst, 1, &region);
+    }
+    auto tb = make_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+    tb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    tb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &tb, 0, nullptr, 0,
+                         nullptr);
   }
   if (queries_ && whole_run_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;

@@ -74,10 +74,18 @@ class PipelineCache {
 /// Profile::Run the barriers stay as they are and two timestamps time the whole command buffer:
 /// the destructor prints its mean GPU time beside the host's wall time of a run (submit to fence).
 enum class Profile { Off, Run, Dispatch };
+/// A copy the command buffer makes after its last dispatch (a device-local output into the
+/// host-visible buffer the host reads: one transfer over the bus instead of a shader's scattered
+/// writes across it).
+struct BufferCopy {
+  VkBuffer src = VK_NULL_HANDLE, dst = VK_NULL_HANDLE;
+  VkDeviceSize bytes = 0;
+};
 class Recording {
  public:
   Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
-            const std::vector<VkImage>& images_to_prepare, Profile profile = Profile::Off, bool full_barriers = false);
+            const std::vector<VkImage>& images_to_prepare, Profile profile = Profile::Off, bool full_barriers = false,
+            const std::vector<BufferCopy>& copies_after = {});
   /// Barriers recorded between dispatches (for tests and the profile).
   size_t barriers() const { return barriers_; }
   ~Recording();
