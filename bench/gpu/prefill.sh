@@ -8,13 +8,15 @@
 # runtime on the same .pte files, and the (b)/(a) prefill ratio.
 #   bench/gpu/prefill.sh BIN_DIR [SHAPES_DIR]
 # BIN_DIR: vkc, optionally et_runner (bench/executorch/build.sh), and lib/ (the libraries ldd lists).
-# SHAPES_DIR (optional): output of `bench/export_llm_shapes.py --sequence DIR tinyllama_1.1b`
-# (the GPU machine has PyTorch); then the 1.1B Llama shape runs too, fp16, random weights.
+# The 1.1B Llama shape runs too, fp16, random weights: its export with a symbolic sequence is
+# bench/llm_shapes/tinyllama_1.1b_seq.onnx.xz (graph only), or SHAPES_DIR's (the output of
+# `bench/export_llm_shapes.py --sequence DIR tinyllama_1.1b`); SHAPES=0 skips it.
+# VKC_B=PATH: a second vkc build runs the same programs after the first (rows "vkc B").
 # Lavapipe works (slowly); on an NVIDIA machine unpack Debian's libvulkan1 and glvnd first (bench/README.md).
 # PyTorch eager's prefill of the same prompt: bench/gpu/decode.sh's torch rows, in the same device call.
 set -euo pipefail
 BIN=${1:?usage: prefill.sh BIN_DIR [SHAPES_DIR]}
-SHAPES=${2:-}
+SHAPES=${2:-${SHAPES:-}}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=carried_env.sh
 source "$(dirname "$0")/carried_env.sh"
@@ -35,6 +37,11 @@ run_one() {  # NAME PTE PROMPT
   read -r p d t < <(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%.1f %.1f %s" % (d["prefill_tokens_per_s"], d["decode_tokens_per_s"], ",".join(map(str, d["tokens"][:5]))))' "$j")
   printf "%-28s %-8s %14s %14s  %s\n" "$name" vkc "$p" "$d" "$t"
   PREFILL["$name vkc"]=$p
+  if [ -n "${VKC_B:-}" ]; then
+    j=$("$VKC_B" run "$pte" --backend vulkan --generate "$N" --prompt-ids "$prompt" --json)
+    read -r p d t < <(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%.1f %.1f %s" % (d["prefill_tokens_per_s"], d["decode_tokens_per_s"], ",".join(map(str, d["tokens"][:5]))))' "$j")
+    printf "%-28s %-8s %14s %14s  %s\n" "$name" "vkc B" "$p" "$d" "$t"
+  fi
   if [ -x "$ET" ]; then
     local out
     out=$("$ET" "$pte" --generate "$N" --prompt-ids "$prompt" 2>/dev/null || true)
@@ -62,11 +69,15 @@ if [ "$TINY" != 0 ]; then
   run_one tiny_dyn_1..64 "$WORK/tiny_dyn.pte" "$P"
 fi
 
-if [ -n "$SHAPES" ]; then
+if [ "$SHAPES" != 0 ]; then
   # The 1.1B Llama shape (TinyLlama), fp16, random weights: a 128-token prompt.
-  mkdir -p "$WORK/tl"
+  mkdir -p "$WORK/tl" "$WORK/shapes/tinyllama_1.1b_seq"
   xz -dc "$ROOT/bench/llm_shapes/tinyllama_1.1b.onnx.xz" > "$WORK/tl/model.onnx"
   python3 "$ROOT/bench/fill_external_data.py" "$WORK/tl/model.onnx"
+  if [ -z "$SHAPES" ]; then
+    SHAPES=$WORK/shapes
+    xz -dc "$ROOT/bench/llm_shapes/tinyllama_1.1b_seq.onnx.xz" > "$SHAPES/tinyllama_1.1b_seq/model.onnx"
+  fi
   python3 "$ROOT/bench/fill_external_data.py" "$SHAPES/tinyllama_1.1b_seq/model.onnx"
   "$VKC" compile "$WORK/tl/model.onnx" --max-seq-len 2048 --force-fp16 -o "$WORK/tl_step.pte" >/dev/null 2>&1
   "$VKC" compile "$SHAPES/tinyllama_1.1b_seq/model.onnx" --max-seq-len 2048 --force-fp16 --dim sequence=1..128 \
@@ -80,7 +91,7 @@ if [ "$TINY" != 0 ]; then
   ratio tiny_dyn_1..64 tiny_step vkc
   [ -x "$ET" ] && ratio tiny_dyn_1..64 tiny_step ET
 fi
-if [ -n "$SHAPES" ]; then
+if [ "$SHAPES" != 0 ]; then
   ratio 1.1b_fp16_dyn_1..128 1.1b_fp16_step vkc
   [ -x "$ET" ] && ratio 1.1b_fp16_dyn_1..128 1.1b_fp16_step ET
 fi
