@@ -74,7 +74,7 @@ bool encode_linear_coopmat(Encoder& e) {
   // The largest tile that still makes about a workgroup per multiprocessor of a big GPU (the
   // larger tiles run at 230-240 TFLOP/s on an H200, the 64x64 one at 90), else the smallest.
   const codegen::LibraryVariant* v = nullptr;
-  for (const char* name : {"linear_coopmat", "linear_coopmat_mid", "linear_coopmat_small"}) {
+  for (const char* name : {"linear_coopmat", "linear_coopmat_mid", "linear_coopmat_small", "linear_coopmat_tiny"}) {
     v = &e.variant(like, {}, name, "aten.linear.default");
     const int64_t tm = variant_param(*v, "TILE_M"), tn = variant_param(*v, "TILE_N");
     if (tm <= 0 || tn <= 0) e.fail(fmt::format("{} lacks its TILE_M/TILE_N parameters", v->name));
