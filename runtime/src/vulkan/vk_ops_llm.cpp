@@ -227,9 +227,10 @@ void select_as_symint(Encoder& e) {
   e.symint_sources[e.id(e.num_args() - 1)] = {staged->buffer.buffer, static_cast<int32_t>(index * stride * words)};
 }
 
-// The keys one workgroup of the fused attention over the cache attends over when a row's keys are
-// split among several (flash-decoding): VKC_VULKAN_ATTN_SPLIT_KEYS (0: no split), default 16 (H100,
-// 1.1B shape, contexts 128-192: 16 keys a part 1.13x the decode tokens/s of 64, 32 1.09x, 8 1.05x).
+// The fewest keys one workgroup of the fused attention over the cache attends over when a row's
+// keys are split among several (flash-decoding): VKC_VULKAN_ATTN_SPLIT_KEYS (0: no split), default
+// 16 (H100, 1.1B shape, contexts 128-192: 16 keys a part 1.13x the decode tokens/s of 64, 32
+// 1.09x, 8 1.05x).
 int64_t attention_split_keys() {
   const char* env = std::getenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
   return env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{16};
@@ -287,16 +288,30 @@ void sdpa_with_kv_cache(Encoder& e) {
     // Flash-decoding over caches of more than split_keys rows: several workgroups per query row,
     // each over split_keys of its keys, the last of them to finish adding the parts up (one
     // token's attention then fills more of the GPU than one workgroup per head).
-    const int64_t split_keys = attention_split_keys();
-    const int64_t splits = split_keys > 0 ? (rows + split_keys - 1) / split_keys : 1;
-    const bool split = splits > 1;
+    // Parts of at least split_keys keys, and at most kMaxParts workgroups in all: a decode step's
+    // few query rows split into many parts, a prefill chunk's many rows (4096 for 128 tokens of
+    // 32 heads) already fill the GPU and stay whole (as 128 parts each, 524,288 workgroups, they
+    // took 12 of a 1.1B prefill's 26 ms on an H100).
+    constexpr int64_t kMaxParts = 4096;
     const int64_t query_rows = q.dims[1] * q.dims[2], dv4 = (d + 3) / 4;
-    const std::string name = std::string(rotate ? "sdpa_kv_cache_fused_rope" : "sdpa_kv_cache_fused") + (split ? "_split" : "");
-    const auto& var = e.variant(out, {}, name);
-    Push p(var);
-    p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
-    p.i("pos_index", pos.index).i("out_merge", merge);
-    p.i("splits", static_cast<int32_t>(splits)).i("split_keys", static_cast<int32_t>(split ? split_keys : rows));
+    const int64_t min_keys = attention_split_keys();
+    const int64_t splits =
+        min_keys > 0 ? std::min((rows + min_keys - 1) / min_keys, std::max<int64_t>(1, kMaxParts / query_rows)) : 1;
+    const int64_t split_keys = (rows + splits - 1) / splits;
+    const bool split = splits > 1;
+    const std::string base = rotate ? "sdpa_kv_cache_fused_rope" : "sdpa_kv_cache_fused";
+    const auto& var = e.variant(out, {}, split ? base + "_split" : base);
+    // A chunk of several rows writes them into the caches first (phase 1) and then attends over
+    // the caches alone (phase 2); one new row is read from k and v as it is written (phase 0).
+    const bool two_phases = q.dims[1] > 1;
+    const auto push = [&](const codegen::LibraryVariant& v, int32_t phase) {
+      Push p(v);
+      p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
+      p.i("pos_index", pos.index).i("out_merge", merge).i("phase", phase);
+      p.i("splits", static_cast<int32_t>(splits)).i("split_keys", static_cast<int32_t>(split ? split_keys : rows));
+      if (rotate) p.iv("table_sizes", e.tensor_id(rope->cos).sizes).i("rope_start", rope->start);
+      return p;
+    };
     std::vector<Resource> res{target->resource(),
                               q.resource(),
                               {k_cache.buffer.buffer, VK_NULL_HANDLE},
@@ -305,14 +320,16 @@ void sdpa_with_kv_cache(Encoder& e) {
                               k.resource(),
                               v.resource()};
     if (rotate) {
-      GpuTensor& cos = e.tensor_id(rope->cos);
-      GpuTensor& sin = e.tensor_id(rope->sin);
-      p.iv("table_sizes", cos.sizes).i("rope_start", rope->start);
-      res.push_back(cos.resource());
-      res.push_back(sin.resource());
+      res.push_back(e.tensor_id(rope->cos).resource());
+      res.push_back(e.tensor_id(rope->sin).resource());
     }
+    if (two_phases) {
+      const auto& writer = e.variant(out, {}, base);
+      e.dispatch(writer, res, push(writer, 1), query_rows * writer.local_size[0]);
+    }
+    const int32_t phase = two_phases ? 2 : 0;
     if (!split) {
-      e.dispatch(var, std::move(res), p, query_rows * var.local_size[0]);
+      e.dispatch(var, std::move(res), push(var, phase), query_rows * var.local_size[0]);
       return;
     }
     // The parts' results, and a count per query row of its parts done (zero at load; the last part
@@ -322,7 +339,7 @@ void sdpa_with_kv_cache(Encoder& e) {
     GpuTensor& partial = e.scratch({query_rows * splits * (dv4 + 1) * 4}, like_f32);
     res.push_back({partial.buffer.buffer, VK_NULL_HANDLE});
     res.push_back({e.filled(query_rows, 0, ir::DType::Int32), VK_NULL_HANDLE});
-    e.dispatch(var, std::move(res), p, query_rows * splits * var.local_size[0]);
+    e.dispatch(var, std::move(res), push(var, phase), query_rows * splits * var.local_size[0]);
     return;
   }
   for (const auto& [value, cache] : {std::pair<GpuTensor*, GpuTensor*>{&k, &k_cache}, {&v, &v_cache}}) {
