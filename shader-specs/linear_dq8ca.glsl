@@ -26,29 +26,56 @@ float weight_at(int n, int k) { return q4_weight(n, k); }
 #endif
 
 #if ROWQ
+#if NORM
+// The RMSNorm before this linear, inside it (the _norm variants; `in` is the norm's input): the
+// row's min and max of x * gamma and its sum of x^2 in one pass, the norm's factor from the sum,
+// and x read as round((x * gamma) * rstd) (vkc_linear_gemv.glslh's GEMV_NORM_IN_PARAMS): the
+// rounding is monotonic, so the scaled min and max are the normalized row's.
+#define GEMV_NORM_IN_PARAMS
+layout(set = 0, binding = GEMV_GAMMA_BINDING, std430) restrict readonly buffer GammaBuf { T t_gamma[]; };
+float gemv_rstd = 1.0;
+float gemv_norm_value(float xg) {
+#if defined(DTYPE_f16)
+  return vkc_round_f16(vec4(xg * gemv_rstd)).x;
+#else
+  return xg * gemv_rstd;
+#endif
+}
+#endif
 // Row m's (scale, zero point) computed here, as choose_qparams.glsl computes them (asymmetric
 // int8 over the row's min and max, each with 0; the scale rounded as its f16 tensor stores it):
 // the workgroup reduces the row in shared memory. Called by every invocation of the workgroup.
-shared vec2 rowq_red[LOCAL_SIZE_X];
+shared vec3 rowq_red[LOCAL_SIZE_X];
 vec2 row_params(int m) {
   const int t = int(gl_LocalInvocationID.x);
-  vec2 mm = vec2(0.0);
+  vec3 mm = vec3(0.0);  // min, max, (NORM) sum of squares
   for (int k4 = t; k4 < p.k / 4; k4 += LOCAL_SIZE_X) {
 #if defined(STORAGE_buffer)
     vec4 v;
     for (int l = 0; l < 4; ++l) v[l] = float(t_in[m * p.k + 4 * k4 + l]);
 #else
-    const vec4 v = vec4(imageLoad(t_in, ivec3(k4, m % p.out_sizes.y, m / p.out_sizes.y)));
+    vec4 v = vec4(imageLoad(t_in, ivec3(k4, m % p.out_sizes.y, m / p.out_sizes.y)));
 #endif
-    mm = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
+#if NORM
+    mm.z += dot(v, v);
+    for (int l = 0; l < 4; ++l) v[l] *= float(t_gamma[4 * k4 + l]);
+#endif
+    mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
   }
   rowq_red[t] = mm;
   barrier();
   for (int s = LOCAL_SIZE_X / 2; s > 0; s >>= 1) {
-    if (t < s) rowq_red[t] = vec2(min(rowq_red[t].x, rowq_red[t + s].x), max(rowq_red[t].y, rowq_red[t + s].y));
+    if (t < s)
+      rowq_red[t] = vec3(min(rowq_red[t].x, rowq_red[t + s].x), max(rowq_red[t].y, rowq_red[t + s].y),
+                         rowq_red[t].z + rowq_red[t + s].z);
     barrier();
   }
-  const vec2 r = rowq_red[0];
+#if NORM
+  gemv_rstd = inversesqrt(rowq_red[0].z / float(p.k) + p.norm_eps);
+  const vec2 r = vec2(gemv_norm_value(rowq_red[0].x), gemv_norm_value(rowq_red[0].y));
+#else
+  const vec2 r = rowq_red[0].xy;
+#endif
   // The scale and zero point tensors stay bound (one binding list for the spec's variants) but
   // are not read: a branch never taken (eps > 0) keeps them in the module.
   if (p.eps < 0.0) {

@@ -229,9 +229,12 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           if (b == "cpu" && gpu_kernels[0] == '1') continue;
           ::setenv("VKC_VULKAN_GPU_KERNELS", gpu_kernels, 1);
           // On a GPU the 8da4w decode step's linears compute their rows' int8 parameters
-          // themselves (no choose_qparams dispatch, linear_dq8ca_q4_gemv_rowq).
+          // themselves (no choose_qparams dispatch, linear_dq8ca_q4_gemv_rowq), those after an
+          // RMSNorm with the norm inside (_norm: no rms_norm dispatch).
           const std::string rowq = "linear_dq8ca_q4_gemv_rowq_f32_texture3d";
+          const std::string rowq_norm = "linear_dq8ca_q4_gemv_rowq_norm_f32_texture3d";
           const uint64_t before = runtime::vulkan_variant_dispatches(rowq);
+          const uint64_t norm_before = runtime::vulkan_variant_dispatches(rowq_norm);
           // int4: Q, K and V as one dispatch with the RMSNorm before them inside it.
           const std::string q4_multi = "linear_q4_gemv_multi_norm_f32_texture3d";
           const uint64_t q4_multi_before = runtime::vulkan_variant_dispatches(q4_multi);
@@ -242,8 +245,10 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           ::unsetenv("VKC_VULKAN_GPU_KERNELS");
           ASSERT_TRUE(g.ok) << recipe << " " << model << " on " << b << ": " << diags(g.diagnostics);
           tokens.push_back(g.tokens);
-          if (gpu_kernels[0] == '1' && std::string(recipe).rfind("8da4w", 0) == 0 && std::string(model).find("_step_") != std::string::npos)
+          if (gpu_kernels[0] == '1' && std::string(recipe).rfind("8da4w", 0) == 0 && std::string(model).find("_step_") != std::string::npos) {
             EXPECT_GT(runtime::vulkan_variant_dispatches(rowq), before) << recipe << " " << model;
+            EXPECT_GT(runtime::vulkan_variant_dispatches(rowq_norm), norm_before) << recipe << " " << model;
+          }
           if (gpu_kernels[0] == '1' && std::string(recipe).rfind("int4", 0) == 0)
             EXPECT_GT(runtime::vulkan_variant_dispatches(q4_multi), q4_multi_before) << recipe << " " << model;
         }

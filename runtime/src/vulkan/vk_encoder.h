@@ -302,6 +302,10 @@ int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs
 /// readers rms_norm may leave its work to (vk_ops_nn.cpp, vk_ops_quant.cpp).
 bool fp_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y);
 bool q4_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y);
+/// The same for an 8da4w decode step: `c` is the choose_qparams over y that its linears replace
+/// (computing their rows' parameters themselves), or one of those linears
+/// (linear_dq8ca_q4_gemv_rowq_norm).
+bool dq8ca_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

@@ -111,7 +111,9 @@ bool leave_norm_to_linears(Encoder& e, int32_t x, int32_t y) {
   for (size_t j = self + 1; j < chain.size(); ++j) {
     const auto& args = chain[j].args;
     if (std::find(args.begin(), args.end(), y) == args.end()) continue;
-    if (!fp_linear_takes_gemv_norm(e, chain[j], y) && !q4_linear_takes_gemv_norm(e, chain[j], y)) return false;
+    if (!fp_linear_takes_gemv_norm(e, chain[j], y) && !q4_linear_takes_gemv_norm(e, chain[j], y) &&
+        !dq8ca_takes_gemv_norm(e, chain[j], y))
+      return false;
     last = j;
   }
   if (last == 0) return false;

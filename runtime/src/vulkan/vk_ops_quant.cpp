@@ -113,13 +113,14 @@ namespace {
 
 // Whether every reader of choose_qparams' (scale, zero point) is an 8da4w linear over the same
 // input that takes the matrix-vector kernel (and so can compute its row's parameters itself).
-bool readers_quantize_their_rows(Encoder& e, int32_t x, int32_t scale, int32_t zero) {
+bool readers_quantize_their_rows(Encoder& e, const serializer::VkOperatorCall& producer, int32_t x, int32_t scale,
+                                 int32_t zero) {
   const serializer::VkGraph& g = *e.graph();
   for (uint32_t o : g.output_ids)
     if (static_cast<int32_t>(o) == scale || static_cast<int32_t>(o) == zero) return false;
   bool any = false;
   for (const serializer::VkOperatorCall& c : g.chain) {
-    if (&c == &e.call()) continue;
+    if (&c == &producer) continue;
     bool reads = false;
     for (int32_t a : c.args) {
       reads = reads || a == scale || a == zero;
@@ -140,6 +141,20 @@ bool readers_quantize_their_rows(Encoder& e, int32_t x, int32_t scale, int32_t z
   return any;
 }
 
+// Whether choose_qparams call `c` (over its input x) may be left to its readers: int8's full range,
+// a positive eps (the rows' parameters computed as it would) and only matrix-vector 8da4w linears
+// over x reading its outputs. Sets eps.
+bool qparams_left_to_linears(Encoder& e, const serializer::VkOperatorCall& c, float& eps) {
+  const CallArgs a(e.graph(), &c, true);
+  if (a.num_args() < 8) return false;
+  const auto* l = std::get_if<serializer::VkValueList>(&e.graph()->values.at(static_cast<size_t>(c.args.back())));
+  if (!l || l->items.size() != 2) return false;
+  const std::vector<int32_t>& outs = l->items;
+  eps = a.is_null(6) ? 1.1920929e-07f : static_cast<float>(a.float_arg(6));
+  return a.opt_scalar(4).value_or(-128) == -128 && a.opt_scalar(5).value_or(127) == 127 && eps > 0 &&
+         readers_quantize_their_rows(e, c, c.args[0], outs[0], outs[1]);
+}
+
 // torchao.choose_qparams_affine(input, "ASYMMETRIC", block [1, .., K], int8, qmin?, qmax?, eps?, ...)
 // -> (scale, zero_point), one per row. On a GPU, when only 8da4w matrix-vector linears over the same
 // input read them, those compute their row's parameters themselves (linear_dq8ca_q4_gemv_rowq) and
@@ -158,11 +173,10 @@ void choose_qparams(Encoder& e) {
   e.require_rep(x, scale, "the input", true);
   if (zp.texture != scale.texture || zp.dtype != ir::DType::Int32) e.fail("the zero point must be i32 like the scale's storage");
   if (scale.texture && scale.packed_dim != 0) e.fail("textures must be width-packed");
-  const int32_t qmin = static_cast<int32_t>(e.opt_scalar(4).value_or(-128)), qmax = static_cast<int32_t>(e.opt_scalar(5).value_or(127));
+  const int32_t qmax = static_cast<int32_t>(e.opt_scalar(5).value_or(127));
   const float eps = e.is_null(6) ? 1.1920929e-07f : static_cast<float>(e.float_arg(6));
-  if (qmin == -128 && qmax == 127 && eps > 0 &&
-      readers_quantize_their_rows(e, e.id(0), outs[0], outs[1])) {
-    e.row_quantized_in_linear[outs[0]] = eps;
+  if (float left_eps = 0; qparams_left_to_linears(e, e.call(), left_eps)) {
+    e.row_quantized_in_linear[outs[0]] = left_eps;
     return;
   }
   const bool split_k = use_split_k(scale, x.dims.back(), false);
@@ -175,11 +189,35 @@ void choose_qparams(Encoder& e) {
              split_k ? scale.items() * v.local_size[0] : scale.items());
 }
 
+}  // namespace
+
+bool dq8ca_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y) {
+  float eps = 0;
+  if (c.name == "torchao.choose_qparams_affine.default")
+    return !c.args.empty() && c.args[0] == y && qparams_left_to_linears(e, c, eps);
+  if (c.name != "et_vk.linear_dq8ca_q4gsw.default" || c.args.size() < 8 || c.args[0] != y) return false;
+  for (size_t i = 1; i < c.args.size(); ++i)
+    if (c.args[i] == y) return false;
+  // Its row parameters from a choose_qparams over y that is left to its readers (they are all
+  // such linears, this one included: readers_quantize_their_rows).
+  for (const serializer::VkOperatorCall& q : e.graph()->chain) {
+    if (q.name != "torchao.choose_qparams_affine.default" || q.args.empty() || q.args[0] != y) continue;
+    const auto* l = std::get_if<serializer::VkValueList>(&e.graph()->values.at(static_cast<size_t>(q.args.back())));
+    if (l && !l->items.empty() && l->items[0] == c.args[1]) return qparams_left_to_linears(e, q, eps);
+  }
+  return false;
+}
+
+namespace {
+
 // et_vk.linear_dq8ca_q4gsw(input, input_scale, input_zero_point, weights, weight_sums, weight_scales,
 // group_size, bias?): weight_sums serve the runtime's integer formulation; this kernel dequantizes.
+// With an RMSNorm left to it (rms_norm), `input` is the norm's output and the _norm variant reads
+// the norm's input.
 void linear_dq8ca(Encoder& e) {
   GpuTensor& out = e.out();
-  GpuTensor& in = e.tensor(0);
+  const Encoder::PendingNorm* norm = e.pending_norm(e.id(0));
+  GpuTensor& in = norm ? e.tensor_id(norm->x) : e.tensor(0);
   GpuTensor& xs = e.tensor(1);
   GpuTensor& xz = e.tensor(2);
   e.require_rep(in, out, "the input", true);
@@ -197,24 +235,27 @@ void linear_dq8ca(Encoder& e) {
   const auto rowq = e.row_quantized_in_linear.find(e.id(1));
   const bool own_params = rowq != e.row_quantized_in_linear.end();
   if (own_params && !gemv) e.fail("the input's scale was left to matrix-vector linears, but this one is not");
+  if (norm && !own_params) e.fail("an RMSNorm was left to 8da4w linears that compute their rows' parameters, but this one does not");
   const bool split_k = !gemv && use_split_k(out, k, false);
   int32_t split = 0, op = 0;
   GpuTensor* other = nullptr;
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
   GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
-  const auto& v = e.variant(out, {}, fmt::format("{}{}", own_params ? "linear_dq8ca_q4_gemv_rowq"
+  const auto& v = e.variant(out, {}, fmt::format("{}{}{}", own_params ? "linear_dq8ca_q4_gemv_rowq"
                                                      : gemv       ? "linear_dq8ca_q4_gemv"
                                                      : split_k    ? "linear_dq8ca_q4_splitk"
                                                                   : "linear_dq8ca_q4",
-                                                 fused ? "_ep" : ""));
+                                                 fused ? "_ep" : "", norm ? "_norm" : ""));
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
   if (gemv) p.i("out_split", split).i("epilogue_op", op);
   if (own_params) p.f("eps", rowq->second);
+  if (norm) p.f("norm_eps", norm->eps);
   std::vector<Resource> res{target.resource(),     in.resource(),         {weight, VK_NULL_HANDLE},
                             {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}, xs.resource(), xz.resource()};
   if (fused) res.push_back(other->resource());
+  if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
   e.dispatch(v, std::move(res),
              p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
 }
