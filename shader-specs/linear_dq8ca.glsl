@@ -7,6 +7,7 @@
 #elif defined(SPLIT_gemv)
 #define VKC_GEMV
 #define GEMV_OTHER_BINDING 7
+#define Q_EXTRA_BINDING 7
 #endif
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;

@@ -232,7 +232,10 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           // themselves (no choose_qparams dispatch, linear_dq8ca_q4_gemv_rowq), those after an
           // RMSNorm with the norm inside (_norm: no rms_norm dispatch).
           const std::string rowq = "linear_dq8ca_q4_gemv_rowq_f32_texture3d";
-          const std::string rowq_norm = "linear_dq8ca_q4_gemv_rowq_norm_f32_texture3d";
+          // (Q, K and V as one dispatch, and gate and up: _multi_norm, _dual_norm.)
+          const std::string rowq_norm = "linear_dq8ca_q4_gemv_rowq_multi_norm_f32_texture3d";
+          const std::string rowq_dual = "linear_dq8ca_q4_gemv_rowq_dual_norm_f32_texture3d";
+          const uint64_t dual_before = runtime::vulkan_variant_dispatches(rowq_dual);
           const uint64_t before = runtime::vulkan_variant_dispatches(rowq);
           const uint64_t norm_before = runtime::vulkan_variant_dispatches(rowq_norm);
           // int4: Q, K and V as one dispatch with the RMSNorm before them inside it.
@@ -248,6 +251,7 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           if (gpu_kernels[0] == '1' && std::string(recipe).rfind("8da4w", 0) == 0 && std::string(model).find("_step_") != std::string::npos) {
             EXPECT_GT(runtime::vulkan_variant_dispatches(rowq), before) << recipe << " " << model;
             EXPECT_GT(runtime::vulkan_variant_dispatches(rowq_norm), norm_before) << recipe << " " << model;
+            EXPECT_GT(runtime::vulkan_variant_dispatches(rowq_dual), dual_before) << recipe << " " << model;
           }
           if (gpu_kernels[0] == '1' && std::string(recipe).rfind("int4", 0) == 0)
             EXPECT_GT(runtime::vulkan_variant_dispatches(q4_multi), q4_multi_before) << recipe << " " << model;

@@ -61,7 +61,7 @@ int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOp
 
 std::vector<SiblingLinear> find_sibling_linears(
     Encoder& e, const GpuTensor& out, int64_t k, const Encoder::PendingNorm* norm,
-    bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t)) {
+    bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t), size_t weight_arg) {
   std::vector<SiblingLinear> sibs;
   if (!Encoder::fusing()) return sibs;
   const auto& chain = e.graph()->chain;
@@ -77,7 +77,9 @@ std::vector<SiblingLinear> find_sibling_linears(
   for (size_t at = self; at < chain.size() && sibs.size() < 3;) {
     const auto& c = chain[at];
     if (at != self && !takes(e, c, y)) break;
-    const auto* w = std::get_if<serializer::VkTensor>(&values.at(static_cast<size_t>(c.args[1])));
+    const auto* w = weight_arg < c.args.size()
+                        ? std::get_if<serializer::VkTensor>(&values.at(static_cast<size_t>(c.args[weight_arg])))
+                        : nullptr;
     GpuTensor& o = e.tensor_id(c.args.back());
     if (!w || w->dims.size() != 2 || o.dtype != out.dtype || o.texture != out.texture ||
         o.packed_dim != out.packed_dim || o.int8x4 || o.dims.size() != out.dims.size() ||
@@ -163,6 +165,7 @@ bool dispatch_linear_group(
     if (!gated || i == 0) res.push_back(linears[j].target->resource());
     if (i == 0) res.push_back(src.resource());
     for (VkBuffer b : bufs[j].buffers) res.push_back({b, VK_NULL_HANDLE});
+    if (i == 0) res.insert(res.end(), bufs[0].after.begin(), bufs[0].after.end());
   }
   if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
   Push p(v);

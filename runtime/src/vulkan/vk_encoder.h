@@ -258,9 +258,10 @@ struct SiblingLinear {
 /// input, each followed or not by the view that alone reads it, with outputs of out's dtype,
 /// representation and rows, none sharing memory with the input (`norm`'s when the RMSNorm is left
 /// to them) or with another: Q, K and V for one dispatch. Empty under VKC_VULKAN_FUSE=0.
+/// `weight_arg`: the argument holding a linear's 2-D weight.
 std::vector<SiblingLinear> find_sibling_linears(
     Encoder& e, const GpuTensor& out, int64_t k, const Encoder::PendingNorm* norm,
-    bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t));
+    bool (*takes)(Encoder&, const serializer::VkOperatorCall&, int32_t), size_t weight_arg = 1);
 /// A gated pair this matrix-vector linear (the gate, output `out`) starts: SiLU of its output as
 /// sigmoid then mul (the next two calls), the up linear over the same input (`takes` accepts it),
 /// then the mul of the two; each intermediate read there alone and no delegate output, the result
@@ -280,6 +281,7 @@ struct LinearBuffers {
   std::vector<VkBuffer> buffers;
   bool has_bias = false;
   int32_t scales_stride = 0;
+  std::vector<Resource> after;  // bound after the buffers (8da4w: the row parameters' tensors)
 };
 /// A group of matrix-vector linears over one input (`src`: the call's input, or the pending norm's)
 /// run as one dispatch of `family` + "_multi" / "_dual" (+ "_norm" with `norm`): sibling linears

@@ -210,6 +210,40 @@ bool dq8ca_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int3
 
 namespace {
 
+// 8da4w linears computing their rows' parameters (choose_qparams left to them) as a group in one
+// dispatch, as q4_linear_group does: an MLP's gate and up with SiLU(gate) * up
+// (linear_dq8ca_q4_gemv_rowq_dual), or Q, K and V (_multi), of one group size (+ _norm). This
+// call's buffers also bind its row parameters' tensors (bindings 5 and 6, not read).
+bool dq8ca_linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, int32_t group, float eps,
+                        const Encoder::PendingNorm* norm) {
+  const auto& values = e.graph()->values;
+  const auto buffers = [&](const serializer::VkOperatorCall& c, int64_t n) -> std::optional<LinearBuffers> {
+    const auto* g = std::get_if<int64_t>(&values.at(static_cast<size_t>(c.args[6])));
+    const auto& sd = e.vk_tensor(c.args[5]).dims;
+    if (!g || *g != group || sd.size() != 2 || sd[0] != k / group || sd[1] < n || c.args[1] != e.call().args[1])
+      return std::nullopt;
+    const bool has_bias = !std::holds_alternative<serializer::VkNull>(values.at(static_cast<size_t>(c.args[7])));
+    LinearBuffers b{{e.raw_value(c.args[3], ir::DType::UInt8, n * ((k + 7) / 8 * 4)),
+                     e.raw_value(c.args[5], ir::DType::Float32, sd[0] * sd[1]),
+                     has_bias ? e.raw_value(c.args[7], ir::DType::Float32, n) : e.filled(1, 0, ir::DType::Float32)},
+                    has_bias, static_cast<int32_t>(sd[1])};
+    if (&c == &e.call()) b.after = {e.tensor(1).resource(), e.tensor(2).resource()};
+    return b;
+  };
+  const auto push = [&](Push& p, const ivec4& strides) {
+    p.i("group", group).i("scales_stride", strides[0]).iv("multi_stride", strides).f("eps", eps);
+  };
+  const auto takes = [](Encoder& en, const serializer::VkOperatorCall& c, int32_t y) {
+    return c.name == "et_vk.linear_dq8ca_q4gsw.default" && dq8ca_takes_gemv_norm(en, c, y);
+  };
+  if (const GatedPair pair = find_gated_pair(e, out, norm, takes); pair.up)
+    return dispatch_linear_group(e, "linear_dq8ca_q4_gemv_rowq", out, src, k, norm, {{&e.call(), pair.result}, {pair.up}},
+                                 true, kGatedPairCalls, buffers, push);
+  const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, takes, 3);
+  return sibs.size() >= 2 && dispatch_linear_group(e, "linear_dq8ca_q4_gemv_rowq", out, src, k, norm, sibs, false,
+                                                   sibling_calls_after(e, sibs), buffers, push);
+}
+
 // et_vk.linear_dq8ca_q4gsw(input, input_scale, input_zero_point, weights, weight_sums, weight_scales,
 // group_size, bias?): weight_sums serve the runtime's integer formulation; this kernel dequantizes.
 // With an RMSNorm left to it (rms_norm), `input` is the norm's output and the _norm variant reads
@@ -236,6 +270,7 @@ void linear_dq8ca(Encoder& e) {
   const bool own_params = rowq != e.row_quantized_in_linear.end();
   if (own_params && !gemv) e.fail("the input's scale was left to matrix-vector linears, but this one is not");
   if (norm && !own_params) e.fail("an RMSNorm was left to 8da4w linears that compute their rows' parameters, but this one does not");
+  if (own_params && dq8ca_linear_group(e, out, in, k, group, rowq->second, norm)) return;
   const bool split_k = !gemv && use_split_k(out, k, false);
   int32_t split = 0, op = 0;
   GpuTensor* other = nullptr;
