@@ -86,24 +86,7 @@ PY
   [ "$p" = fp16-base ] && continue
   VKC_VULKAN_PROFILE=1 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids "$PROMPT" > /dev/null \
     2> "$WORK/$p.prof"
-  python3 - "$WORK/$p.prof" "$p" "${TOP:-3}" <<'PY' | tee -a "$results"
-import re, sys, collections
-blocks, cur = [], None
-for line in open(sys.argv[1]):
-    if line.startswith("vulkan profile:"):
-        cur = [line.strip(), collections.Counter(), collections.Counter()]
-        blocks.append(cur)
-    m = re.match(r"\s+([\d.]+) us\s+[\d.]+%\s+(\S+)", line)
-    if m and cur:
-        cur[1][m.group(2)] += float(m.group(1))
-        cur[2][m.group(2)] += 1
-# The decode step: the instance with the most runs.
-b = max(blocks, key=lambda b: int(re.search(r"mean of (\d+)", b[0]).group(1)))
-total = sum(b[1].values())
-print(f"  {sys.argv[2]} one step, a barrier after each dispatch: {b[0][len('vulkan profile: '):]}")
-for op, us in b[1].most_common(int(sys.argv[3])):
-    print(f"     {us:8.1f} us {100 * us / total:5.1f}%  {b[2][op]:4d}x {op}")
-PY
+  python3 "$(dirname "$0")/profile_top.py" "$WORK/$p.prof" "$p" "${TOP:-3}" | tee -a "$results"
 done
 
 if [ "${TORCH:-1}" = 1 ]; then
