@@ -95,6 +95,36 @@ TEST(FuseRotaryEmbedding, QueryAndKeyHalvesBecomeOnePairedCall) {
   EXPECT_TRUE(t.nodes_named("Concat").empty());
 }
 
+TEST(FuseRotaryEmbedding, LayersShareOneViewOfComputedTables) {
+  // Tables computed in the graph (cos and sin of angles repeated in halves, [1, 1, S, R]) read by two
+  // layers' rotaries: one [S, R] view of each serves both (not a view, and a dispatch, per layer).
+  Rope t;
+  ir::Value* freqs = testing::input(t.g, "freqs", f32({1, 1, 4, 4}));
+  ir::Value* angles =
+      testing::onnx(t.g, "Concat", {freqs, freqs}, f32({1, 1, 4, 8}), {{"axis", int64_t{-1}}})->output(0);
+  t.cos = testing::onnx(t.g, "Cos", {angles}, f32({1, 1, 4, 8}))->output(0);
+  t.sin = testing::onnx(t.g, "Sin", {angles}, f32({1, 1, 4, 8}))->output(0);
+  std::vector<ir::Value*> outs;
+  for (int layer = 0; layer < 2; ++layer) {
+    ir::Value* q = testing::input(t.g, "q" + std::to_string(layer), f32({1, 4, 4, 8}));
+    ir::Value* k = testing::input(t.g, "k" + std::to_string(layer), f32({1, 2, 4, 8}));
+    outs.push_back(t.halves(q));
+    outs.push_back(t.halves(k));
+  }
+  t.g.outputs = outs;
+  t.run();
+  const auto ropes = t.nodes_named("et_vk.apply_rotary_emb_hf.default");
+  ASSERT_EQ(ropes.size(), 2u);
+  const auto views = t.nodes_named("aten.view_copy.default");
+  ASSERT_EQ(views.size(), 2u);
+  for (const ir::Node* rope : ropes) {
+    EXPECT_EQ(rope->input(2)->producer()->input(0), t.cos);
+    EXPECT_EQ(rope->input(3)->producer()->input(0), t.sin);
+    EXPECT_EQ(rope->input(2), ropes[0]->input(2));
+    EXPECT_EQ(rope->input(3), ropes[0]->input(3));
+  }
+}
+
 TEST(FuseRotaryEmbedding, PartialRotationKeepsThePassThroughColumns) {
   Rope t;
   t.tables(4, 8);

@@ -364,11 +364,16 @@ ir::Value* to_seq_major(ir::Graph& g, const Match& m) {
   return p->output(0);
 }
 
-// The table as [S, cols].
+// The table as [S, cols]: one view of it, shared by every layer's rotary (a view per layer cost
+// a dispatch per layer where the graph's own tables were not merged, a resizing program's).
 ir::Value* table(ir::Graph& g, ir::Value* t, int64_t rows, int64_t cols) {
   const Ints shape = {rows, cols};
   if (t->shape().sizes() == shape) return t;
   if (t->is_constant()) return g.add_constant(g.unique_name(t->name()), {t->dtype(), ir::Shape::of(shape)}, t->data());
+  for (ir::Node* u : g.users(t))
+    if (u->op_type() == "aten.view_copy.default" && u->domain() == ir::kVulkanDomain && u->outputs().size() == 1 &&
+        u->attr_ints("size") == shape && u->output(0)->shape().sizes() == shape)
+      return u->output(0);
   ir::Node* v = g.add_node(ir::kVulkanDomain, "aten.view_copy.default", {t}, {{t->dtype(), ir::Shape::of(shape)}},
                            g.unique_name(t->name() + "_table"));
   v->attrs() = {{"size", shape}};
