@@ -32,6 +32,10 @@
 namespace vkc::compiler {
 namespace {
 
+// Constants of at least this many bytes are hashed (for their named-data keys) as the writers
+// write them, not before: a model's weights are then read once (serializer's deferred keys).
+constexpr uint64_t kDeferKeysFrom = uint64_t{1} << 20;
+
 // The rejected nodes, the causes first: a node refused for a shape or dtype left unknown by one
 // upstream (an If chosen at run time, say) comes after the nodes refused for their own reasons.
 std::string rejected_list(const partitioner::Partition& p) {
@@ -391,7 +395,10 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
                            "which one program that resizes cannot hold (compile for a list of sizes instead)");
       program = serializer::build_branching_program(*split.tree, options, config.cpu_fallback, shaders);
     } else if (ranges.empty()) {
-      program = serializer::build_program(*g, stats.partition, options, config.cpu_fallback, shaders);
+      // One graph: its large constants are hashed as they are written (read once), unless another
+      // program's constants are merged with its by key (the encoder method's).
+      program = serializer::build_program(*g, stats.partition, options, config.cpu_fallback, shaders,
+                                          encoder ? 0 : kDeferKeysFrom);
     } else {
       bool first_probe = true;
       program = detail::merge_probes(
@@ -434,15 +441,17 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     begin_phase();
     if (out.ptd_bytes || !out.ptd_file.empty()) {  // constants to ExecuTorch's external data file
       const std::vector<serializer::NamedData> external = serializer::take_external_data(program);
+      serializer::ResolvedKeys resolved;
       if (out.ptd_bytes) {
-        *out.ptd_bytes = serializer::serialize_ptd(external);
+        *out.ptd_bytes = serializer::serialize_ptd(external, &resolved);
         stats.external_bytes = out.ptd_bytes->size();
       } else {
         if (std::filesystem::weakly_canonical(out.ptd_file) == std::filesystem::weakly_canonical(out.file))
           throw CompileError(fmt::format("--external-weights '{}' is the program's own path", out.ptd_file.string()));
-        serializer::write_ptd(external, out.ptd_file);
+        resolved = serializer::write_ptd(external, out.ptd_file);
         stats.external_bytes = std::filesystem::file_size(out.ptd_file);
       }
+      serializer::resolve_deferred_keys(program, resolved);
     }
     try {
       if (out.bytes) {

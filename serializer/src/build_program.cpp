@@ -127,7 +127,7 @@ std::vector<int32_t> emit_part(PartContext& cx, const ir::Graph& g, const partit
   for (const Step& step : step_order(g, p, delegate_of)) {
     if (step.delegate >= 0) {
       const partitioner::Delegate& d = p.delegates[step.delegate];
-      VkGraph vk = build_vk_graph(d, cx.rules, cx.program.named_data);
+      VkGraph vk = build_vk_graph(d, cx.rules, cx.program.named_data, cx.defer_keys_from);
       std::vector<uint8_t> shader_bytes;
       if (cx.shaders) {
         const ShaderSelection sel = select_shaders(d, cx.rules, *cx.shaders);
@@ -178,9 +178,10 @@ using detail::emit_part;
 using detail::finish_program;
 
 Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
-                      bool cpu_fallback, ShaderEmbedding* shaders) {
+                      bool cpu_fallback, ShaderEmbedding* shaders, uint64_t defer_keys_from) {
   Program program;
   PartContext cx(program, options, cpu_fallback, shaders);
+  if (p.delegates.size() == 1) cx.defer_keys_from = defer_keys_from;
   for (const ir::Value* v : g.inputs) cx.pb.plan().inputs.push_back(cx.pb.tensor(v));
   cx.pb.plan().outputs = emit_part(cx, g, p);
   finish_program(cx, g);

@@ -121,8 +121,9 @@ ir::TensorData gpu_bytes(const ir::Value* v, VkDataType to) {
 
 class VkGraphBuilder {
  public:
-  VkGraphBuilder(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named)
-      : d_(d), rules_(rules), named_(named) {
+  VkGraphBuilder(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named,
+                 uint64_t defer_keys_from)
+      : d_(d), rules_(rules), named_(named), defer_from_(defer_keys_from) {
     for (const NamedData& nd : named_) known_keys_.insert(nd.key);
   }
 
@@ -195,7 +196,8 @@ class VkGraphBuilder {
         Pending& p = pending_[i];
         try {
           p.bytes = gpu_bytes(p.value, p.dtype);
-          if (!p.bytes.empty()) p.key = sha256_hex_of(p.bytes);
+          if (defer_from_ > 0 && p.bytes.size() >= defer_from_) p.key = fingerprint(p.bytes), p.deferred = true;
+          else if (!p.bytes.empty()) p.key = sha256_hex_of(p.bytes);
           progress.add(p.value->data().size());
         } catch (...) {
           errors[i] = std::current_exception();
@@ -208,14 +210,51 @@ class VkGraphBuilder {
       for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
       work();
     }
+    for (size_t i = 0; i < pending_.size(); ++i)
+      if (errors[i]) std::rethrow_exception(errors[i]);
+    resolve_fingerprints();
     for (size_t i = 0; i < pending_.size(); ++i) {
       Pending& p = pending_[i];
-      if (errors[i]) std::rethrow_exception(errors[i]);
       if (p.bytes.empty()) throw SerializeError(fmt::format("constant '{}' is empty", p.value->name()));
       if (known_keys_.insert(p.key).second) named_.push_back({p.key, p.bytes});
       g_.constants[i] = {std::numeric_limits<uint64_t>::max(), p.bytes.size(), std::move(p.key)};
     }
     pending_.clear();
+  }
+
+  // A deferred constant's stand-in for its key: a SHA-256 of its size and 16 samples of 4 KiB
+  // spread over it (read in place; a derived constant computes just those), which equal
+  // constants share and different ones rarely do.
+  static std::string fingerprint(const ir::TensorData& t) {
+    Sha256Stream h;
+    const uint64_t size = t.size(), sample = std::min<uint64_t>(4096, size);
+    h.update({reinterpret_cast<const uint8_t*>(&size), sizeof size});
+    std::vector<uint8_t> buf(sample);
+    for (uint64_t k = 0; k < 16; ++k) {
+      const uint64_t at = size > sample ? (size - sample) * k / 15 : 0;
+      t.read(at, buf);
+      h.update(buf);
+    }
+    return h.hex();
+  }
+
+  // Deferred constants with one fingerprint are hashed now (equal ones then share their key, as
+  // without deferral); a fingerprint of one becomes the placeholder the writers replace by the
+  // SHA-256 of the bytes they write (kDeferredKeyPrefix + as much of the fingerprint as fits).
+  void resolve_fingerprints() {
+    std::unordered_map<std::string, std::vector<size_t>> by_print;
+    for (size_t i = 0; i < pending_.size(); ++i)
+      if (pending_[i].deferred) by_print[pending_[i].key].push_back(i);
+    for (auto& [print, members] : by_print) {
+      for (size_t i : members) {
+        Pending& p = pending_[i];
+        if (members.size() > 1 || known_keys_.count(std::string(kDeferredKeyPrefix) + print.substr(kDeferredKeyPrefix.size()))) {
+          p.key = sha256_hex_of(p.bytes), p.deferred = false;
+          continue;
+        }
+        p.key = std::string(kDeferredKeyPrefix) + print.substr(kDeferredKeyPrefix.size());
+      }
+    }
   }
 
   // Scalars are shared: one value per distinct (kind, value).
@@ -335,11 +374,13 @@ class VkGraphBuilder {
   DtypeRules rules_;
   std::vector<NamedData>& named_;
   std::unordered_set<std::string> known_keys_;
+  uint64_t defer_from_ = 0;  // constants of at least this many bytes get placeholder keys (0: none)
   struct Pending {
     const ir::Value* value;
     VkDataType dtype;
     ir::TensorData bytes;
     std::string key;
+    bool deferred = false;  // key: a fingerprint, then a placeholder (resolve_fingerprints)
   };
   std::vector<Pending> pending_;  // one per g_.constants entry, in order
   VkGraph g_;
@@ -350,8 +391,9 @@ class VkGraphBuilder {
 
 }  // namespace
 
-VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data) {
-  return VkGraphBuilder(d, rules, named_data).build();
+VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data,
+                       uint64_t defer_keys_from) {
+  return VkGraphBuilder(d, rules, named_data, defer_keys_from).build();
 }
 
 }  // namespace vkc::serializer

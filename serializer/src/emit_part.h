@@ -27,6 +27,7 @@ struct PartContext {
   std::vector<CompileSpec> specs;
   bool cpu_fallback;
   ShaderEmbedding* shaders;
+  uint64_t defer_keys_from = 0;  // build_vk_graph's
   std::map<std::pair<std::string, std::string>, int32_t> operator_index;
 };
 

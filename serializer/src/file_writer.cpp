@@ -13,10 +13,13 @@
 #include <cstring>
 #include <exception>
 #include <thread>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 
 #include "vkc/serializer/byte_progress.h"
 #include "vkc/serializer/errors.h"
+#include "vkc/serializer/sha256.h"
 
 namespace vkc::serializer::detail {
 namespace {
@@ -135,7 +138,8 @@ bool streamed(const ir::TensorData& t) { return t.is_derived() || t.file_backed(
 
 }  // namespace
 
-void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> head, const std::vector<Piece>& pieces) {
+std::vector<std::string> write_pieces(const std::filesystem::path& out, std::span<const uint8_t> head,
+                                      const std::vector<Piece>& pieces, const std::vector<std::string>& placeholders) {
   TempFile file(out);
   // Where each piece goes. Padding comes from a block of zeros; a longer run of zeros (none is
   // longer than a segment's alignment today) is left as a hole of the sized file.
@@ -144,18 +148,22 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
     const uint8_t* data;             // bytes in memory, or
     const ir::TensorData* tensor;    // a tensor written a chunk at a time
     uint64_t size, offset;
+    int32_t hash_slot;
   };
-  std::vector<Span> spans = {{head.data(), nullptr, head.size(), 0}};
+  std::vector<Span> spans = {{head.data(), nullptr, head.size(), 0, -1}};
   uint64_t total = head.size();
   for (const Piece& piece : pieces) {
+    if (piece.hash_slot >= 0 && size_t(piece.hash_slot) >= placeholders.size())
+      throw SerializeError("a hashed piece has no placeholder");
     if (piece.tensor && streamed(*piece.tensor))
-      spans.push_back({nullptr, piece.tensor, piece.size, total});
+      spans.push_back({nullptr, piece.tensor, piece.size, total, piece.hash_slot});
     else if (piece.tensor && piece.size)
-      spans.push_back({piece.tensor->data(), nullptr, piece.size, total});
+      spans.push_back({piece.tensor->data(), nullptr, piece.size, total, piece.hash_slot});
     else if (piece.size && piece.size <= sizeof kZeros)
-      spans.push_back({kZeros, nullptr, piece.size, total});
+      spans.push_back({kZeros, nullptr, piece.size, total, -1});
     total += piece.size;
   }
+  std::vector<Sha256Stream> hashes(placeholders.size());
   file.resize(total);
   uint64_t written = 0;
   for (const Span& s : spans) written += s.size;
@@ -177,6 +185,8 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
     for (const Span& s : spans) {
       const uint64_t b = std::max(from, s.offset), e = std::min(to, s.offset + s.size);
       if (b >= e) continue;
+      // (A hashed span lies wholly in one range: its bytes are hashed in order.)
+      if (s.hash_slot >= 0 && s.data) hashes[s.hash_slot].update({s.data + (b - s.offset), size_t(e - b)});
       if (s.tensor) {
         flush_run();
         for (uint64_t at = b; at < e; at += kChunk) {
@@ -189,6 +199,7 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
           } else {
             one = {const_cast<uint8_t*>(s.tensor->data() + (at - s.offset)), size_t(n)};
           }
+          if (s.hash_slot >= 0) hashes[s.hash_slot].update({static_cast<const uint8_t*>(one.iov_base), one.iov_len});
           file.write_at({&one, 1}, at);
           behind.wrote(at, n);
           progress.add(n);
@@ -206,15 +217,42 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
     }
     flush_run();
   };
+  // Once all is written: the digests replace their placeholders in the head and in the pieces
+  // that name keys (a delegate's payload), which are written again.
+  const auto finish = [&] {
+    std::vector<std::string> digests;
+    for (Sha256Stream& h : hashes) digests.push_back(h.hex());
+    if (!placeholders.empty()) {
+      std::vector<uint8_t> patched(head.begin(), head.end());
+      replace_placeholders(patched, placeholders, digests);
+      iovec one{patched.data(), patched.size()};
+      file.write_at({&one, 1}, 0);
+      uint64_t at = head.size();
+      for (const Piece& piece : pieces) {
+        if (piece.holds_keys && piece.tensor && piece.size) {
+          std::vector<uint8_t> bytes(piece.size);
+          piece.tensor->read(0, bytes);
+          replace_placeholders(bytes, placeholders, digests);
+          iovec again{bytes.data(), bytes.size()};
+          file.write_at({&again, 1}, at);
+        }
+        at += piece.size;
+      }
+    }
+    file.commit();
+    return digests;
+  };
   // Megabytes of weights go through the page cache faster from two writers: the second takes
-  // the bytes past the middle.
+  // the bytes past the middle (past the piece there when pieces are hashed).
   const uint64_t kParallelBytes = uint64_t{64} << 20;
   if (total < kParallelBytes || std::thread::hardware_concurrency() < 2) {
     write_range(0, total);
-    file.commit();
-    return;
+    return finish();
   }
-  const uint64_t middle = total / 2;
+  uint64_t middle = total / 2;
+  if (!placeholders.empty())
+    for (const Span& s : spans)
+      if (s.offset < middle && middle < s.offset + s.size) middle = s.offset + s.size;
   std::exception_ptr second_error;
   std::thread second([&] {
     try {
@@ -232,15 +270,45 @@ void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> hea
   second.join();
   if (first_error) std::rethrow_exception(first_error);
   if (second_error) std::rethrow_exception(second_error);
-  file.commit();
+  return finish();
 }
 
-std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces) {
+void replace_placeholders(std::span<uint8_t> bytes, const std::vector<std::string>& placeholders,
+                          const std::vector<std::string>& digests) {
+  if (placeholders.empty()) return;
+  // Every placeholder starts with the same prefix (build_vk_graph's), the length of a digest.
+  const std::string& first = placeholders.front();
+  const size_t len = first.size(), prefix = std::min<size_t>(len, 13);
+  std::unordered_map<std::string_view, size_t> slot;
+  for (size_t i = 0; i < placeholders.size(); ++i) slot.emplace(placeholders[i], i);
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  for (size_t at = text.find(std::string_view(first).substr(0, prefix)); at != std::string_view::npos && at + len <= text.size();
+       at = text.find(std::string_view(first).substr(0, prefix), at + 1)) {
+    const auto it = slot.find(text.substr(at, len));
+    if (it == slot.end()) continue;
+    std::memcpy(bytes.data() + at, digests[it->second].data(), len);
+  }
+}
+
+std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces,
+                                   const std::vector<std::string>& placeholders, std::vector<std::string>* digests) {
+  std::vector<Sha256Stream> hashes(placeholders.size());
+  std::vector<std::pair<size_t, size_t>> keyed = {{0, head.size()}};  // byte ranges that may name keys
   for (const Piece& piece : pieces) {
     const size_t at = head.size();
     head.resize(at + piece.size, 0);
     if (piece.tensor) piece.tensor->read(0, {head.data() + at, size_t(piece.size)});
+    if (piece.hash_slot >= 0) {
+      if (size_t(piece.hash_slot) >= placeholders.size()) throw SerializeError("a hashed piece has no placeholder");
+      hashes[piece.hash_slot].update({head.data() + at, size_t(piece.size)});
+    }
+    if (piece.holds_keys) keyed.emplace_back(at, piece.size);
   }
+  std::vector<std::string> hex;
+  for (Sha256Stream& h : hashes) hex.push_back(h.hex());
+  if (!placeholders.empty())
+    for (const auto& [at, n] : keyed) replace_placeholders({head.data() + at, n}, placeholders, hex);
+  if (digests) *digests = std::move(hex);
   return head;
 }
 

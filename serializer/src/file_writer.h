@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "vkc/ir/tensor_data.h"
@@ -13,22 +14,37 @@ namespace vkc::serializer::detail {
 
 /// A run of output bytes: a tensor's bytes, or `size` zeros if `tensor` is null. A tensor that is
 /// derived or file-backed is written a chunk at a time, so that writing holds one chunk of it.
+/// Deferred keys: a piece may be hashed as it is written (`hash_slot` >= 0: its SHA-256 is the key
+/// that stands in the head and in the pieces that `holds_keys` as the placeholder
+/// `placeholders[hash_slot]`, a string of the key's length); once every piece is written, each
+/// placeholder there is replaced by its digest. So a constant is read once, not hashed and then
+/// read again (build_vk_graph's defer_keys_from).
 struct Piece {
   const ir::TensorData* tensor;
   uint64_t size;
+  int32_t hash_slot = -1;
+  bool holds_keys = false;
   static Piece zeros(uint64_t n) { return {nullptr, n}; }
   static Piece of(const ir::TensorData& t) { return {&t, t.size()}; }
 };
 
 /// Writes `head` then `pieces` to `out` through a temporary file in the same folder that is
 /// renamed into place; on failure removes it and throws SerializeError, never leaving a partial
-/// `out`. Large files are written by two threads.
-void write_pieces(const std::filesystem::path& out, std::span<const uint8_t> head, const std::vector<Piece>& pieces);
+/// `out`. Large files are written by two threads. With `placeholders`, the hashed pieces' digests
+/// replace them (Piece) before the file is renamed into place; returns the digests by slot.
+std::vector<std::string> write_pieces(const std::filesystem::path& out, std::span<const uint8_t> head,
+                                      const std::vector<Piece>& pieces, const std::vector<std::string>& placeholders = {});
+
+/// Replaces every placeholder found in `bytes` by the digest of its slot (same lengths).
+void replace_placeholders(std::span<uint8_t> bytes, const std::vector<std::string>& placeholders,
+                          const std::vector<std::string>& digests);
 
 /// Whether two tensors of the same size hold the same bytes (derived ones compared a chunk at a time).
 bool equal_bytes(const ir::TensorData& a, const ir::TensorData& b);
 
-/// The same bytes in memory.
-std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces);
+/// The same bytes in memory (placeholders replaced as write_pieces does; `digests` gets them).
+std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces,
+                                   const std::vector<std::string>& placeholders = {},
+                                   std::vector<std::string>* digests = nullptr);
 
 }  // namespace vkc::serializer::detail

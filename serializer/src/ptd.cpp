@@ -32,6 +32,7 @@ constexpr uint32_t kVersion = 0;
 struct PtdBytes {
   std::vector<uint8_t> head;
   std::vector<Piece> pieces;
+  std::vector<std::string> placeholders;
 };
 
 PtdBytes assemble(const std::vector<NamedData>& named) {
@@ -39,13 +40,19 @@ PtdBytes assemble(const std::vector<NamedData>& named) {
   std::vector<flatbuffers::Offset<ft::DataSegment>> segments;
   std::vector<flatbuffers::Offset<ft::NamedData>> entries;
   std::vector<Piece> pieces;
+  std::vector<std::string> placeholders;
   std::set<std::string> keys;
   uint64_t size = 0;
   for (const NamedData& n : named) {
     if (!keys.insert(n.key).second) throw SerializeError(fmt::format("external data key '{}' is given twice", n.key));
     const uint64_t offset = align_up(size, kSegmentAlignment);
     if (offset > size) pieces.push_back(Piece::zeros(offset - size));
-    pieces.push_back(Piece::of(n.data));
+    Piece piece = Piece::of(n.data);
+    if (is_deferred_key(n.key)) {  // hashed as it is written
+      piece.hash_slot = static_cast<int32_t>(placeholders.size());
+      placeholders.push_back(n.key);
+    }
+    pieces.push_back(piece);
     entries.push_back(ft::CreateNamedData(fbb, fbb.CreateString(n.key), uint32_t(segments.size())));
     segments.push_back(ft::CreateDataSegment(fbb, offset, n.data.size()));
     size = offset + n.data.size();
@@ -70,21 +77,45 @@ PtdBytes assemble(const std::vector<NamedData>& named) {
   head.resize(8 + kPaddedHeader, 0);
   head.insert(head.end(), fb.begin() + 8, fb.end());
   head.resize(segment_base, 0);
-  return {std::move(head), std::move(pieces)};
+  return {std::move(head), std::move(pieces), std::move(placeholders)};
+}
+
+ResolvedKeys resolved_keys(const std::vector<std::string>& placeholders, const std::vector<std::string>& digests) {
+  ResolvedKeys r;
+  for (size_t i = 0; i < placeholders.size(); ++i) r[placeholders[i]] = digests.at(i);
+  return r;
 }
 
 [[noreturn]] void corrupt(const std::string& what) { throw SerializeError("corrupt .ptd: " + what); }
 
 }  // namespace
 
-void write_ptd(const std::vector<NamedData>& named, const std::filesystem::path& out) {
+ResolvedKeys write_ptd(const std::vector<NamedData>& named, const std::filesystem::path& out) {
   const PtdBytes bytes = assemble(named);
-  detail::write_pieces(out, bytes.head, bytes.pieces);
+  return resolved_keys(bytes.placeholders, detail::write_pieces(out, bytes.head, bytes.pieces, bytes.placeholders));
 }
 
-std::vector<uint8_t> serialize_ptd(const std::vector<NamedData>& named) {
+std::vector<uint8_t> serialize_ptd(const std::vector<NamedData>& named, ResolvedKeys* resolved) {
   PtdBytes bytes = assemble(named);
-  return detail::concat_pieces(std::move(bytes.head), bytes.pieces);
+  std::vector<std::string> digests;
+  std::vector<uint8_t> out = detail::concat_pieces(std::move(bytes.head), bytes.pieces, bytes.placeholders, &digests);
+  if (resolved) *resolved = resolved_keys(bytes.placeholders, digests);
+  return out;
+}
+
+void resolve_deferred_keys(Program& program, const ResolvedKeys& resolved) {
+  if (resolved.empty()) return;
+  std::vector<std::string> placeholders, digests;
+  for (const auto& [p, d] : resolved) placeholders.push_back(p), digests.push_back(d);
+  for (NamedData& n : program.named_data)
+    if (auto it = resolved.find(n.key); it != resolved.end()) n.key = it->second;
+  for (ExecutionPlan& plan : program.plans)
+    for (BackendDelegate& d : plan.delegates) {
+      std::vector<uint8_t> bytes(d.processed.size());
+      d.processed.read(0, bytes);
+      detail::replace_placeholders(bytes, placeholders, digests);
+      d.processed = ir::TensorData::owned(std::move(bytes));
+    }
 }
 
 PtdFile read_ptd_bytes(std::span<const uint8_t> bytes, std::shared_ptr<const void> keepalive) {

@@ -31,10 +31,11 @@ constexpr uint64_t kExtendedHeaderSize = 32;
 using detail::Piece;
 
 /// The whole file: `head` (program + padding) then the segment pieces, which
-/// point into the Program's TensorData.
+/// point into the Program's TensorData; the deferred keys the writer resolves (Piece).
 struct PteBytes {
   std::vector<uint8_t> head;
   std::vector<Piece> segment_pieces;
+  std::vector<std::string> placeholders;
 };
 
 class SegmentPlanner {
@@ -59,7 +60,7 @@ bool same_bytes(const ir::TensorData& a, const ir::TensorData& b) {
   return a.size() == b.size() && detail::equal_bytes(a, b);
 }
 
-SegmentPlanner plan_segments(const Program& program) {
+SegmentPlanner plan_segments(const Program& program, std::vector<std::string>& placeholders) {
   SegmentPlanner planner;
   // Segment 0: constants, each 16-aligned; offsets[0] is the reserved slot.
   std::vector<Piece> constants;
@@ -81,9 +82,11 @@ SegmentPlanner plan_segments(const Program& program) {
     for (const BackendDelegate& d : plan.delegates) {
       auto same = std::find_if(payloads.begin(), payloads.end(),
                                [&](const auto& p) { return same_bytes(*p.first, d.processed); });
-      if (same == payloads.end())
-        same = payloads.insert(payloads.end(),
-                               std::pair(&d.processed, planner.add({Piece::of(d.processed)})));
+      if (same == payloads.end()) {
+        Piece payload = Piece::of(d.processed);
+        payload.holds_keys = true;  // its constants' named keys
+        same = payloads.insert(payloads.end(), std::pair(&d.processed, planner.add({payload})));
+      }
       segments.push_back(same->second);
     }
   }
@@ -97,7 +100,12 @@ SegmentPlanner plan_segments(const Program& program) {
                                          named.key));
       continue;
     }
-    planner.plan.named_data.emplace_back(named.key, planner.add({Piece::of(named.data)}));
+    Piece piece = Piece::of(named.data);
+    if (is_deferred_key(named.key)) {  // hashed as it is written
+      piece.hash_slot = static_cast<int32_t>(placeholders.size());
+      placeholders.push_back(named.key);
+    }
+    planner.plan.named_data.emplace_back(named.key, planner.add({piece}));
   }
   return planner;
 }
@@ -105,9 +113,10 @@ SegmentPlanner plan_segments(const Program& program) {
 PteBytes assemble(const Program& program) {
   for (const ExecutionPlan& plan : program.plans)
     detail::check_plan(plan, program.constants.size(), "invalid Program: ");
-  SegmentPlanner planner = plan_segments(program);
+  std::vector<std::string> placeholders;
+  SegmentPlanner planner = plan_segments(program, placeholders);
   std::vector<uint8_t> fb = detail::encode_program(program, planner.plan);
-  if (planner.data_size == 0) return {std::move(fb), {}};  // no segment bytes: no extended header
+  if (planner.data_size == 0) return {std::move(fb), {}, {}};  // no segment bytes: no extended header
 
   // Splice the eh00 header in after the root offset and identifier; the root
   // offset grows by the header size. 32 is a multiple of every force_align
@@ -125,19 +134,19 @@ PteBytes assemble(const Program& program) {
   put_le<uint64_t>(head, planner.data_size);
   head.insert(head.end(), fb.begin() + 8, fb.end());
   head.resize(segment_base, 0);
-  return {std::move(head), std::move(planner.pieces)};
+  return {std::move(head), std::move(planner.pieces), std::move(placeholders)};
 }
 
 }  // namespace
 
 void write_pte(const Program& program, const std::filesystem::path& out) {
   const PteBytes bytes = assemble(program);  // fails before any file exists
-  detail::write_pieces(out, bytes.head, bytes.segment_pieces);
+  detail::write_pieces(out, bytes.head, bytes.segment_pieces, bytes.placeholders);
 }
 
 std::vector<uint8_t> serialize_pte(const Program& program) {
   PteBytes bytes = assemble(program);
-  return detail::concat_pieces(std::move(bytes.head), bytes.segment_pieces);
+  return detail::concat_pieces(std::move(bytes.head), bytes.segment_pieces, bytes.placeholders);
 }
 
 }  // namespace vkc::serializer

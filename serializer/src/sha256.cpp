@@ -27,6 +27,14 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
   return hex_digest(ctx);
 }
 
+static_assert(sizeof(sha256_ctx) <= 128 && alignof(sha256_ctx) <= 16);
+
+Sha256Stream::Sha256Stream() { sha256_init(reinterpret_cast<sha256_ctx*>(ctx_)); }
+void Sha256Stream::update(std::span<const uint8_t> bytes) {
+  sha256_update(reinterpret_cast<sha256_ctx*>(ctx_), bytes.size(), bytes.data());
+}
+std::string Sha256Stream::hex() { return hex_digest(*reinterpret_cast<sha256_ctx*>(ctx_)); }
+
 std::string sha256_hex_of(const ir::TensorData& data) {
   sha256_ctx ctx;
   sha256_init(&ctx);

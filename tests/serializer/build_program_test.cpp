@@ -1,13 +1,20 @@
 // IR + partition -> Program: VkGraph argument layouts as the runtime reads them, and
 // KernelCall fallback for nodes left out of every delegate.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "common/graph_builder.h"
 #include "vkc/partitioner/partition.h"
 #include "vkc/serializer/build_program.h"
 #include "vkc/serializer/errors.h"
+#include "vkc/serializer/ptd.h"
+#include "vkc/serializer/pte_writer.h"
+#include "vkc/serializer/sha256.h"
 #include "vkc/serializer/vk_payload.h"
 
 namespace vkc::serializer {
@@ -75,6 +82,68 @@ ir::Node* wide_chain(ir::Graph& g) {
   ir::Node* r2 = testing::runtime(g, "aten.relu.default", {pool->output(0)}, {x->type()});
   g.outputs.push_back(r2->output(0));
   return pool;
+}
+
+// Four linears over [64, 4096] weights (1 MiB each): a, a again, b, and a with one value changed
+// between the places its fingerprint samples (the same fingerprint as a, other bytes).
+void four_linears(ir::Graph& g) {
+  ir::Value* x = testing::input(g, "x", f32({1, 4096}));
+  std::vector<float> a(64 * 4096), b(64 * 4096);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = float(i % 977) * 0.001f, b[i] = float(i % 613) * -0.002f;
+  std::vector<float> a2 = a;
+  a2[19456] = 123.f;  // byte 77824: past the sample at 69632 (4 KiB), before the next at 139264
+  const std::vector<float>* weights[] = {&a, &a, &b, &a2};
+  ir::Value* y = x;
+  for (int k = 0; k < 4; ++k) {
+    ir::Value* w = testing::constant(g, "w" + std::to_string(k), {64, 4096}, *weights[k]);
+    ir::Node* lin = testing::runtime(g, "aten.linear.default", {x, w, nullptr}, {f32({1, 64})});
+    y = lin->output(0);
+    g.outputs.push_back(y);
+  }
+}
+
+std::vector<uint8_t> file_bytes(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+TEST(BuildProgram, DeferredKeysGiveTheSameBytesInMemoryAndInFiles) {
+  // Constants of at least defer_keys_from bytes are named by placeholders the writers replace by
+  // the SHA-256 of the bytes they write: the .pte (and a .ptd with its .pte) must be byte for byte
+  // what hashing first gives, equal constants still sharing one entry.
+  ir::Graph g;
+  four_linears(g);
+  const auto p = partitioner::partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 1u);
+  const Program plain = build_program(g, p, {}, false, nullptr, 0);
+  Program deferred = build_program(g, p, {}, false, nullptr, 1 << 20);
+  size_t placeholders = 0;
+  for (const NamedData& n : deferred.named_data) placeholders += is_deferred_key(n.key);
+  // a, a and a' fingerprint alike: hashed here (a's two one entry, a' its own); b deferred.
+  EXPECT_EQ(placeholders, 1u);
+  EXPECT_EQ(deferred.named_data.size(), plain.named_data.size());
+  const std::vector<uint8_t> want = serialize_pte(plain);
+  EXPECT_EQ(serialize_pte(deferred), want);
+  const auto dir = std::filesystem::temp_directory_path() / ("vkc_deferred_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  write_pte(deferred, dir / "d.pte");
+  EXPECT_EQ(file_bytes(dir / "d.pte"), want);
+  // With the constants in a .ptd (written first; the .pte then gets the keys it resolved).
+  Program plain_ext = build_program(g, p, {}, false, nullptr, 0), deferred_ext = build_program(g, p, {}, false, nullptr, 1 << 20);
+  const std::vector<uint8_t> want_ptd = serialize_ptd(take_external_data(plain_ext));
+  const std::vector<uint8_t> want_pte = serialize_pte(plain_ext);
+  const ResolvedKeys resolved = write_ptd(take_external_data(deferred_ext), dir / "d.ptd");
+  EXPECT_EQ(resolved.size(), 1u);
+  resolve_deferred_keys(deferred_ext, resolved);
+  write_pte(deferred_ext, dir / "e.pte");
+  EXPECT_EQ(file_bytes(dir / "d.ptd"), want_ptd);
+  EXPECT_EQ(file_bytes(dir / "e.pte"), want_pte);
+  Program in_memory = build_program(g, p, {}, false, nullptr, 1 << 20);
+  ResolvedKeys again;
+  EXPECT_EQ(serialize_ptd(take_external_data(in_memory), &again), want_ptd);
+  resolve_deferred_keys(in_memory, again);
+  EXPECT_EQ(serialize_pte(in_memory), want_pte);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(BuildProgram, NodesLeftOutBecomePortableKernelCallsBetweenDelegates) {

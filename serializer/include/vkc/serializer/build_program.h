@@ -31,7 +31,13 @@ struct DtypeRules {
 };
 
 /// The VkGraph of one delegate; constants it references are appended to `named_data` (deduplicated by key).
-VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data);
+/// `defer_keys_from` > 0: constants of at least that many bytes are not hashed here but named by a
+/// placeholder (is_deferred_key) that the .pte / .ptd writers replace by the key, hashing them as
+/// they write them (read once, not twice); constants that fingerprint alike are hashed here. Only
+/// for a program whose constants no other graph's are compared with by key (one graph, one
+/// delegate: a placeholder is the same for equal constants, but not proven different for others).
+VkGraph build_vk_graph(const partitioner::Delegate& d, const DtypeRules& rules, std::vector<NamedData>& named_data,
+                       uint64_t defer_keys_from = 0);
 
 /// The ExecuTorch portable kernel (out variant) a KernelCall names for a runtime operator, e.g.
 /// "aten.convolution.default" -> {"aten::convolution", "out"}; nullopt for et_vk ops.
@@ -43,8 +49,9 @@ struct ShaderEmbedding;
 /// delegate's payload embeds (see embed_shaders.h). Nodes outside every delegate become KernelCalls of ExecuTorch's portable
 /// kernels (`aten::<op>.out`) when `cpu_fallback` is set; otherwise, or for operators without a
 /// portable kernel (et_vk.*, ONNX nodes), build_program throws SerializeError naming the node.
+/// `defer_keys_from`: build_vk_graph's, for a partition of one delegate.
 Program build_program(const ir::Graph& g, const partitioner::Partition& p, const CompileOptions& options,
-                      bool cpu_fallback = false, ShaderEmbedding* shaders = nullptr);
+                      bool cpu_fallback = false, ShaderEmbedding* shaders = nullptr, uint64_t defer_keys_from = 0);
 
 /// One straight-line part of a program: a partitioned graph.
 struct ProgramPart {

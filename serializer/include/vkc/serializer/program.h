@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -78,6 +79,12 @@ struct NamedData {
   std::string key;
   ir::TensorData data;
 };
+
+/// A named-data key not known yet: the placeholder a large constant carries (as long as the
+/// SHA-256 hex key it stands for) until the writers hash its bytes as they write them and put the
+/// key in its place (build_vk_graph's defer_keys_from; pte_writer, ptd).
+inline constexpr std::string_view kDeferredKeyPrefix = "vkc-deferred:";
+inline bool is_deferred_key(std::string_view key) { return key.substr(0, kDeferredKeyPrefix.size()) == kDeferredKeyPrefix; }
 
 struct Program {
   std::vector<ExecutionPlan> plans;

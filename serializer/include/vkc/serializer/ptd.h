@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,11 +26,18 @@ struct PtdFile {
   uint64_t file_size = 0;
 };
 
+/// Deferred keys (is_deferred_key) the .ptd writers resolved: placeholder -> SHA-256 hex key.
+using ResolvedKeys = std::map<std::string, std::string>;
+
 /// Writes `named` (distinct keys) as a .ptd through a temporary file renamed into place; throws
-/// SerializeError, never leaving a partial file. Segment bytes are streamed, not concatenated.
-void write_ptd(const std::vector<NamedData>& named, const std::filesystem::path& out);
+/// SerializeError, never leaving a partial file. Segment bytes are streamed, not concatenated;
+/// entries with deferred keys are hashed as they are written. Returns those keys.
+ResolvedKeys write_ptd(const std::vector<NamedData>& named, const std::filesystem::path& out);
 /// The same bytes in memory. Deterministic.
-std::vector<uint8_t> serialize_ptd(const std::vector<NamedData>& named);
+std::vector<uint8_t> serialize_ptd(const std::vector<NamedData>& named, ResolvedKeys* resolved = nullptr);
+/// Puts the resolved keys in `program` where their placeholders stand (named data, delegate
+/// payloads), for a program written after its .ptd.
+void resolve_deferred_keys(Program& program, const ResolvedKeys& resolved);
 
 /// Memory-maps and checks a .ptd; throws SerializeError naming the file and what is wrong.
 PtdFile read_ptd(const std::filesystem::path& path);
