@@ -139,7 +139,8 @@ bool streamed(const ir::TensorData& t) { return t.is_derived() || t.file_backed(
 }  // namespace
 
 std::vector<std::string> write_pieces(const std::filesystem::path& out, std::span<const uint8_t> head,
-                                      const std::vector<Piece>& pieces, const std::vector<std::string>& placeholders) {
+                                      const std::vector<Piece>& pieces, const std::vector<std::string>& placeholders,
+                                      const AcceptDigests& accept) {
   TempFile file(out);
   // Where each piece goes. Padding comes from a block of zeros; a longer run of zeros (none is
   // longer than a segment's alignment today) is left as a hole of the sized file.
@@ -189,8 +190,9 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
       if (s.hash_slot >= 0 && s.data) hashes[s.hash_slot].update({s.data + (b - s.offset), size_t(e - b)});
       if (s.tensor) {
         flush_run();
-        for (uint64_t at = b; at < e; at += kChunk) {
-          const uint64_t n = std::min(kChunk, e - at);
+        const uint64_t chunk = s.tensor->read_chunk(kChunk);  // a derived tensor's preferred run
+        for (uint64_t at = b; at < e; at += chunk) {
+          const uint64_t n = std::min(chunk, e - at);
           iovec one{};
           if (s.tensor->is_derived()) {
             buffer.resize(std::max<uint64_t>(buffer.size(), n));
@@ -222,6 +224,7 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
   const auto finish = [&] {
     std::vector<std::string> digests;
     for (Sha256Stream& h : hashes) digests.push_back(h.hex());
+    if (accept && !accept(digests)) throw KeysCollide();  // the temporary file goes with `file`
     if (!placeholders.empty()) {
       std::vector<uint8_t> patched(head.begin(), head.end());
       replace_placeholders(patched, placeholders, digests);
@@ -273,6 +276,16 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
   return finish();
 }
 
+AcceptDigests new_keys_only(std::vector<std::string> fixed) {
+  return [fixed = std::move(fixed)](const std::vector<std::string>& digests) {
+    std::unordered_map<std::string_view, int> seen;
+    for (const std::string& k : fixed) seen.emplace(k, 0);
+    for (const std::string& d : digests)
+      if (!seen.emplace(d, 1).second) return false;
+    return true;
+  };
+}
+
 void replace_placeholders(std::span<uint8_t> bytes, const std::vector<std::string>& placeholders,
                           const std::vector<std::string>& digests) {
   if (placeholders.empty()) return;
@@ -291,7 +304,8 @@ void replace_placeholders(std::span<uint8_t> bytes, const std::vector<std::strin
 }
 
 std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces,
-                                   const std::vector<std::string>& placeholders, std::vector<std::string>* digests) {
+                                   const std::vector<std::string>& placeholders, std::vector<std::string>* digests,
+                                   const AcceptDigests& accept) {
   std::vector<Sha256Stream> hashes(placeholders.size());
   std::vector<std::pair<size_t, size_t>> keyed = {{0, head.size()}};  // byte ranges that may name keys
   for (const Piece& piece : pieces) {
@@ -306,6 +320,7 @@ std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<
   }
   std::vector<std::string> hex;
   for (Sha256Stream& h : hashes) hex.push_back(h.hex());
+  if (accept && !accept(hex)) throw KeysCollide();
   if (!placeholders.empty())
     for (const auto& [at, n] : keyed) replace_placeholders({head.data() + at, n}, placeholders, hex);
   if (digests) *digests = std::move(hex);

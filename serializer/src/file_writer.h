@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,8 +34,17 @@ struct Piece {
 /// renamed into place; on failure removes it and throws SerializeError, never leaving a partial
 /// `out`. Large files are written by two threads. With `placeholders`, the hashed pieces' digests
 /// replace them (Piece) before the file is renamed into place; returns the digests by slot.
+/// Thrown by write_pieces / concat_pieces when `accept` refuses the digests (two deferred
+/// constants, or one and a key already there, turned out equal): nothing is left written.
+struct KeysCollide : std::exception {
+  const char* what() const noexcept override { return "deferred keys collide"; }
+};
+using AcceptDigests = std::function<bool(const std::vector<std::string>& digests)>;
+/// Accepts digests that differ from each other and from `fixed` (the keys known before writing).
+AcceptDigests new_keys_only(std::vector<std::string> fixed);
 std::vector<std::string> write_pieces(const std::filesystem::path& out, std::span<const uint8_t> head,
-                                      const std::vector<Piece>& pieces, const std::vector<std::string>& placeholders = {});
+                                      const std::vector<Piece>& pieces, const std::vector<std::string>& placeholders = {},
+                                      const AcceptDigests& accept = {});
 
 /// Replaces every placeholder found in `bytes` by the digest of its slot (same lengths).
 void replace_placeholders(std::span<uint8_t> bytes, const std::vector<std::string>& placeholders,
@@ -45,6 +56,6 @@ bool equal_bytes(const ir::TensorData& a, const ir::TensorData& b);
 /// The same bytes in memory (placeholders replaced as write_pieces does; `digests` gets them).
 std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces,
                                    const std::vector<std::string>& placeholders = {},
-                                   std::vector<std::string>* digests = nullptr);
+                                   std::vector<std::string>* digests = nullptr, const AcceptDigests& accept = {});
 
 }  // namespace vkc::serializer::detail

@@ -1,4 +1,5 @@
 #include "vkc/serializer/ptd.h"
+#include "vkc/serializer/sha256.h"
 
 #include <fmt/format.h>
 
@@ -88,20 +89,63 @@ ResolvedKeys resolved_keys(const std::vector<std::string>& placeholders, const s
 
 [[noreturn]] void corrupt(const std::string& what) { throw SerializeError("corrupt .ptd: " + what); }
 
+std::vector<std::string> fixed_keys(const std::vector<NamedData>& named) {
+  std::vector<std::string> keys;
+  for (const NamedData& n : named)
+    if (!is_deferred_key(n.key)) keys.push_back(n.key);
+  return keys;
+}
+
+// `named` with its deferred keys hashed first (KeysCollide's way out).
+std::vector<NamedData> with_hashed_keys(const std::vector<NamedData>& named, const ResolvedKeys& keys) {
+  std::vector<NamedData> out;
+  std::set<std::string> seen;
+  for (const NamedData& n : named) {
+    const auto it = keys.find(n.key);
+    const std::string& key = it == keys.end() ? n.key : it->second;
+    if (seen.insert(key).second) out.push_back({key, n.data});  // equal constants: one entry
+  }
+  return out;
+}
+
+
 }  // namespace
+
+
+ResolvedKeys hash_deferred_keys(const std::vector<NamedData>& named) {
+  ResolvedKeys keys;
+  for (const NamedData& n : named)
+    if (is_deferred_key(n.key)) keys[n.key] = sha256_hex_of(n.data);
+  return keys;
+}
 
 ResolvedKeys write_ptd(const std::vector<NamedData>& named, const std::filesystem::path& out) {
   const PtdBytes bytes = assemble(named);
-  return resolved_keys(bytes.placeholders, detail::write_pieces(out, bytes.head, bytes.pieces, bytes.placeholders));
+  try {
+    return resolved_keys(bytes.placeholders, detail::write_pieces(out, bytes.head, bytes.pieces, bytes.placeholders,
+                                                                  detail::new_keys_only(fixed_keys(named))));
+  } catch (const detail::KeysCollide&) {
+    const ResolvedKeys keys = hash_deferred_keys(named);
+    write_ptd(with_hashed_keys(named, keys), out);
+    return keys;
+  }
 }
 
 std::vector<uint8_t> serialize_ptd(const std::vector<NamedData>& named, ResolvedKeys* resolved) {
   PtdBytes bytes = assemble(named);
   std::vector<std::string> digests;
-  std::vector<uint8_t> out = detail::concat_pieces(std::move(bytes.head), bytes.pieces, bytes.placeholders, &digests);
-  if (resolved) *resolved = resolved_keys(bytes.placeholders, digests);
-  return out;
+  try {
+    std::vector<uint8_t> out = detail::concat_pieces(std::move(bytes.head), bytes.pieces, bytes.placeholders, &digests,
+                                                     detail::new_keys_only(fixed_keys(named)));
+    if (resolved) *resolved = resolved_keys(bytes.placeholders, digests);
+    return out;
+  } catch (const detail::KeysCollide&) {
+    const ResolvedKeys keys = hash_deferred_keys(named);
+    if (resolved) *resolved = keys;
+    return serialize_ptd(with_hashed_keys(named, keys));
+  }
 }
+
 
 void resolve_deferred_keys(Program& program, const ResolvedKeys& resolved) {
   if (resolved.empty()) return;

@@ -17,6 +17,7 @@
 #include "program_checks.h"
 #include "program_codec.h"
 #include "vkc/serializer/errors.h"
+#include "vkc/serializer/ptd.h"
 
 namespace vkc::serializer {
 namespace {
@@ -137,16 +138,40 @@ PteBytes assemble(const Program& program) {
   return {std::move(head), std::move(planner.pieces), std::move(placeholders)};
 }
 
+// Keys hashed as written must be new (KeysCollide otherwise): distinct, and none a key already named.
+detail::AcceptDigests accept_for(const Program& program) {
+  std::vector<std::string> fixed;
+  for (const NamedData& n : program.named_data)
+    if (!is_deferred_key(n.key)) fixed.push_back(n.key);
+  return detail::new_keys_only(std::move(fixed));
+}
+
+// The program with its deferred keys hashed first (equal constants then one entry).
+Program with_hashed_keys(const Program& program) {
+  Program copy = program;
+  resolve_deferred_keys(copy, hash_deferred_keys(program.named_data));
+  return copy;
+}
+
 }  // namespace
 
 void write_pte(const Program& program, const std::filesystem::path& out) {
   const PteBytes bytes = assemble(program);  // fails before any file exists
-  detail::write_pieces(out, bytes.head, bytes.segment_pieces, bytes.placeholders);
+  try {
+    detail::write_pieces(out, bytes.head, bytes.segment_pieces, bytes.placeholders, accept_for(program));
+  } catch (const detail::KeysCollide&) {
+    write_pte(with_hashed_keys(program), out);
+  }
 }
 
 std::vector<uint8_t> serialize_pte(const Program& program) {
   PteBytes bytes = assemble(program);
-  return detail::concat_pieces(std::move(bytes.head), bytes.segment_pieces, bytes.placeholders);
+  try {
+    return detail::concat_pieces(std::move(bytes.head), bytes.segment_pieces, bytes.placeholders, nullptr,
+                                 accept_for(program));
+  } catch (const detail::KeysCollide&) {
+    return serialize_pte(with_hashed_keys(program));
+  }
 }
 
 }  // namespace vkc::serializer

@@ -38,6 +38,9 @@ std::vector<uint8_t> serialize_ptd(const std::vector<NamedData>& named, Resolved
 /// Puts the resolved keys in `program` where their placeholders stand (named data, delegate
 /// payloads), for a program written after its .ptd.
 void resolve_deferred_keys(Program& program, const ResolvedKeys& resolved);
+/// The keys of `named`'s deferred entries, hashed now (the writers' way out when keys hashed as
+/// written collide: equal constants the fingerprints kept apart).
+ResolvedKeys hash_deferred_keys(const std::vector<NamedData>& named);
 
 /// Memory-maps and checks a .ptd; throws SerializeError naming the file and what is wrong.
 PtdFile read_ptd(const std::filesystem::path& path);
