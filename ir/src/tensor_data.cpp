@@ -1,7 +1,5 @@
 #include "vkc/ir/tensor_data.h"
 
-#include <fmt/format.h>
-
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,9 +13,6 @@ namespace vkc::ir {
 
 struct TensorData::Lazy {
   size_t unit;
-  size_t preferred = 0;
-  std::unique_ptr<TensorData> origin;  // set_origin
-  std::string origin_tag;
   Fill fill;
   std::once_flag once;
   std::atomic<bool> ready{false};
@@ -47,14 +42,13 @@ TensorData TensorData::file_view(std::shared_ptr<const void> owner, const uint8_
   return d;
 }
 
-TensorData TensorData::derived(size_t size, size_t unit, Fill fill, size_t preferred) {
+TensorData TensorData::derived(size_t size, size_t unit, Fill fill) {
   if (unit == 0 || size % unit != 0) throw std::logic_error("TensorData::derived: size is not a multiple of the unit");
   TensorData d;
   d.size_ = size;
   if (size == 0) return d;
   d.lazy_ = std::make_shared<Lazy>();
   d.lazy_->unit = unit;
-  d.lazy_->preferred = preferred;
   d.lazy_->fill = std::move(fill);
   return d;
 }
@@ -102,24 +96,6 @@ void TensorData::release(uint64_t offset, uint64_t n) const {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
-void TensorData::set_origin(const TensorData& source, std::string tag) {
-  if (!lazy_) return;
-  lazy_->origin = std::make_unique<TensorData>(source);
-  lazy_->origin_tag = std::move(tag);
-}
-
-const TensorData* TensorData::origin() const { return lazy_ ? lazy_->origin.get() : nullptr; }
-
-const std::string& TensorData::origin_tag() const {
-  static const std::string none;
-  return lazy_ ? lazy_->origin_tag : none;
-}
-
-size_t TensorData::read_chunk(size_t chunk) const {
-  if (!lazy_ || lazy_->preferred <= chunk) return chunk;
-  return std::max(lazy_->unit, std::min(lazy_->preferred, size_) / lazy_->unit * lazy_->unit);
-}
-
 void TensorData::stream(size_t chunk, const std::function<void(uint64_t, std::span<const uint8_t>)>& visit) const {
   if (!lazy_ || lazy_->ready.load(std::memory_order_acquire)) {
     const uint8_t* p = data();
@@ -130,7 +106,7 @@ void TensorData::stream(size_t chunk, const std::function<void(uint64_t, std::sp
     }
     return;
   }
-  const uint64_t unit = lazy_->unit, step = std::max<uint64_t>(unit, read_chunk(chunk) / unit * unit);
+  const uint64_t unit = lazy_->unit, step = std::max<uint64_t>(unit, chunk / unit * unit);
   std::vector<uint8_t> buffer(std::min<uint64_t>(step, size_));
   for (uint64_t off = 0; off < size_; off += step) {
     const uint64_t n = std::min<uint64_t>(step, size_ - off);
@@ -162,10 +138,6 @@ void transpose_columns(const T* src, T* dst, int64_t rows, int64_t cols, int64_t
 // read fault maps far more than the page it hits (fault-around; a whole large folio, 2 MiB, on
 // recent kernels), so column-band bookkeeping would hold the whole source anyway.
 constexpr size_t kRowReleaseBytes = size_t{64} << 20;
-// A transposed tensor's preferred read (TensorData::read_chunk): a run this long reads the source
-// once per this many bytes of the result, not once per 8 MiB (an 8B model's [4096, 14336] fp16
-// weight was read 14 times over, from the disk where the page cache could not hold the model).
-constexpr size_t kTransposeRun = size_t{64} << 20;
 
 }  // namespace
 
@@ -175,8 +147,7 @@ TensorData transposed(const TensorData& source, int64_t rows, int64_t cols, size
   if (static_cast<uint64_t>(rows * cols) * element != source.size())
     throw std::logic_error("transposed: the shape does not match the bytes");
   const size_t row_bytes = static_cast<size_t>(rows) * element;  // one row of the result
-  // Read in runs of up to kTransposeRun bytes: each run's band of columns reads every source row.
-  TensorData t = TensorData::derived(source.size(), row_bytes, [=](uint64_t first, uint64_t n, uint8_t* out) {
+  return TensorData::derived(source.size(), row_bytes, [=](uint64_t first, uint64_t n, uint8_t* out) {
     const int64_t c0 = static_cast<int64_t>(first / row_bytes), c1 = c0 + static_cast<int64_t>(n / row_bytes);
     const uint8_t* src = source.data();
     const uint64_t src_row = static_cast<uint64_t>(cols) * element;
@@ -197,9 +168,7 @@ TensorData transposed(const TensorData& source, int64_t rows, int64_t cols, size
         break;
     }
     if (c1 == cols) source.release(0, source.size());
-  }, kTransposeRun);
-  t.set_origin(source, fmt::format("transposed {} {} {}", rows, cols, element));
-  return t;
+  });
 }
 
 }  // namespace vkc::ir

@@ -222,21 +222,16 @@ class VkGraphBuilder {
     pending_.clear();
   }
 
-  // A deferred constant's stand-in for its key: a SHA-256 of its size and samples of 4 KiB spread
-  // over it (16 read in place; 4 of a derived constant, which computes each: a transposed one's
-  // reads every source row), which equal constants share and different ones rarely do.
-  // A derived constant with an origin (a transposed one: ir::TensorData::set_origin) is
-  // fingerprinted by its transform and its source's samples: equal bytes come only from equal
-  // sources there. (A collision the fingerprints miss, equal bytes with other fingerprints, is
-  // caught by the writers, which then hash every deferred constant first.)
+  // A deferred constant's stand-in for its key: a SHA-256 of its size and 16 samples of 4 KiB
+  // spread over it (read in place; a derived constant computes just those), which equal
+  // constants share and different ones rarely do.
+  // Sampled from the constant's own bytes, so equal constants have equal fingerprints. (Digests
+  // that still turn out equal are caught by the writers, which then hash every deferred constant
+  // first.)
   static void fingerprint_into(Sha256Stream& h, const ir::TensorData& t) {
     const uint64_t size = t.size(), sample = std::min<uint64_t>(4096, size);
     h.update({reinterpret_cast<const uint8_t*>(&size), sizeof size});
-    if (const ir::TensorData* o = t.origin()) {
-      h.update({reinterpret_cast<const uint8_t*>(t.origin_tag().data()), t.origin_tag().size()});
-      return fingerprint_into(h, *o);
-    }
-    const uint64_t samples = t.is_derived() ? 4 : 16;
+    const uint64_t samples = 16;
     std::vector<uint8_t> buf(sample);
     for (uint64_t k = 0; k < samples; ++k) {
       const uint64_t at = size > sample ? (size - sample) * k / (samples - 1) : 0;

@@ -190,9 +190,8 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
       if (s.hash_slot >= 0 && s.data) hashes[s.hash_slot].update({s.data + (b - s.offset), size_t(e - b)});
       if (s.tensor) {
         flush_run();
-        const uint64_t chunk = s.tensor->read_chunk(kChunk);  // a derived tensor's preferred run
-        for (uint64_t at = b; at < e; at += chunk) {
-          const uint64_t n = std::min(chunk, e - at);
+        for (uint64_t at = b; at < e; at += kChunk) {
+          const uint64_t n = std::min(kChunk, e - at);
           iovec one{};
           if (s.tensor->is_derived()) {
             buffer.resize(std::max<uint64_t>(buffer.size(), n));

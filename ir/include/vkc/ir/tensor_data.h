@@ -33,20 +33,7 @@ class TensorData {
   /// process and are read back from the file (the page cache) if touched again.
   static TensorData file_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size);
   /// `size` bytes that `fill` computes on demand, in units of `unit` bytes (size a multiple of it).
-  /// `preferred`: the bytes a reader should ask for at once when it can (a fill of fewer reads its
-  /// source over again: a transpose's band of columns touches every source row); 0: no preference.
-  static TensorData derived(size_t size, size_t unit, Fill fill, size_t preferred = 0);
-  /// How many bytes a streaming reader that would take `chunk` should take at once: `chunk`, or a
-  /// derived tensor's preferred run if longer (whole units).
-  size_t read_chunk(size_t chunk) const;
-  /// A derived tensor whose bytes are a one-to-one function of another tensor's (`source`, by the
-  /// transform `tag` names): equal sources and tags give equal bytes and, the function being
-  /// injective, equal bytes come only from equal sources. Fingerprints sample the source, which is
-  /// read in place (sampling a transposed tensor reads every source row).
-  void set_origin(const TensorData& source, std::string tag);
-  /// The origin set_origin gave (null if none), and its tag.
-  const TensorData* origin() const;
-  const std::string& origin_tag() const;
+  static TensorData derived(size_t size, size_t unit, Fill fill);
 
   bool file_backed() const { return file_backed_; }
   bool is_derived() const { return lazy_ != nullptr; }
