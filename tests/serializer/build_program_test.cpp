@@ -107,16 +107,29 @@ std::vector<uint8_t> file_bytes(const std::filesystem::path& p) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 
+// The four linears' program, built with keys hashed (defer 0) or deferred, and a temporary folder.
+struct DeferredCase {
+  ir::Graph g;
+  partitioner::Partition p;
+  std::filesystem::path dir;
+  explicit DeferredCase(const std::string& name) {
+    four_linears(g);
+    p = partitioner::partition_graph(g, {});
+    dir = std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+  }
+  ~DeferredCase() { std::filesystem::remove_all(dir); }
+  Program build(uint64_t defer_keys_from) const { return build_program(g, p, {}, false, nullptr, defer_keys_from); }
+};
+
 TEST(BuildProgram, DeferredKeysGiveTheSameBytesInMemoryAndInFiles) {
   // Constants of at least defer_keys_from bytes are named by placeholders the writers replace by
   // the SHA-256 of the bytes they write: the .pte (and a .ptd with its .pte) must be byte for byte
   // what hashing first gives, equal constants still sharing one entry.
-  ir::Graph g;
-  four_linears(g);
-  const auto p = partitioner::partition_graph(g, {});
-  ASSERT_EQ(p.delegates.size(), 1u);
-  const Program plain = build_program(g, p, {}, false, nullptr, 0);
-  Program deferred = build_program(g, p, {}, false, nullptr, 1 << 20);
+  DeferredCase t("vkc_deferred_");
+  ASSERT_EQ(t.p.delegates.size(), 1u);
+  const Program plain = t.build(0);
+  Program deferred = t.build(1 << 20);
   size_t placeholders = 0;
   for (const NamedData& n : deferred.named_data) placeholders += is_deferred_key(n.key);
   // a, a and a' fingerprint alike: hashed here (a's two one entry, a' its own); b deferred.
@@ -124,12 +137,11 @@ TEST(BuildProgram, DeferredKeysGiveTheSameBytesInMemoryAndInFiles) {
   EXPECT_EQ(deferred.named_data.size(), plain.named_data.size());
   const std::vector<uint8_t> want = serialize_pte(plain);
   EXPECT_EQ(serialize_pte(deferred), want);
-  const auto dir = std::filesystem::temp_directory_path() / ("vkc_deferred_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto& dir = t.dir;
   write_pte(deferred, dir / "d.pte");
   EXPECT_EQ(file_bytes(dir / "d.pte"), want);
   // With the constants in a .ptd (written first; the .pte then gets the keys it resolved).
-  Program plain_ext = build_program(g, p, {}, false, nullptr, 0), deferred_ext = build_program(g, p, {}, false, nullptr, 1 << 20);
+  Program plain_ext = t.build(0), deferred_ext = t.build(1 << 20);
   const std::vector<uint8_t> want_ptd = serialize_ptd(take_external_data(plain_ext));
   const std::vector<uint8_t> want_pte = serialize_pte(plain_ext);
   const ResolvedKeys resolved = write_ptd(take_external_data(deferred_ext), dir / "d.ptd");
@@ -138,12 +150,11 @@ TEST(BuildProgram, DeferredKeysGiveTheSameBytesInMemoryAndInFiles) {
   write_pte(deferred_ext, dir / "e.pte");
   EXPECT_EQ(file_bytes(dir / "d.ptd"), want_ptd);
   EXPECT_EQ(file_bytes(dir / "e.pte"), want_pte);
-  Program in_memory = build_program(g, p, {}, false, nullptr, 1 << 20);
+  Program in_memory = t.build(1 << 20);
   ResolvedKeys again;
   EXPECT_EQ(serialize_ptd(take_external_data(in_memory), &again), want_ptd);
   resolve_deferred_keys(in_memory, again);
   EXPECT_EQ(serialize_pte(in_memory), want_pte);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(BuildProgram, DeferredKeysThatCollideAreHashedFirst) {
@@ -151,11 +162,9 @@ TEST(BuildProgram, DeferredKeysThatCollideAreHashedFirst) {
   // the writers find the equal digests before the file is renamed into place and hash the
   // deferred constants first, which gives the bytes of the program hashed from the start (the
   // two entries one).
-  ir::Graph g;
-  four_linears(g);
-  const auto p = partitioner::partition_graph(g, {});
-  const Program hashed = build_program(g, p, {}, false, nullptr, 0);
-  Program deferred = build_program(g, p, {}, false, nullptr, 1 << 20);
+  DeferredCase t("vkc_collide_");
+  const Program hashed = t.build(0);
+  Program deferred = t.build(1 << 20);
   const auto b = std::find_if(deferred.named_data.begin(), deferred.named_data.end(),
                               [](const NamedData& n) { return is_deferred_key(n.key); });
   ASSERT_NE(b, deferred.named_data.end());
@@ -163,18 +172,16 @@ TEST(BuildProgram, DeferredKeysThatCollideAreHashedFirst) {
   deferred.named_data.push_back(twin);
   const std::vector<uint8_t> want = serialize_pte(hashed);
   EXPECT_EQ(serialize_pte(deferred), want);
-  const auto dir = std::filesystem::temp_directory_path() / ("vkc_collide_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto& dir = t.dir;
   write_pte(deferred, dir / "c.pte");
   EXPECT_EQ(file_bytes(dir / "c.pte"), want);
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), {}), 1);  // no temporary left
   // The same in a .ptd.
-  Program plain_ext = build_program(g, p, {}, false, nullptr, 0);
+  Program plain_ext = t.build(0);
   const std::vector<NamedData> external = take_external_data(deferred);  // the twin with them
   const ResolvedKeys keys = write_ptd(external, dir / "c.ptd");
   EXPECT_EQ(file_bytes(dir / "c.ptd"), serialize_ptd(take_external_data(plain_ext)));
   EXPECT_EQ(keys.size(), 2u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(BuildProgram, NodesLeftOutBecomePortableKernelCallsBetweenDelegates) {
