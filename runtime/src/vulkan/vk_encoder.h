@@ -281,7 +281,7 @@ struct LinearBuffers {
   std::vector<VkBuffer> buffers;
   bool has_bias = false;
   int32_t scales_stride = 0;
-  std::vector<Resource> after;  // bound after the buffers (8da4w: the row parameters' tensors)
+  std::vector<Resource> after = {};  // bound after the buffers (8da4w: the row parameters' tensors)
 };
 /// A group of matrix-vector linears over one input (`src`: the call's input, or the pending norm's)
 /// run as one dispatch of `family` + "_multi" / "_dual" (+ "_norm" with `norm`): sibling linears
