@@ -216,7 +216,7 @@ class VkGraphBuilder {
     for (size_t i = 0; i < pending_.size(); ++i) {
       Pending& p = pending_[i];
       if (p.bytes.empty()) throw SerializeError(fmt::format("constant '{}' is empty", p.value->name()));
-      if (known_keys_.insert(p.key).second) named_.push_back({p.key, p.bytes});
+      if (known_keys_.insert(p.key).second) named_.push_back({p.key, p.bytes, p.deferred});
       g_.constants[i] = {std::numeric_limits<uint64_t>::max(), p.bytes.size(), std::move(p.key)};
     }
     pending_.clear();

@@ -49,7 +49,7 @@ PtdBytes assemble(const std::vector<NamedData>& named) {
     const uint64_t offset = align_up(size, kSegmentAlignment);
     if (offset > size) pieces.push_back(Piece::zeros(offset - size));
     Piece piece = Piece::of(n.data);
-    if (is_deferred_key(n.key)) {  // hashed as it is written
+    if (n.deferred) {  // hashed as it is written
       piece.hash_slot = static_cast<int32_t>(placeholders.size());
       placeholders.push_back(n.key);
     }
@@ -92,7 +92,7 @@ ResolvedKeys resolved_keys(const std::vector<std::string>& placeholders, const s
 std::vector<std::string> fixed_keys(const std::vector<NamedData>& named) {
   std::vector<std::string> keys;
   for (const NamedData& n : named)
-    if (!is_deferred_key(n.key)) keys.push_back(n.key);
+    if (!n.deferred) keys.push_back(n.key);
   return keys;
 }
 
@@ -101,7 +101,7 @@ std::vector<NamedData> with_hashed_keys(const std::vector<NamedData>& named, con
   std::vector<NamedData> out;
   std::set<std::string> seen;
   for (const NamedData& n : named) {
-    const auto it = keys.find(n.key);
+    const auto it = n.deferred ? keys.find(n.key) : keys.end();
     const std::string& key = it == keys.end() ? n.key : it->second;
     if (seen.insert(key).second) out.push_back({key, n.data});  // equal constants: one entry
   }
@@ -115,7 +115,7 @@ std::vector<NamedData> with_hashed_keys(const std::vector<NamedData>& named, con
 ResolvedKeys hash_deferred_keys(const std::vector<NamedData>& named) {
   ResolvedKeys keys;
   for (const NamedData& n : named)
-    if (is_deferred_key(n.key)) keys[n.key] = sha256_hex_of(n.data);
+    if (n.deferred) keys[n.key] = sha256_hex_of(n.data);
   return keys;
 }
 
@@ -152,7 +152,7 @@ void resolve_deferred_keys(Program& program, const ResolvedKeys& resolved) {
   std::vector<std::string> placeholders, digests;
   for (const auto& [p, d] : resolved) placeholders.push_back(p), digests.push_back(d);
   for (NamedData& n : program.named_data)
-    if (auto it = resolved.find(n.key); it != resolved.end()) n.key = it->second;
+    if (auto it = resolved.find(n.key); n.deferred && it != resolved.end()) n.key = it->second, n.deferred = false;
   for (ExecutionPlan& plan : program.plans)
     for (BackendDelegate& d : plan.delegates) {
       std::vector<uint8_t> bytes(d.processed.size());

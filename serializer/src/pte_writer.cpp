@@ -102,7 +102,7 @@ SegmentPlanner plan_segments(const Program& program, std::vector<std::string>& p
       continue;
     }
     Piece piece = Piece::of(named.data);
-    if (is_deferred_key(named.key)) {  // hashed as it is written
+    if (named.deferred) {  // hashed as it is written
       piece.hash_slot = static_cast<int32_t>(placeholders.size());
       placeholders.push_back(named.key);
     }
@@ -142,7 +142,7 @@ PteBytes assemble(const Program& program) {
 detail::AcceptDigests accept_for(const Program& program) {
   std::vector<std::string> fixed;
   for (const NamedData& n : program.named_data)
-    if (!is_deferred_key(n.key)) fixed.push_back(n.key);
+    if (!n.deferred) fixed.push_back(n.key);
   return detail::new_keys_only(std::move(fixed));
 }
 

@@ -131,7 +131,7 @@ TEST(BuildProgram, DeferredKeysGiveTheSameBytesInMemoryAndInFiles) {
   const Program plain = t.build(0);
   Program deferred = t.build(1 << 20);
   size_t placeholders = 0;
-  for (const NamedData& n : deferred.named_data) placeholders += is_deferred_key(n.key);
+  for (const NamedData& n : deferred.named_data) placeholders += n.deferred;
   // a, a and a' fingerprint alike: hashed here (a's two one entry, a' its own); b deferred.
   EXPECT_EQ(placeholders, 1u);
   EXPECT_EQ(deferred.named_data.size(), plain.named_data.size());
@@ -166,9 +166,9 @@ TEST(BuildProgram, DeferredKeysThatCollideAreHashedFirst) {
   const Program hashed = t.build(0);
   Program deferred = t.build(1 << 20);
   const auto b = std::find_if(deferred.named_data.begin(), deferred.named_data.end(),
-                              [](const NamedData& n) { return is_deferred_key(n.key); });
+                              [](const NamedData& n) { return n.deferred; });
   ASSERT_NE(b, deferred.named_data.end());
-  const NamedData twin{std::string(kDeferredKeyPrefix) + std::string(64 - kDeferredKeyPrefix.size(), '0'), b->data};
+  const NamedData twin{std::string(kDeferredKeyPrefix) + std::string(64 - kDeferredKeyPrefix.size(), '0'), b->data, true};
   deferred.named_data.push_back(twin);
   const std::vector<uint8_t> want = serialize_pte(hashed);
   EXPECT_EQ(serialize_pte(deferred), want);

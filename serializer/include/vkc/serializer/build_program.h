@@ -32,7 +32,7 @@ struct DtypeRules {
 
 /// The VkGraph of one delegate; constants it references are appended to `named_data` (deduplicated by key).
 /// `defer_keys_from` > 0: constants of at least that many bytes are not hashed here but named by a
-/// placeholder (is_deferred_key) that the .pte / .ptd writers replace by the key, hashing them as
+/// placeholder (NamedData::deferred) that the .pte / .ptd writers replace by the key, hashing them as
 /// they write them (read once, not twice); constants that fingerprint alike are hashed here. Only
 /// for a program whose constants no other graph's are compared with by key (one graph, one
 /// delegate: a placeholder is the same for equal constants, but not proven different for others).

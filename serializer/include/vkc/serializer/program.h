@@ -78,13 +78,13 @@ struct ExecutionPlan {
 struct NamedData {
   std::string key;
   ir::TensorData data;
+  /// `key` is a placeholder (kDeferredKeyPrefix, as long as the SHA-256 hex key it stands for) that
+  /// the writers replace by the key, hashing the bytes as they write them (build_vk_graph's
+  /// defer_keys_from). Only the compiler sets it: a key read from a file is always itself.
+  bool deferred = false;
 };
 
-/// A named-data key not known yet: the placeholder a large constant carries (as long as the
-/// SHA-256 hex key it stands for) until the writers hash its bytes as they write them and put the
-/// key in its place (build_vk_graph's defer_keys_from; pte_writer, ptd).
 inline constexpr std::string_view kDeferredKeyPrefix = "vkc-deferred:";
-inline bool is_deferred_key(std::string_view key) { return key.substr(0, kDeferredKeyPrefix.size()) == kDeferredKeyPrefix; }
 
 struct Program {
   std::vector<ExecutionPlan> plans;

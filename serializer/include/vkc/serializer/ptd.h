@@ -26,7 +26,7 @@ struct PtdFile {
   uint64_t file_size = 0;
 };
 
-/// Deferred keys (is_deferred_key) the .ptd writers resolved: placeholder -> SHA-256 hex key.
+/// Deferred keys (NamedData::deferred) the .ptd writers resolved: placeholder -> SHA-256 hex key.
 using ResolvedKeys = std::map<std::string, std::string>;
 
 /// Writes `named` (distinct keys) as a .ptd through a temporary file renamed into place; throws
