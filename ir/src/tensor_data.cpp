@@ -8,6 +8,11 @@
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace vkc::ir {
 
@@ -117,27 +122,87 @@ void TensorData::stream(size_t chunk, const std::function<void(uint64_t, std::sp
 
 namespace {
 
-// dst [c1 - c0, rows] = columns [c0, c1) of src [rows, cols], in square tiles, a block of kTile
-// source rows at a time; done(r0, r1) after each block.
+#if defined(__SSE2__)
+// 8x8 of 16-bit and 4x4 of 32-bit elements, rows `is` and `os` elements apart.
+inline void transpose_block(const uint16_t* in, int64_t is, uint16_t* out, int64_t os) {
+  __m128i a[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * is));
+  for (int i = 0; i < 8; i += 2) t[i] = _mm_unpacklo_epi16(a[i], a[i + 1]), t[i + 1] = _mm_unpackhi_epi16(a[i], a[i + 1]);
+  for (int i = 0; i < 8; i += 4)
+    for (int j = 0; j < 2; ++j)
+      u[i + 2 * j] = _mm_unpacklo_epi32(t[i + j], t[i + j + 2]), u[i + 2 * j + 1] = _mm_unpackhi_epi32(t[i + j], t[i + j + 2]);
+  for (int i = 0; i < 4; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * i) * os), _mm_unpacklo_epi64(u[i], u[i + 4]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * i + 1) * os), _mm_unpackhi_epi64(u[i], u[i + 4]));
+  }
+}
+inline void transpose_block(const uint32_t* in, int64_t is, uint32_t* out, int64_t os) {
+  __m128i a[4], t[4];
+  for (int i = 0; i < 4; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * is));
+  for (int i = 0; i < 4; i += 2) t[i] = _mm_unpacklo_epi32(a[i], a[i + 1]), t[i + 1] = _mm_unpackhi_epi32(a[i], a[i + 1]);
+  for (int i = 0; i < 2; ++i) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * i) * os), _mm_unpacklo_epi64(t[i], t[i + 2]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (2 * i + 1) * os), _mm_unpackhi_epi64(t[i], t[i + 2]));
+  }
+}
+template <typename T>
+constexpr int64_t kBlock = std::is_same_v<T, uint16_t> ? 8 : std::is_same_v<T, uint32_t> ? 4 : 0;
+#else
+template <typename T>
+constexpr int64_t kBlock = 0;
+#endif
+
+// A tile of 64 bytes by as many rows, transposed: out[c][r] = in[r][c].
+template <typename T, int64_t E>
+void transpose_tile(const T (&in)[E][E], T (&out)[E][E], int64_t nr, int64_t nc) {
+#if defined(__SSE2__)
+  if constexpr (kBlock<T> > 0) {
+    if (nr == E && nc == E) {
+      for (int64_t i = 0; i < E; i += kBlock<T>)
+        for (int64_t j = 0; j < E; j += kBlock<T>) transpose_block(&in[i][j], E, &out[j][i], E);
+      return;
+    }
+  }
+#endif
+  for (int64_t c = 0; c < nc; ++c)
+    for (int64_t r = 0; r < nr; ++r) out[c][r] = in[r][c];
+}
+
+// dst [c1 - c0, rows] = columns [c0, c1) of src [rows, cols], a block of kRows source rows at a
+// time; done(r0, r1) after each block. Within a block, tiles of 64 bytes square are copied in a
+// row at a time (whole cache lines), transposed in the cache and copied out a column at a time.
+// (Reading a column of the source in place strides by a row, and rows of a power-of-two size,
+// most weights, put the whole column in one L1 set; the tiles of one block of rows keep the
+// pages touched few.)
 template <typename T, typename Done>
 void transpose_columns(const T* src, T* dst, int64_t rows, int64_t cols, int64_t c0, int64_t c1, Done done) {
-  constexpr int64_t kTile = 64;
-  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
-    const int64_t r1 = std::min(rows, r0 + kTile);
-    for (int64_t t0 = c0; t0 < c1; t0 += kTile) {
-      const int64_t t1 = std::min(c1, t0 + kTile);
-      for (int64_t c = t0; c < t1; ++c)
-        for (int64_t r = r0; r < r1; ++r) dst[(c - c0) * rows + r] = src[r * cols + c];
+  constexpr int64_t E = 64 / sizeof(T), kRows = 256;
+  alignas(64) T in[E][E];
+  alignas(64) T out[E][E];
+  for (int64_t s0 = 0; s0 < rows; s0 += kRows) {
+    const int64_t s1 = std::min(rows, s0 + kRows);
+    for (int64_t t0 = c0; t0 < c1; t0 += E) {
+      const int64_t nc = std::min(c1, t0 + E) - t0;
+      for (int64_t r0 = s0; r0 < s1; r0 += E) {
+        const int64_t nr = std::min(s1, r0 + E) - r0;
+        for (int64_t r = 0; r < nr; ++r) std::memcpy(in[r], src + (r0 + r) * cols + t0, size_t(nc) * sizeof(T));
+        transpose_tile(in, out, nr, nc);
+        for (int64_t c = 0; c < nc; ++c) std::memcpy(dst + (t0 + c - c0) * rows + r0, out[c], size_t(nr) * sizeof(T));
+      }
     }
-    done(r0, r1);
+    done(s0, s1);
   }
 }
 
-// A file-backed source lets go of its pages when its last column is read. One this large also lets
-// go of each block of rows as soon as it has been read: a band of columns touches every row, and a
-// read fault maps far more than the page it hits (fault-around; a whole large folio, 2 MiB, on
-// recent kernels), so column-band bookkeeping would hold the whole source anyway.
-constexpr size_t kRowReleaseBytes = size_t{64} << 20;
+// A file-backed source lets go of its pages when its last column is read: the bands of columns
+// before it find them mapped (letting go after each band made every band fault the whole source in
+// again: an 8B model's 112 MiB MLP weights, written in 8 MiB bands, were mapped 14 times over and
+// the kernel's page-table work was half the compile). One this large, whose pages would weigh on
+// the compile's memory, lets go of each block of rows as soon as it has been read instead: a band
+// of columns touches every row, and a read fault maps far more than the page it hits
+// (fault-around; a whole large folio, 2 MiB, on recent kernels), so column-band bookkeeping would
+// hold the whole source anyway.
+constexpr size_t kRowReleaseBytes = size_t{256} << 20;
 
 }  // namespace
 

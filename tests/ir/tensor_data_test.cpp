@@ -89,6 +89,10 @@ TEST(TensorData, TransposedIsTheTransposeForEveryElementSize) {
   expect_transposed<uint16_t>(70, 130);
   expect_transposed<uint32_t>(129, 65);
   expect_transposed<uint64_t>(3, 200);
+  // Past a block of 256 source rows, whole and cut tiles of 64 bytes each way.
+  expect_transposed<uint8_t>(300, 200);
+  expect_transposed<uint16_t>(600, 96);
+  expect_transposed<uint32_t>(513, 48);
   EXPECT_THROW(transposed(TensorData::owned(std::vector<uint8_t>(12)), 2, 2, 4), std::logic_error);
 }
 
