@@ -37,10 +37,12 @@ class MappedFile {
     if (size_ > 0) {
       void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
       int err = errno;
-      ::close(fd);
-      if (p == MAP_FAILED)
+      if (p == MAP_FAILED) {
+        ::close(fd);
         throw ImportError(fmt::format("{}: cannot map '{}': {}", what, path.string(), std::strerror(err)));
+      }
       data_ = static_cast<const uint8_t*>(p);
+      fd_ = fd;  // kept for reads that should not fault the mapping in (TensorData::read_file)
     } else {
       ::close(fd);
     }
@@ -49,14 +51,17 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
   ~MappedFile() {
     if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
   }
 
   const uint8_t* data() const { return data_; }
+  int fd() const { return fd_; }
   uint64_t size() const { return size_; }
 
  private:
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  int fd_ = -1;
 };
 
 namespace {
@@ -141,7 +146,7 @@ ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, s
   // Kernels read elements in place: data at an offset that is no multiple of the element size is copied.
   if (element_size > 1 && reinterpret_cast<uintptr_t>(bytes) % element_size != 0)
     return ir::TensorData::owned(std::vector<uint8_t>(bytes, bytes + count));
-  return ir::TensorData::file_view(file, bytes, count);
+  return ir::TensorData::file_view(file, bytes, count, file->fd(), begin);
 }
 
 std::vector<std::shared_ptr<const void>> ExternalData::mappings() const {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
+#include <string>
 #include <mutex>
 #include <stdexcept>
 #include <type_traits>
@@ -41,10 +43,24 @@ TensorData TensorData::view(std::shared_ptr<const void> owner, const uint8_t* da
   return d;
 }
 
-TensorData TensorData::file_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size) {
+TensorData TensorData::file_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size, int fd,
+                                 uint64_t file_offset) {
   TensorData d = view(std::move(owner), data, size);
   d.file_backed_ = true;
+  d.fd_ = fd;
+  d.file_offset_ = file_offset;
   return d;
+}
+
+void TensorData::read_file(uint64_t offset, std::span<uint8_t> out) const {
+  if (fd_ < 0) throw std::logic_error("TensorData::read_file: no file");
+  if (offset > size_ || out.size() > size_ - offset) throw std::out_of_range("TensorData::read_file past the end");
+  for (size_t done = 0; done < out.size();) {
+    const ssize_t got = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(file_offset_ + offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw std::runtime_error(std::string("cannot read external data: ") + (got < 0 ? std::strerror(errno) : "the file is shorter than it was"));
+    done += static_cast<size_t>(got);
+  }
 }
 
 TensorData TensorData::derived(size_t size, size_t unit, Fill fill) {
@@ -168,40 +184,44 @@ void transpose_tile(const T (&in)[E][E], T (&out)[E][E], int64_t nr, int64_t nc)
     for (int64_t r = 0; r < nr; ++r) out[c][r] = in[r][c];
 }
 
-// dst [c1 - c0, rows] = columns [c0, c1) of src [rows, cols], a block of kRows source rows at a
-// time; done(r0, r1) after each block. Within a block, tiles of 64 bytes square are copied in a
-// row at a time (whole cache lines), transposed in the cache and copied out a column at a time.
-// (Reading a column of the source in place strides by a row, and rows of a power-of-two size,
-// most weights, put the whole column in one L1 set; the tiles of one block of rows keep the
-// pages touched few.)
-template <typename T, typename Done>
-void transpose_columns(const T* src, T* dst, int64_t rows, int64_t cols, int64_t c0, int64_t c1, Done done) {
-  constexpr int64_t E = 64 / sizeof(T), kRows = 256;
+// dst[c * dst_stride + r] = src[r * src_stride + c] for r < nr, c < nc: tiles of 64 bytes square
+// copied in a row at a time (whole cache lines), transposed in the cache and copied out a column
+// at a time. (Reading a column of the source in place strides by a row, and rows of a
+// power-of-two size, most weights, put the whole column in one L1 set.)
+template <typename T>
+void transpose_rows(const T* src, int64_t src_stride, T* dst, int64_t dst_stride, int64_t nr, int64_t nc) {
+  constexpr int64_t E = 64 / sizeof(T);
   alignas(64) T in[E][E];
   alignas(64) T out[E][E];
-  for (int64_t s0 = 0; s0 < rows; s0 += kRows) {
-    const int64_t s1 = std::min(rows, s0 + kRows);
-    for (int64_t t0 = c0; t0 < c1; t0 += E) {
-      const int64_t nc = std::min(c1, t0 + E) - t0;
-      for (int64_t r0 = s0; r0 < s1; r0 += E) {
-        const int64_t nr = std::min(s1, r0 + E) - r0;
-        for (int64_t r = 0; r < nr; ++r) std::memcpy(in[r], src + (r0 + r) * cols + t0, size_t(nc) * sizeof(T));
-        transpose_tile(in, out, nr, nc);
-        for (int64_t c = 0; c < nc; ++c) std::memcpy(dst + (t0 + c - c0) * rows + r0, out[c], size_t(nr) * sizeof(T));
+  for (int64_t t0 = 0; t0 < nc; t0 += E) {
+    const int64_t tc = std::min(nc, t0 + E) - t0;
+    for (int64_t r0 = 0; r0 < nr; r0 += E) {
+      const int64_t tr = std::min(nr, r0 + E) - r0;
+      if (tr == E && tc == E) {  // (sizes the compiler knows: moves, not calls)
+        for (int64_t r = 0; r < E; ++r) std::memcpy(in[r], src + (r0 + r) * src_stride + t0, sizeof in[r]);
+        transpose_tile(in, out, E, E);
+        for (int64_t c = 0; c < E; ++c) std::memcpy(dst + (t0 + c) * dst_stride + r0, out[c], sizeof out[c]);
+        continue;
       }
+      for (int64_t r = 0; r < tr; ++r) std::memcpy(in[r], src + (r0 + r) * src_stride + t0, size_t(tc) * sizeof(T));
+      transpose_tile(in, out, tr, tc);
+      for (int64_t c = 0; c < tc; ++c) std::memcpy(dst + (t0 + c) * dst_stride + r0, out[c], size_t(tr) * sizeof(T));
     }
-    done(s0, s1);
   }
 }
+
+// Source rows a block at a time (the pages a block's tiles touch stay few).
+constexpr int64_t kRowBlock = 256;
 
 // A file-backed source lets go of its pages when its last column is read: the bands of columns
 // before it find them mapped (letting go after each band made every band fault the whole source in
 // again: an 8B model's 112 MiB MLP weights, written in 8 MiB bands, were mapped 14 times over and
-// the kernel's page-table work was half the compile). One this large, whose pages would weigh on
-// the compile's memory, lets go of each block of rows as soon as it has been read instead: a band
-// of columns touches every row, and a read fault maps far more than the page it hits
-// (fault-around; a whole large folio, 2 MiB, on recent kernels), so column-band bookkeeping would
-// hold the whole source anyway.
+// the kernel's page-table work was half the compile). A source this large, whose pages would weigh
+// on the compile's memory, is read from its file instead, a block of rows' band of columns at a
+// time (pread): a band touches every row, and a fault maps far more than the page it hits
+// (fault-around; a whole large folio on recent kernels), so through the mapping each band of an 8B
+// model's 1 GB lm head mapped ~64 KiB a row to read 2 KiB. Without its file, it lets go of each
+// block of rows once read.
 constexpr size_t kRowReleaseBytes = size_t{256} << 20;
 
 }  // namespace
@@ -213,26 +233,37 @@ TensorData transposed(const TensorData& source, int64_t rows, int64_t cols, size
     throw std::logic_error("transposed: the shape does not match the bytes");
   const size_t row_bytes = static_cast<size_t>(rows) * element;  // one row of the result
   return TensorData::derived(source.size(), row_bytes, [=](uint64_t first, uint64_t n, uint8_t* out) {
-    const int64_t c0 = static_cast<int64_t>(first / row_bytes), c1 = c0 + static_cast<int64_t>(n / row_bytes);
-    const uint8_t* src = source.data();
+    const int64_t c0 = static_cast<int64_t>(first / row_bytes), nc = static_cast<int64_t>(n / row_bytes);
     const uint64_t src_row = static_cast<uint64_t>(cols) * element;
-    const bool by_rows = source.file_backed() && source.size() >= kRowReleaseBytes;
-    auto done = [&](int64_t r0, int64_t r1) {
-      if (by_rows) source.release(r0 * src_row, (r1 - r0) * src_row);
-    };
-    switch (element) {
-      case 1: transpose_columns(src, out, rows, cols, c0, c1, done); break;
-      case 2:
-        transpose_columns(reinterpret_cast<const uint16_t*>(src), reinterpret_cast<uint16_t*>(out), rows, cols, c0, c1, done);
-        break;
-      case 4:
-        transpose_columns(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(out), rows, cols, c0, c1, done);
-        break;
-      default:
-        transpose_columns(reinterpret_cast<const uint64_t*>(src), reinterpret_cast<uint64_t*>(out), rows, cols, c0, c1, done);
-        break;
+    const bool large = source.file_backed() && source.size() >= kRowReleaseBytes;
+    std::vector<uint8_t> scratch;
+    for (int64_t s0 = 0; s0 < rows; s0 += kRowBlock) {
+      const int64_t nr = std::min(rows, s0 + kRowBlock) - s0;
+      const uint8_t* src = source.data() + s0 * src_row + c0 * element;
+      int64_t stride = cols;
+      if (large && source.has_file()) {
+        // Just the block's columns, read from the file: the mapping is not touched at all.
+        scratch.resize(static_cast<size_t>(nr * nc) * element);
+        for (int64_t r = 0; r < nr; ++r)
+          source.read_file((s0 + r) * src_row + c0 * element, {scratch.data() + r * nc * element, size_t(nc) * element});
+        src = scratch.data(), stride = nc;
+      }
+      uint8_t* dst = out + s0 * element;
+      switch (element) {
+        case 1: transpose_rows(src, stride, dst, rows, nr, nc); break;
+        case 2:
+          transpose_rows(reinterpret_cast<const uint16_t*>(src), stride, reinterpret_cast<uint16_t*>(dst), rows, nr, nc);
+          break;
+        case 4:
+          transpose_rows(reinterpret_cast<const uint32_t*>(src), stride, reinterpret_cast<uint32_t*>(dst), rows, nr, nc);
+          break;
+        default:
+          transpose_rows(reinterpret_cast<const uint64_t*>(src), stride, reinterpret_cast<uint64_t*>(dst), rows, nr, nc);
+          break;
+      }
+      if (large && !source.has_file()) source.release(s0 * src_row, nr * src_row);
     }
-    if (c1 == cols) source.release(0, source.size());
+    if (c0 + nc == cols) source.release(0, source.size());
   });
 }
 

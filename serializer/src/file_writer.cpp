@@ -94,7 +94,7 @@ class TempFile {
 namespace {
 
 // Derived and file-backed tensors go to the file this many bytes at a time.
-constexpr uint64_t kChunk = uint64_t{8} << 20;
+constexpr uint64_t kChunk = uint64_t{2} << 20;
 
 // A file this large is written behind: each window of kWindow bytes is handed to the disk once
 // written (asynchronous writeback), and the window before it waited for and dropped from the page

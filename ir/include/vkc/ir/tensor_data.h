@@ -30,12 +30,20 @@ class TensorData {
   /// A view of [data, data+size) kept valid by `owner`.
   static TensorData view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size);
   /// A view into a read-only file mapping (external data): its pages can be dropped from the
-  /// process and are read back from the file (the page cache) if touched again.
-  static TensorData file_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size);
+  /// process and are read back from the file (the page cache) if touched again. With `fd` (open
+  /// as long as `owner` lives) and the bytes' `file_offset` in it, scattered reads of a large view
+  /// go through pread instead of faulting the mapping in (read_file()).
+  static TensorData file_view(std::shared_ptr<const void> owner, const uint8_t* data, size_t size, int fd = -1,
+                              uint64_t file_offset = 0);
   /// `size` bytes that `fill` computes on demand, in units of `unit` bytes (size a multiple of it).
   static TensorData derived(size_t size, size_t unit, Fill fill);
 
   bool file_backed() const { return file_backed_; }
+  /// Whether read_file() works: a file view given its descriptor.
+  bool has_file() const { return fd_ >= 0; }
+  /// Bytes [offset, offset + out.size()) of a file view read from its file (pread), the mapping
+  /// untouched; throws std::runtime_error on a failing or short read.
+  void read_file(uint64_t offset, std::span<uint8_t> out) const;
   bool is_derived() const { return lazy_ != nullptr; }
 
   /// The bytes; a derived tensor is computed on the first call and kept.
@@ -69,6 +77,8 @@ class TensorData {
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
   bool file_backed_ = false;
+  int fd_ = -1;
+  uint64_t file_offset_ = 0;
 };
 
 /// The data of a [rows, cols] matrix of `element`-byte elements, transposed ([cols, rows]), as a
