@@ -210,7 +210,7 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
     if (const auto& n = *p; n.op_type() == "Slice" && n.input_size() > 0 && n.output_size() == 1 && outputs.count(n.output(0)))
       outputs.insert(n.input(0));
   // A past input extended on `axis` into a present: its length is N - S.
-  auto fix_past = [&](const std::string& past, int64_t axis) {
+  auto fix_past = [&](const std::string& past, int64_t axis, int batch_axis = 0) {
     for (const auto& in : graph.input()) {
       if (in.name() != source(past) || !in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
       const auto& shape = in.type().tensor_type().shape();
@@ -227,7 +227,8 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
             "with {} token(s) per call): compile with --max-seq-len {}, or export the past's length as a dynamic axis",
             max_seq_len, in.name(), dim.dim_value(), dim.dim_value() + seq, seq, dim.dim_value() + seq));
       // The program holds one sequence: a symbolic batch (optimum's batch_size) is 1.
-      if (const auto& b = shape.dim(0); a != 0 && b.has_dim_param() && !b.dim_param().empty()) dims.emplace(b.dim_param(), 1);
+      if (const auto& b = shape.dim(batch_axis); a != batch_axis && b.has_dim_param() && !b.dim_param().empty())
+        dims.emplace(b.dim_param(), 1);
     }
   };
   for (const onnx::NodeProto* p : nodes) {
@@ -244,6 +245,16 @@ void fix_kv_cache_dims(const onnx::ModelProto& model, int64_t max_seq_len, std::
       for (int k = 1; k <= 2; ++k)
         if (n.output_size() > k && outputs.count(n.output(k)) && n.input_size() > k + 2 && !n.input(k + 2).empty())
           fix_past(n.input(k + 2), 2);
+    // Its MultiHeadAttention: past_key / past_value (inputs 6, 7) [B, H, P, D] to outputs 1, 2.
+    if (n.op_type() == "MultiHeadAttention" && n.domain() == "com.microsoft")
+      for (int k = 1; k <= 2; ++k)
+        if (n.output_size() > k && outputs.count(n.output(k)) && n.input_size() > k + 5 && !n.input(k + 5).empty())
+          fix_past(n.input(k + 5), 2);
+    // Its Attention (GPT-2 as the transformer optimizer writes it): past (input 4) [2, B, H, P, D],
+    // keys and values in one tensor, to present (output 1).
+    if (n.op_type() == "Attention" && n.domain() == "com.microsoft" && n.output_size() > 1 && outputs.count(n.output(1)) &&
+        n.input_size() > 4 && !n.input(4).empty())
+      fix_past(n.input(4), 3, 1);
   }
   // An attention mask covers the past and the new positions: N. Its length is either a sum of the
   // dims just fixed (optimum's "past_sequence_length + sequence_length", evaluated later) or, as

@@ -18,6 +18,10 @@ const std::vector<PassInfo>& pipeline() {
       // before anything matches patterns.
       {"expand-microsoft-ops", "rewrite com.microsoft Gelu/FastGelu/BiasGelu/QuickGelu/SkipLayerNorm/EmbedLayerNorm/RMSNorm/GroupQueryAttention/RotaryEmbedding/Attention/MultiHeadAttention/FusedMatMul/BiasAdd/BiasSplitGelu/GemmFastGelu/GatherBlockQuantized ops",
        expand_microsoft_ops},
+      // --max-seq-len: a cache of keys and values in one tensor (onnxruntime's GPT-2 Attention) as
+      // the two caches the cache passes find.
+      {"split-packed-cache", "under --max-seq-len, split a [2, B, H, P, D] past/present (keys and values in one tensor) into two caches",
+       split_packed_cache, true},
       // --max-seq-len: a merged decoder (If over the step with and without caches) takes the
       // branch with the caches.
       {"take-cache-branch", "under --max-seq-len, bind a merged decoder's branch input to the branch that reads the caches",

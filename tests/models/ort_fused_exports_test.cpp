@@ -56,5 +56,55 @@ TEST_P(OrtFusedExport, EachSetCompilesDelegatedAndMatchesOnnxruntime) {
 
 VKC_EXPORT_CORPUS(OrtFusedExport, kDir);
 
+// GPT-2 as onnxruntime's optimizer writes it keeps keys and values in one past [2, B, H, P, D]:
+// under --max-seq-len that cache is kept inside the program like any other (split-packed-cache),
+// every node delegated. Each one-token step's hidden state equals the row the same file computes
+// for the whole sequence at once (compiled without a cache, over a past of one position that the
+// attention mask hides: exp(-10000) is 0 in float), which the test above checks against
+// onnxruntime.
+TEST(OrtFusedExports, Gpt2PackedPastIsKeptAsTheCacheUnderMaxSeqLen) {
+  const fs::path model = kDir / "gpt2_attention_past" / "model.onnx";
+  const std::vector<int64_t> ids = {3, 17, 5, 29, 11, 2, 41};
+  const int64_t k = static_cast<int64_t>(ids.size()), hidden = 32;
+  CompileOptions whole;
+  whole.dims = {{"batch", 1}, {"past", 1}, {"seq", k}, {"total", k + 1}};
+  whole.cpu_fallback = true;  // (its rank-5 present)
+  const CompileResult ref = compile(model, whole);
+  ASSERT_TRUE(ref.ok) << diags(ref.diagnostics);
+  std::vector<int64_t> positions(static_cast<size_t>(k)), mask(static_cast<size_t>(k + 1), 1);
+  for (int64_t i = 0; i < k; ++i) positions[static_cast<size_t>(i)] = i;
+  mask[0] = 0;
+  const Tensor past = Tensor::zeros(ir::DType::Float32, {2, 1, 4, 1, 8});
+  const auto rows = run_pte(ref.pte,
+                            {Tensor::of(ir::DType::Int64, {1, k}, ids), Tensor::of(ir::DType::Int64, {1, k}, positions),
+                             Tensor::of(ir::DType::Int64, {1, k + 1}, mask), past, past},
+                            "cpu");
+  ASSERT_FALSE(rows.empty());
+  ASSERT_EQ(rows[0].shape, (std::vector<int64_t>{1, k, hidden}));
+
+  CompileOptions step;
+  step.max_seq_len = 16;
+  step.dims = {{"seq", 1}};
+  const CompileResult r = compile(model, step);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
+  for (const std::string& b : backends()) {
+    RunOptions ro;
+    ro.backend = b;
+    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the caches inside
+    for (int64_t i = 0; i < k; ++i) {
+      const RunResult out = s.run({Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{ids[static_cast<size_t>(i)]}),
+                                   Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{i})});
+      ASSERT_TRUE(out.ok) << diags(out.diagnostics);
+      std::vector<float> row(static_cast<size_t>(hidden));
+      for (int64_t j = 0; j < hidden; ++j) row[static_cast<size_t>(j)] = static_cast<float>(rows[0].get_f(i * hidden + j));
+      expect_close({out.outputs.at(0)}, {Tensor::of(ir::DType::Float32, {1, 1, hidden}, row)},
+                   "step " + std::to_string(i) + " on " + b);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vkc::test

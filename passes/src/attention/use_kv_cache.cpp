@@ -121,12 +121,14 @@ void replace_positions(ir::Graph& g, ir::Value* positions, ir::Value* input_pos,
 }
 
 // The embedding lookup's index input: the input read as Gather's indices into a float constant,
-// directly or through reshapes (OPT flattens the tokens first).
+// directly or through reshapes (OPT flattens the tokens first) and integer casts (onnxruntime's
+// EmbedLayerNormalization takes int32 ids).
 bool is_token_input(const ir::Graph& g, const ir::Value* v, int depth = 0) {
   for (const ir::Node* u : g.users(v)) {
     if (u->is_onnx("Gather") && u->input(1) == v && u->input(0)->is_constant() && ir::is_float(u->input(0)->dtype()))
       return true;
-    const bool view = u->is_onnx("Reshape") || u->is_onnx("Unsqueeze") || u->is_onnx("Squeeze") || u->is_onnx("Flatten");
+    const bool view = u->is_onnx("Reshape") || u->is_onnx("Unsqueeze") || u->is_onnx("Squeeze") || u->is_onnx("Flatten") ||
+                      (u->is_onnx("Cast") && ir::is_integer(u->output(0)->dtype()));
     if (view && u->input(0) == v && depth < 4 && is_token_input(g, u->output(0), depth + 1)) return true;
   }
   return false;
