@@ -27,6 +27,10 @@ struct Part {
   std::vector<std::string> open_conditions;
   std::vector<std::string> notes;
   std::vector<passes::PassContext::AttentionDecision> attention;
+  /// --encoder: the encoder's graph compiled beside this part (the step's context computation
+  /// moved into it), and what its passes could not lower.
+  std::shared_ptr<ir::Graph> encoder;
+  std::map<std::string, std::string> encoder_not_lowered;
 };
 
 /// Compiles the model under `bindings`; with `output`, that value is the graph's only output

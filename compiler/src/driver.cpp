@@ -202,33 +202,36 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     p.size_independent_layouts = !config.dim_ranges.empty();
     return p;
   }();
-  // --encoder: the encoder's graph through the pipeline first; the decoder step's context
-  // computation moves into it before either is partitioned (encoder_decoder.h).
-  std::shared_ptr<ir::Graph> encoder;
-  std::map<std::string, std::string> encoder_not_lowered;
+  // --encoder: the encoder's graph through the pipeline, for the sizes each compile of the decoder
+  // step uses (a --dim range compiles both at every probe size); the step's context computation
+  // moves into it before either is partitioned (encoder_decoder.h).
   std::set<std::string> encoder_unmatched, decoder_unmatched;  // --dim names a graph does not have
   if (!config.encoder.empty()) {
     if (config.max_seq_len <= 0) throw CompileError("--encoder needs --max-seq-len N (the decoder step's cache)");
-    if (!config.dim_ranges.empty() || !config.dim_sizes.empty())
-      throw CompileError("--encoder: --dim with a range or several sizes is not supported (fix the dims with --dim NAME=N)");
+    if (!config.dim_sizes.empty())
+      throw CompileError("--encoder: --dim with several sizes is not supported (a range, --dim NAME=MIN..MAX, is)");
+  }
+  auto compile_encoder = [&](const detail::DimSizes& sizes, detail::Part& part) {
     ImportOptions eo = import_options;
+    eo.dims.insert(sizes.begin(), sizes.end());
     eo.kv_cache_len = 0;
     eo.unmatched_dims = &encoder_unmatched;
-    encoder = import_onnx_file(config.encoder, eo);
-    require_static_inputs(*encoder, 0);
+    part.encoder = import_onnx_file(config.encoder, eo);
+    require_static_inputs(*part.encoder, 0);
     passes::PassContext ectx;
     ectx.force_fp16 = options.force_fp16.value_or(false);
     ectx.max_texture_width = popts.limits.texture[0];
     ectx.quant = quant;
+    ectx.sizes_resize = !config.dim_ranges.empty();
     passes::PipelineHooks ehooks;
     ehooks.skip = config.skip_passes;
     try {
-      passes::run_pipeline(*encoder, ectx, ehooks);
+      passes::run_pipeline(*part.encoder, ectx, ehooks);
     } catch (const passes::PassError& e) {
       throw CompileError(fmt::format("--encoder {}: {}", config.encoder.string(), e.what()));
     }
-    encoder_not_lowered = std::move(ectx.not_lowered);
-  }
+    part.encoder_not_lowered = std::move(ectx.not_lowered);
+  };
   // One compile of the model as far as partitioning; the first (`timed`) reports its phases and
   // pass times. A run-time If over branches of different shapes leaves open conditions: the model
   // is then compiled again per branch with each bound (branch_programs.h).
@@ -237,6 +240,8 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
                           const detail::DimSizes& sizes) {
     if (timed) begin_phase();
     detail::Part part;
+    const bool encoder = !config.encoder.empty();
+    if (encoder) compile_encoder(sizes, part);
     ImportOptions io = import_options;
     io.dims.insert(sizes.begin(), sizes.end());
     if (encoder) io.unmatched_dims = &decoder_unmatched;
@@ -290,7 +295,7 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
     if (encoder) {
       if (!part.open_conditions.empty() || output)
         throw CompileError("--encoder: the decoder step has a run-time If over branches of different shapes");
-      const detail::Hoisted h = detail::hoist_context(*encoder, g);
+      const detail::Hoisted h = detail::hoist_context(*part.encoder, g);
       part.notes.push_back(fmt::format("--encoder: the decoder step's context {}; {} node(s) it computed from them "
                                        "alone run once per input in the encoder method, which gives the step its "
                                        "{} context input(s)",
@@ -398,8 +403,12 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
       // One graph: its large constants are hashed as they are written (read once), unless another
       // program's constants are merged with its by key (the encoder method's).
       program = serializer::build_program(*g, stats.partition, options, config.cpu_fallback, shaders,
-                                          encoder ? 0 : kDeferKeysFrom);
-    } else {
+                                          config.encoder.empty() ? kDeferKeysFrom : 0);
+    }
+    // --encoder with a range: each probe's encoder (its graph after the step's context moved in),
+    // merged like the step's programs below.
+    std::map<detail::DimSizes, std::pair<std::shared_ptr<ir::Graph>, std::map<std::string, std::string>>> probe_encoders;
+    if (!split.tree && !ranges.empty()) {
       bool first_probe = true;
       program = detail::merge_probes(
           [&](const detail::DimSizes& sizes) {
@@ -418,18 +427,43 @@ CompileStats compile(const ModelSource& model, const PteSink& out, const Compile
                                              "different shapes (compile for a list of sizes instead)",
                                              detail::describe(sizes)));
             const detail::Part& part = *probe.leaves.front();
+            if (part.encoder) probe_encoders[sizes] = {part.encoder, part.encoder_not_lowered};
             return serializer::build_program(*part.graph, part.partition, options, config.cpu_fallback, shaders);
           },
           ranges, stats.notes);
     }
-    if (encoder) {
-      const partitioner::Partition ep = partitioner::partition_graph(*encoder, popts, encoder_not_lowered);
-      if (size_t n = ep.num_rejected(); n && !config.cpu_fallback)
-        throw CompileError(fmt::format("--encoder: {} node(s) cannot run on Vulkan: {}", n, rejected_list(ep)));
-      serializer::add_method(program, serializer::build_program(*encoder, ep, options, config.cpu_fallback, shaders),
-                             serializer::kEncoderMethod);
-      for (const auto& d : ep.delegates) stats.runtime_nodes += d.nodes.size();
-      stats.delegates += ep.delegates.size();
+    if (first.encoder) {
+      const auto encoder_program = [&](ir::Graph& encoder, const std::map<std::string, std::string>& not_lowered,
+                                       bool count) {
+        const partitioner::Partition ep = partitioner::partition_graph(encoder, popts, not_lowered);
+        if (size_t n = ep.num_rejected(); n && !config.cpu_fallback)
+          throw CompileError(fmt::format("--encoder: {} node(s) cannot run on Vulkan: {}", n, rejected_list(ep)));
+        if (count) {
+          for (const auto& d : ep.delegates) stats.runtime_nodes += d.nodes.size();
+          stats.delegates += ep.delegates.size();
+        }
+        return serializer::build_program(encoder, ep, options, config.cpu_fallback, shaders);
+      };
+      serializer::Program encoder;
+      if (ranges.empty()) {
+        encoder = encoder_program(*first.encoder, first.encoder_not_lowered, true);
+      } else {
+        std::vector<std::string> encoder_notes;
+        bool first_probe = true;
+        encoder = detail::merge_probes(
+            [&](const detail::DimSizes& sizes) {
+              if (first_probe) {
+                first_probe = false;
+                return encoder_program(*first.encoder, first.encoder_not_lowered, true);
+              }
+              const auto it = probe_encoders.find(sizes);
+              if (it == probe_encoders.end())
+                throw CompileError(fmt::format("--encoder: no encoder was compiled at {}", detail::describe(sizes)));
+              return encoder_program(*it->second.first, it->second.second, false);
+            },
+            ranges, encoder_notes);
+      }
+      serializer::add_method(program, std::move(encoder), serializer::kEncoderMethod);
     }
     if (config.max_seq_len > 0) add_llm_metadata(program, model, config, stats.notes);
     stats.embedded_shaders = embedding.embedded.size();

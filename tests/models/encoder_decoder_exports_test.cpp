@@ -9,6 +9,8 @@
 //   tokens and input_pos and keeps its self-attention cache inside (T5's relative position bias
 //   computed from input_pos over the cache kept by update_cache); greedy generation from the decoder
 //   start ids equals the full-sequence greedy loop of transformers' model (and its generate()).
+// - With a --dim range the encoder method and the step resize as they run: T5 texts of several
+//   lengths in one program, Whisper's start ids as one prefill chunk.
 // - Encoder and decoder step that do not fit fail the compile with one error naming both.
 // Each on the cpu backend and, where a Vulkan device exists (lavapipe in CI), on the vulkan backend.
 #include <gtest/gtest.h>
@@ -64,6 +66,7 @@ TEST(EncoderDecoderExports, EncodersAndDecoderStepsMatchOnnxruntime) {
       const auto inputs = read_set(m.decoder() / set, "input");
       CompileOptions o;
       o.dims = {{"sequence", inputs.at(0).shape.at(1)}, {"past", inputs.at(2).shape.at(2)}};
+      o.dims.insert(m.encoder_dims.begin(), m.encoder_dims.end());  // (T5's step reads any encoder length)
       expect_set_compiles_and_matches(m.decoder(), set, inputs, o);
     }
   }
@@ -99,6 +102,65 @@ TEST(EncoderDecoderExports, OneProgramGeneratesTransformersGreedyTokens) {
         ASSERT_TRUE(g.ok) << diags(g.diagnostics);
         EXPECT_EQ(g.tokens, want) << "on " << b << (gpu_kernels[0] == '1' ? " with GPU kernels" : "");
       }
+  }
+}
+
+// A text of any length up to a bound: `--dim encoder_sequence=4..24` compiles the encoder method and
+// the step (their cross-attention keys and values [1, heads, T, head dim]) as one program that
+// resizes; texts of 6, 10 and 13 tokens give transformers' greedy tokens for each.
+TEST(EncoderDecoderExports, ARangeOfEncoderLengthsIsOneProgram) {
+  const Model& m = kModels.back();
+  ASSERT_EQ(m.name, "t5");
+  CompileOptions o = program_options(m);
+  o.dims.erase("encoder_sequence");
+  o.dim_ranges = {{"encoder_sequence", {4, 24}}};
+  const CompileResult r = compile(m.decoder() / "model.onnx", o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  ops_of(r);
+  const nlohmann::json greedy = greedy_json(m);
+  std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases;  // encoder ids, tokens
+  const auto first = read_set(m.encoder() / "test_data_set_0", "input").at(0);
+  std::vector<int64_t> ids(static_cast<size_t>(first.shape.at(1)));
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = first.get_i(static_cast<int64_t>(i));
+  cases.push_back({ids, ints(greedy["greedy_full_sequence"])});
+  ASSERT_GE(greedy["other_inputs"].size(), 2u);
+  for (const auto& other : greedy["other_inputs"]) cases.push_back({ints(other["encoder_input"][0]), ints(other["greedy_full_sequence"])});
+  for (const std::string& b : backends()) {
+    RunOptions ro;
+    ro.backend = b;
+    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    for (const auto& [text, want] : cases) {
+      const Tensor input = Tensor::of(ir::DType::Int64, {1, static_cast<int64_t>(text.size())}, text);
+      const GenerateResult g = s.generate(ints(greedy["decoder_start_ids"]), want.size(), {input});
+      ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+      EXPECT_EQ(g.tokens, want) << text.size() << " encoder tokens on " << b;
+    }
+  }
+}
+
+// `--dim sequence=1..3` with --encoder: Whisper's three start ids go in as one chunk (prefill),
+// then one token a step, in one program and one cache.
+TEST(EncoderDecoderExports, StartIdsInOneChunk) {
+  const Model& m = kModels.front();
+  ASSERT_EQ(m.name, "whisper");
+  CompileOptions o = program_options(m);
+  o.dims.erase("sequence");
+  o.dim_ranges = {{"sequence", {1, 3}}};
+  const CompileResult r = compile(m.decoder() / "model.onnx", o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  const nlohmann::json greedy = greedy_json(m);
+  const std::vector<int64_t> start = ints(greedy["decoder_start_ids"]), want = ints(greedy["greedy_full_sequence"]);
+  ASSERT_EQ(start.size(), 3u);
+  for (const std::string& b : backends()) {
+    RunOptions ro;
+    ro.backend = b;
+    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    ASSERT_TRUE(s.inputs().at(0).dynamic);
+    const GenerateResult g = s.generate(start, want.size(), read_set(m.encoder() / "test_data_set_0", "input"));
+    ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+    EXPECT_EQ(g.tokens, want) << "on " << b;
   }
 }
 

@@ -18,7 +18,8 @@ TorchScript) it writes:
                                    -> logits, present_key_i / present_value_i
 
 Each folder holds test_data_set_N with onnxruntime's outputs (the decoder's at past lengths 0, 3 and
-5, with the real caches). <m>/greedy.json: the encoder input's data set, the decoder start ids, the
+5, with the real caches). The T5 decoder's encoder length is a dynamic axis (encoder_sequence), and
+greedy.json's other_inputs give transformers' greedy tokens for shorter and longer texts. <m>/greedy.json: the encoder input's data set, the decoder start ids, the
 NEW_TOKENS ids a greedy loop of the full model (no cache, argmax of the last row) picks, the ids
 transformers' generate() picks when it runs, and those of an onnxruntime loop over each exporter's
 encoder and decoder step (start ids fed one at a time from an empty cache).
@@ -61,7 +62,10 @@ def t5():
                                 feed_forward_proj="gated-gelu", pad_token_id=0, eos_token_id=1,
                                 decoder_start_token_id=0, tie_word_embeddings=False)
     ids = np.array([[5, 17, 33, 2, 60, 41, 9, 88, 23, 1]], dtype=np.int64)
-    return dict(cfg=cfg, cls=transformers.T5ForConditionalGeneration, enc_in=("input_ids", ids), start=[0])
+    others = [np.array([[5, 17, 33, 2, 60, 1]], dtype=np.int64), np.array([[44, 8, 71, 3, 19, 52, 6, 30, 12, 77, 25, 64, 1]],
+                                                                       dtype=np.int64)]
+    return dict(cfg=cfg, cls=transformers.T5ForConditionalGeneration, enc_in=("input_ids", ids), start=[0],
+                other_enc_in=others)
 
 
 MODELS = {"whisper": whisper, "t5": t5}
@@ -187,6 +191,8 @@ def do_model(out, name, report):
 
             ins, outs = ed.step_names(layers, ("input_ids", "encoder_hidden_states"))
             dyn = {"input_ids": {1: "sequence"}, "logits": {1: "sequence"}}
+            if name == "t5":  # text of any length: the encoder's output length is symbolic too
+                dyn["encoder_hidden_states"] = {1: "encoder_sequence"}
             for i in range(layers):
                 for kind in ("key", "value"):
                     dyn[f"past_{kind}_{i}"] = {2: "past"}
@@ -222,6 +228,12 @@ def do_model(out, name, report):
         except Exception as e:  # noqa: BLE001 - every failure is reported, none hidden
             report.append(f"{name}_{exporter}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}")
             traceback.print_exc()
+    # Other encoder inputs (T5: shorter texts): transformers' greedy tokens for each, for programs
+    # compiled for a range of encoder lengths.
+    greedy["other_inputs"] = []
+    for arr in spec.get("other_enc_in", []):
+        other = dict(spec, enc_in=(spec["enc_in"][0], arr))
+        greedy["other_inputs"].append({"encoder_input": arr.tolist(), "greedy_full_sequence": greedy_full(model, other)})
     with open(os.path.join(out, name, "greedy.json"), "w") as f:
         json.dump(greedy, f)
         f.write("\n")
