@@ -164,6 +164,45 @@ TEST(EncoderDecoderExports, StartIdsInOneChunk) {
   }
 }
 
+// optimum's form (export_optimum.py: optimum-onnx's main_export): encoder_model.onnx (input_ids,
+// attention_mask) and decoder_model_merged.onnx, whose cache branch takes the cross-attention keys
+// and values as past_key_values.i.encoder.* inputs that the branch without caches computes from
+// the encoder's output. One program: the encoder method computes them (take-cache-branch turns the
+// passed-along cache into its computation, --encoder hoists it), the step's encoder_attention_mask
+// is all ones; over a range of encoder lengths, texts of 6, 10 and 13 tokens give transformers'
+// greedy tokens (which onnxruntime's loop over optimum's files gives too, greedy.json).
+TEST(EncoderDecoderExports, OptimumMergedDecoderIsOneProgram) {
+  const fs::path dir = kDir / "t5_optimum";
+  std::ifstream f(dir / "greedy.json");
+  const nlohmann::json greedy = nlohmann::json::parse(f);
+  CompileOptions o;
+  o.max_seq_len = 16;
+  o.encoder = dir / "encoder_model.onnx";
+  o.dims = {{"batch_size", 1}, {"decoder_sequence_length", 1}};
+  o.dim_ranges = {{"encoder_sequence_length", {4, 24}}};
+  const CompileResult r = compile(dir / "decoder_model_merged.onnx", o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  ops_of(r);
+  ASSERT_GE(greedy["inputs"].size(), 3u);
+  for (const std::string& b : backends()) {
+    RunOptions ro;
+    ro.backend = b;
+    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
+    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    ASSERT_EQ(s.inputs().size(), 2u + 4u);  // tokens, input_pos, each layer's cross keys and values
+    for (const auto& in : greedy["inputs"]) {
+      const std::vector<int64_t> text = ints(in["input_ids"]), want = ints(in["greedy_full_sequence"]);
+      EXPECT_EQ(ints(in["onnxruntime_merged"]), want);
+      const int64_t t = static_cast<int64_t>(text.size());
+      const std::vector<Tensor> encoder_inputs = {Tensor::of(ir::DType::Int64, {1, t}, text),
+                                                  Tensor::of(ir::DType::Int64, {1, t}, std::vector<int64_t>(text.size(), 1))};
+      const GenerateResult g = s.generate(ints(greedy["decoder_start_ids"]), want.size(), encoder_inputs);
+      ASSERT_TRUE(g.ok) << diags(g.diagnostics);
+      EXPECT_EQ(g.tokens, want) << t << " encoder tokens on " << b;
+    }
+  }
+}
+
 TEST(EncoderDecoderExports, TheStepWithoutItsEncoderTakesTheEncoderOutputEachCall) {
   // Without --encoder the decoder step is a KV-cache program whose context input is the encoder's
   // output; given it each call, it generates the same tokens.

@@ -77,12 +77,23 @@ size_t follow_total_length(ir::Graph& g, PassContext& ctx, const ir::Value* mask
 void assume_unpadded_mask(ir::Graph& g, PassContext& ctx) {
   if (ctx.max_seq_len <= 0) return;
   const int64_t n = ctx.max_seq_len;
+  // The encoder's length: dim 1 of a float [1, L, D] input (an encoder-decoder step's encoder
+  // output, which its cross-attention reads).
+  std::vector<int64_t> context_lengths;
+  for (const ir::Value* in : g.inputs)
+    if (in->type().known() && ir::is_float(in->dtype()) && in->shape().is_static() && in->shape().rank() == 3 &&
+        in->shape().sizes()[0] == 1)
+      context_lengths.push_back(in->shape().sizes()[1]);
   std::vector<ir::Value*> masks;
   for (ir::Value* in : g.inputs) {
     const ir::DType t = in->dtype();
-    if (!in->type().known() || !(ir::is_integer(t) || t == ir::DType::Bool)) continue;
+    if (!in->type().known() || !(ir::is_integer(t) || t == ir::DType::Bool) || !in->shape().is_static()) continue;
     const auto sizes = in->shape().sizes();
-    if (sizes.size() == 2 && sizes[0] == 1 && sizes[1] == n) masks.push_back(in);
+    if (sizes.size() != 2 || sizes[0] != 1) continue;
+    // [1, N]: the self-attention's mask; [1, L]: the encoder's (optimum's encoder_attention_mask),
+    // all ones too for one unpadded input.
+    const bool encoder_mask = std::find(context_lengths.begin(), context_lengths.end(), sizes[1]) != context_lengths.end();
+    if (sizes[1] == n || encoder_mask) masks.push_back(in);
   }
   int64_t seq = 0;  // tokens per call: the [1, S] integer inputs beside the mask
   for (ir::Value* in : g.inputs)
@@ -91,14 +102,15 @@ void assume_unpadded_mask(ir::Graph& g, PassContext& ctx) {
       seq = in->shape().sizes()[1];
   for (ir::Value* mask : masks) {
     // (A program whose token count resizes would need S at run time: there the length stays N.)
-    if (seq > 0 && !ctx.sizes_resize)
+    if (seq > 0 && !ctx.sizes_resize && mask->shape().sizes()[1] == n)
       if (const size_t k = follow_total_length(g, ctx, mask, seq))
         ctx.notes.push_back(fmt::format("--max-seq-len: {} comparison(s) of the length of '{}' (the total length, e.g. "
                                         "a LongRoPE export's choice of rotary tables) follow input_pos + {}",
                                         k, mask->name(), seq));
     const size_t width = ir::dtype_size(mask->dtype());
-    std::vector<uint8_t> bytes(static_cast<size_t>(n) * width, 0);
-    for (int64_t i = 0; i < n; ++i) bytes[static_cast<size_t>(i) * width] = 1;  // 1 in little-endian
+    const int64_t len = mask->shape().sizes()[1];
+    std::vector<uint8_t> bytes(static_cast<size_t>(len) * width, 0);
+    for (int64_t i = 0; i < len; ++i) bytes[static_cast<size_t>(i) * width] = 1;  // 1 in little-endian
     ir::Value* ones = g.add_constant(g.unique_name(mask->name() + "_ones"), mask->type(),
                                      ir::TensorData::owned(std::move(bytes)));
     g.replace_all_uses(mask, ones);
