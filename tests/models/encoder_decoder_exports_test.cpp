@@ -126,10 +126,8 @@ TEST(EncoderDecoderExports, ARangeOfEncoderLengthsIsOneProgram) {
   ASSERT_GE(greedy["other_inputs"].size(), 2u);
   for (const auto& other : greedy["other_inputs"]) cases.push_back({ints(other["encoder_input"][0]), ints(other["greedy_full_sequence"])});
   for (const std::string& b : backends()) {
-    RunOptions ro;
-    ro.backend = b;
-    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    Session s = open_on(r.pte, b);
+    ASSERT_TRUE(s.ok());
     for (const auto& [text, want] : cases) {
       const Tensor input = Tensor::of(ir::DType::Int64, {1, static_cast<int64_t>(text.size())}, text);
       const GenerateResult g = s.generate(ints(greedy["decoder_start_ids"]), want.size(), {input});
@@ -153,10 +151,8 @@ TEST(EncoderDecoderExports, StartIdsInOneChunk) {
   const std::vector<int64_t> start = ints(greedy["decoder_start_ids"]), want = ints(greedy["greedy_full_sequence"]);
   ASSERT_EQ(start.size(), 3u);
   for (const std::string& b : backends()) {
-    RunOptions ro;
-    ro.backend = b;
-    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    Session s = open_on(r.pte, b);
+    ASSERT_TRUE(s.ok());
     ASSERT_TRUE(s.inputs().at(0).dynamic);
     const GenerateResult g = s.generate(start, want.size(), read_set(m.encoder() / "test_data_set_0", "input"));
     ASSERT_TRUE(g.ok) << diags(g.diagnostics);
@@ -185,10 +181,8 @@ TEST(EncoderDecoderExports, OptimumMergedDecoderIsOneProgram) {
   ops_of(r);
   ASSERT_GE(greedy["inputs"].size(), 3u);
   for (const std::string& b : backends()) {
-    RunOptions ro;
-    ro.backend = b;
-    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    Session s = open_on(r.pte, b);
+    ASSERT_TRUE(s.ok());
     ASSERT_EQ(s.inputs().size(), 2u + 4u);  // tokens, input_pos, each layer's cross keys and values
     for (const auto& in : greedy["inputs"]) {
       const std::vector<int64_t> text = ints(in["input_ids"]), want = ints(in["greedy_full_sequence"]);

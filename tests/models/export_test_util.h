@@ -130,6 +130,15 @@ inline std::vector<std::vector<int64_t>> expect_every_set_matches(const fs::path
   return shapes;
 }
 
+/// `pte` opened on `backend` (a failure names the diagnostics; check s.ok()).
+inline Session open_on(const std::vector<uint8_t>& pte, const std::string& backend) {
+  RunOptions ro;
+  ro.backend = backend;
+  Session s = Session::open(std::span<const uint8_t>(pte), ro);
+  EXPECT_TRUE(s.ok()) << diags(s.diagnostics());
+  return s;
+}
+
 /// Opens the KV-cache program `pte` on every backend and checks that it takes tokens and input_pos
 /// only (the caches inside) and that greedy generation from `prompt` gives `want`.
 /// `gpu_kernels_too`: on vulkan also with the kernels a GPU would choose (VKC_VULKAN_GPU_KERNELS=1

@@ -89,10 +89,8 @@ TEST(OrtFusedExports, Gpt2PackedPastIsKeptAsTheCacheUnderMaxSeqLen) {
   ASSERT_TRUE(r.ok) << diags(r.diagnostics);
   EXPECT_TRUE(ops_of(r).count("vk.sdpa_with_kv_cache.default"));
   for (const std::string& b : backends()) {
-    RunOptions ro;
-    ro.backend = b;
-    Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
-    ASSERT_TRUE(s.ok()) << diags(s.diagnostics());
+    Session s = open_on(r.pte, b);
+    ASSERT_TRUE(s.ok());
     ASSERT_EQ(s.inputs().size(), 2u);  // tokens and input_pos: the caches inside
     for (int64_t i = 0; i < k; ++i) {
       const RunResult out = s.run({Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{ids[static_cast<size_t>(i)]}),
