@@ -61,7 +61,7 @@ VKC_EXPORT_CORPUS(OrtFusedExport, kDir);
 // every node delegated. Each one-token step's hidden state equals the row the same file computes
 // for the whole sequence at once (compiled without a cache, over a past of one position that the
 // attention mask hides: exp(-10000) is 0 in float), which the test above checks against
-// onnxruntime.
+// onnxruntime; so do chunks of several tokens in a program compiled for --dim seq=1..4.
 TEST(OrtFusedExports, Gpt2PackedPastIsKeptAsTheCacheUnderMaxSeqLen) {
   const fs::path model = kDir / "gpt2_attention_past" / "model.onnx";
   const std::vector<int64_t> ids = {3, 17, 5, 29, 11, 2, 41};
@@ -100,6 +100,25 @@ TEST(OrtFusedExports, Gpt2PackedPastIsKeptAsTheCacheUnderMaxSeqLen) {
       for (int64_t j = 0; j < hidden; ++j) row[static_cast<size_t>(j)] = static_cast<float>(rows[0].get_f(i * hidden + j));
       expect_close({out.outputs.at(0)}, {Tensor::of(ir::DType::Float32, {1, 1, hidden}, row)},
                    "step " + std::to_string(i) + " on " + b);
+    }
+  }
+  // One program for chunks of up to 4 tokens (--dim seq=1..4): 4 tokens, then 3, in one cache.
+  CompileOptions chunked;
+  chunked.max_seq_len = 16;
+  chunked.dim_ranges = {{"seq", {1, 4}}};
+  const CompileResult rc = compile(model, chunked);
+  ASSERT_TRUE(rc.ok) << diags(rc.diagnostics);
+  for (const std::string& b : backends()) {
+    Session s = open_on(rc.pte, b);
+    ASSERT_TRUE(s.ok());
+    for (const auto& [first, n] : {std::pair<int64_t, int64_t>{0, 4}, {4, 3}}) {
+      const std::vector<int64_t> chunk(ids.begin() + first, ids.begin() + first + n);
+      const RunResult out = s.run({Tensor::of(ir::DType::Int64, {1, n}, chunk), Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{first})});
+      ASSERT_TRUE(out.ok) << diags(out.diagnostics);
+      std::vector<float> want(static_cast<size_t>(n * hidden));
+      for (int64_t j = 0; j < n * hidden; ++j) want[static_cast<size_t>(j)] = static_cast<float>(rows[0].get_f(first * hidden + j));
+      expect_close({out.outputs.at(0)}, {Tensor::of(ir::DType::Float32, {1, n, hidden}, want)},
+                   "chunk at " + std::to_string(first) + " on " + b);
     }
   }
 }
