@@ -52,6 +52,17 @@ CompileOptions program_options(const Model& m) {
   return o;
 }
 
+// The one-program compile of `m` with dim `name` a range MIN..MAX instead of fixed (a failure names
+// the diagnostics; check r.ok).
+CompileResult compile_with_range(const Model& m, const std::string& name, int64_t min, int64_t max) {
+  CompileOptions o = program_options(m);
+  o.dims.erase(name);
+  o.dim_ranges = {{name, {min, max}}};
+  CompileResult r = compile(m.decoder() / "model.onnx", o);
+  EXPECT_TRUE(r.ok) << diags(r.diagnostics);
+  return r;
+}
+
 TEST(EncoderDecoderExports, EncodersAndDecoderStepsMatchOnnxruntime) {
   for (const Model& m : kModels) {
     SCOPED_TRACE(m.name + " " + m.exporter);
@@ -111,11 +122,8 @@ TEST(EncoderDecoderExports, OneProgramGeneratesTransformersGreedyTokens) {
 TEST(EncoderDecoderExports, ARangeOfEncoderLengthsIsOneProgram) {
   const Model& m = kModels.back();
   ASSERT_EQ(m.name, "t5");
-  CompileOptions o = program_options(m);
-  o.dims.erase("encoder_sequence");
-  o.dim_ranges = {{"encoder_sequence", {4, 24}}};
-  const CompileResult r = compile(m.decoder() / "model.onnx", o);
-  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  const CompileResult r = compile_with_range(m, "encoder_sequence", 4, 24);
+  ASSERT_TRUE(r.ok);
   ops_of(r);
   const nlohmann::json greedy = greedy_json(m);
   std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases;  // encoder ids, tokens
@@ -142,11 +150,8 @@ TEST(EncoderDecoderExports, ARangeOfEncoderLengthsIsOneProgram) {
 TEST(EncoderDecoderExports, StartIdsInOneChunk) {
   const Model& m = kModels.front();
   ASSERT_EQ(m.name, "whisper");
-  CompileOptions o = program_options(m);
-  o.dims.erase("sequence");
-  o.dim_ranges = {{"sequence", {1, 3}}};
-  const CompileResult r = compile(m.decoder() / "model.onnx", o);
-  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  const CompileResult r = compile_with_range(m, "sequence", 1, 3);
+  ASSERT_TRUE(r.ok);
   const nlohmann::json greedy = greedy_json(m);
   const std::vector<int64_t> start = ints(greedy["decoder_start_ids"]), want = ints(greedy["greedy_full_sequence"]);
   ASSERT_EQ(start.size(), 3u);
