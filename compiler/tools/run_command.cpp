@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 #include "tensor_file.h"
@@ -150,10 +151,20 @@ CLI::App* add_run_command(CLI::App& app, RunArgs& a) {
   run->add_option("--atol", a.atol, "absolute tolerance")->capture_default_str();
   run->add_option("--repeat", a.repeat, "run N times; timing reports first, best and mean")->check(CLI::PositiveNumber);
   run->add_flag("--json", a.json, "print JSON");
+  run->add_option("--profile", a.profile,
+                  "with --backend vulkan, GPU time from timestamps on stderr when the program is unloaded: kernels "
+                  "(each dispatch's, a barrier after each, and the sum per shader) or step (each run's, barriers as "
+                  "they are, beside the host's wall time)")
+      ->check(CLI::IsMember({"kernels", "step"}));
   return run;
 }
 
 int run_run_command(const RunArgs& a) {
+  if (!a.profile.empty()) {
+    if (a.backend != "vulkan") throw compiler::OptionError("--profile needs --backend vulkan");
+    // The Vulkan backend reads its profiling mode when it records a program (docs/runtime.md).
+    ::setenv("VKC_VULKAN_PROFILE", a.profile == "kernels" ? "1" : "run", 1);
+  }
   if (a.prompt) return run_prompt(a);
   if (a.generate >= 0) return run_generate(a);
   if (!a.prompt_ids.empty()) throw compiler::OptionError("--prompt-ids needs --generate N");

@@ -40,6 +40,7 @@ struct RunArgs {
   std::vector<int64_t> eos;        // --eos ID[,ID...]
   bool no_special_tokens = false;  // --no-special-tokens: no BOS added to the prompt
   bool chat = false;               // --chat: the tokenizer's chat template around the prompt
+  std::string profile;             // --profile kernels|step: GPU time on stderr (vulkan backend)
 };
 
 /// The inputs of a plan of `specs` from --input, --random and --expect's folder; throws OptionError.

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "../compiler/cli_runner.h"
 #include "../compiler/onnx_test_models.h"
@@ -14,6 +16,7 @@
 #include "vkc/compiler/driver.h"
 #include "vkc/runtime/compare.h"
 #include "vkc/runtime/executor.h"
+#include "vkc/runtime/vulkan.h"
 
 namespace vkc::test {
 namespace {
@@ -119,6 +122,45 @@ TEST_F(RunCommand, ChecksExpectedOutputs) {
   r = run_vkc("run " + pte + " --random 1 --expect " + kData.string());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+// --profile kernels: each dispatch's GPU time, then the same time summed per shader; the sums add
+// up to the total and their counts to the dispatches. --profile step: the whole run's time.
+TEST_F(RunCommand, ProfilePrintsGpuTimePerShader) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  const std::string pte = (dir_ / "tiny.pte").string();
+  CliResult r = run_vkc("run " + pte + " --backend vulkan --random 1 --repeat 2 --profile kernels");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int dispatches = 0;
+  double total_ms = 0;
+  ASSERT_EQ(std::sscanf(r.err.substr(r.err.find("vulkan profile: ")).c_str(),
+                        "vulkan profile: %d dispatch(es), %lf ms GPU time", &dispatches, &total_ms), 2) << r.err;
+  ASSERT_GT(dispatches, 0);
+  std::istringstream lines(r.err.substr(r.err.find("vulkan profile by shader")));
+  double sum_us = 0;
+  int counted = 0, shaders = 0;
+  for (std::string line; std::getline(lines, line);) {
+    double us = 0, share = 0;
+    int count = 0;
+    char name[256] = {};
+    if (std::sscanf(line.c_str(), " by shader %lf us %lf%% %dx %255s", &us, &share, &count, name) != 4) continue;
+    sum_us += us;
+    counted += count;
+    ++shaders;
+  }
+  EXPECT_GT(shaders, 0) << r.err;
+  EXPECT_EQ(counted, dispatches) << r.err;
+  EXPECT_NEAR(sum_us, total_ms * 1e3, 0.1 * shaders + 1e-3 * total_ms * 1e3) << r.err;
+  r = run_vkc("run " + pte + " --backend vulkan --random 1 --profile step");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("vulkan run profile: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("by shader"), std::string::npos) << r.err;
+}
+
+TEST_F(RunCommand, ProfileNeedsTheVulkanBackend) {
+  const CliResult r = run_vkc("run " + (dir_ / "tiny.pte").string() + " --random 1 --profile kernels");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("--profile needs --backend vulkan"), std::string::npos) << r.err;
 }
 
 TEST_F(RunCommand, SavesOutputsAsTensorProtos) {

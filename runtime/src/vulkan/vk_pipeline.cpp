@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <unordered_set>
 
 #include "vkc/runtime/backend.h"
@@ -271,6 +273,19 @@ void Recording::print_profile() const {
   for (size_t i = 0; i < gpu_ns_.size(); ++i)
     fmt::print(stderr, "  {:9.1f} us  {:5.1f}%  {}\n", gpu_ns_[i] / runs_ / 1e3, total > 0 ? 100.0 * gpu_ns_[i] / total : 0.0,
                where_[i]);
+  // The same time summed per shader (its name, where_'s first word), the largest first.
+  std::map<std::string, std::pair<double, int>> per_shader;
+  for (size_t i = 0; i < gpu_ns_.size(); ++i) {
+    auto& [ns, count] = per_shader[where_[i].substr(0, where_[i].find(' '))];
+    ns += gpu_ns_[i];
+    ++count;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int>>> sorted(per_shader.begin(), per_shader.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+  fmt::print(stderr, "vulkan profile by shader (per run):\n");
+  for (const auto& [name, v] : sorted)
+    fmt::print(stderr, "  by shader {:9.1f} us  {:5.1f}%  {:4}x  {}\n", v.first / runs_ / 1e3,
+               total > 0 ? 100.0 * v.first / total : 0.0, v.second, name);
 }
 
 Recording::~Recording() {
