@@ -1,6 +1,7 @@
 // compile_file end to end, then read back through the serializer's readers.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <set>
 
 #include "onnx_test_models.h"
@@ -75,6 +76,38 @@ TEST(Driver, CompiledProgramReadsBackAsTheSameGraph) {
     EXPECT_EQ(c.offset, UINT64_MAX);
     EXPECT_TRUE(keys.count(c.named_key)) << c.named_key;
   }
+}
+
+// Megabytes of weights held in the model (raw_data): their keys are hashed beside the write, half
+// on a second thread; every key is still the SHA-256 of its constant's bytes, which are the
+// model's values.
+TEST(Driver, MegabytesOfEmbeddedWeightsAreKeyedByTheirHashes) {
+  TempDir dir;
+  constexpr int64_t kN = 256 * 1024;  // 1 MiB of fp32 per constant
+  ModelBuilder m;
+  m.input("x", kF32, {1, kN});
+  std::string prev = "x";
+  std::vector<std::vector<float>> values(4, std::vector<float>(kN));
+  for (int i = 0; i < 4; ++i) {
+    for (int64_t k = 0; k < kN; ++k) values[i][k] = static_cast<float>(i + 1) + 1e-3f * static_cast<float>(k % 977);
+    m.raw_floats("c" + std::to_string(i), {1, kN}, values[i]);
+    m.node(i % 2 ? "Mul" : "Add", {prev, "c" + std::to_string(i)}, {"y" + std::to_string(i)});
+    prev = "y" + std::to_string(i);
+  }
+  m.output(prev, kF32, {1, kN});
+  write_file(dir / "m.onnx", m.bytes());
+  compiler::compile_file(dir / "m.onnx", dir / "m.pte", compiler::CompileConfig{});
+  const serializer::PteFile f = serializer::read_pte(dir / "m.pte");
+  std::set<std::vector<float>> found;
+  for (const auto& nd : f.program.named_data) {
+    if (nd.key == serializer::kIoNamesKey) continue;
+    EXPECT_EQ(serializer::sha256_hex(nd.data.bytes()), nd.key);
+    const auto bytes = nd.data.bytes();
+    std::vector<float> v(bytes.size() / sizeof(float));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    found.insert(v);
+  }
+  EXPECT_EQ(found, std::set<std::vector<float>>(values.begin(), values.end()));
 }
 
 TEST(Driver, CompileOptionsTravelInThePayloadExactly) {
