@@ -15,7 +15,8 @@
 #                                   ExecuTorch's runtime on the same programs), and lib/*.so (ldd's list)
 # MODEL=FILE.onnx compiles another decode-step export instead (the PyTorch rows keep the 1.1B
 # shape); N (128) tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch;
-# TOP (3) kernels are listed per profile; PROGRAMS picks among fp16 8da4w int4 fp16-base.
+# TOP (3) kernels are listed per profile; PROGRAMS picks among fp16 8da4w int4 fp16-base; SPLITK=0
+# skips the rows without the matrix-vector linears.
 # The machine needs a Vulkan loader: unpack Debian's libvulkan1 and glvnd first (bench/README.md).
 set -euo pipefail
 BIN=${1:?usage: decode.sh BIN_DIR}
@@ -54,6 +55,7 @@ weights_gb() { python3 -c 'import os,sys; print(os.path.getsize(sys.argv[1]) / 1
 for p in $PROGRAMS; do
   for gemv in 1 0; do
     [ "$p" = fp16-base ] && [ $gemv = 1 ] && continue
+    [ "${SPLITK:-1}" = 0 ] && [ $gemv = 0 ] && [ "$p" != fp16-base ] && continue
     name="vkc $p$([ $gemv = 0 ] && echo ' split-K' || true)"
     VKC_VULKAN_GEMV=$gemv "$VKC" run "$WORK/$p.pte" --backend vulkan --generate "$N" --prompt-ids "$PROMPT" --json \
       > "$WORK/$p-$gemv.json"
