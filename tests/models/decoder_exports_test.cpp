@@ -261,6 +261,56 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
   }
 }
 
+// The int4 matrix-vector linears of a decode step (Q/K/V with the RMSNorm inside, the output and
+// down projections with the residual add, gate and up with SiLU(gate) * up) on a GPU's kernels
+// (VKC_VULKAN_GPU_KERNELS=1) give the cpu backend's logits at every step, not just its tokens.
+TEST(DecoderExports, Int4DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
+  const std::vector<std::string> all = backends();
+  if (std::find(all.begin(), all.end(), "vulkan") == all.end()) GTEST_SKIP() << "no Vulkan device";
+  CompileOptions o;
+  o.max_seq_len = 32;
+  o.quantization_recipe = "int4-weight-only:32";
+  o.quantize_min_elements = 0;
+  const CompileResult r = compile(kDir / "llama/llama_step_dynamo/model.onnx", o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  const std::vector<int64_t> prompt = {17, 200, 45, 3, 99};
+  auto steps = [&](const std::string& backend) {
+    std::vector<std::vector<double>> logits;
+    Session s = open_on(r.pte, backend);
+    if (!s.ok()) return logits;
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      const RunResult y = s.run({Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{prompt[i]}),
+                                 Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{static_cast<int64_t>(i)})});
+      EXPECT_TRUE(y.ok) << backend << ": " << diags(y.diagnostics);
+      if (!y.ok) break;
+      logits.emplace_back();
+      for (int64_t j = 0; j < y.outputs.at(0).numel(); ++j) logits.back().push_back(y.outputs.at(0).get_f(j));
+    }
+    return logits;
+  };
+  const auto cpu = steps("cpu");
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  const char* kernels[] = {"linear_q4_gemv_multi_norm_f32_texture3d", "linear_q4_gemv_ep_f32_texture3d",
+                           "linear_q4_gemv_dual_norm_f32_texture3d"};
+  std::vector<uint64_t> before;
+  for (const char* k : kernels) before.push_back(runtime::vulkan_variant_dispatches(k));
+  const auto gpu = steps("vulkan");
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+  for (size_t k = 0; k < before.size(); ++k)
+    EXPECT_GT(runtime::vulkan_variant_dispatches(kernels[k]), before[k]) << kernels[k] << " did not run";
+  ASSERT_EQ(cpu.size(), prompt.size());
+  ASSERT_EQ(gpu.size(), prompt.size());
+  for (size_t i = 0; i < prompt.size(); ++i) {
+    ASSERT_EQ(gpu[i].size(), cpu[i].size());
+    double scale = 0, worst = 0;
+    for (size_t j = 0; j < cpu[i].size(); ++j) {
+      scale = std::max(scale, std::abs(cpu[i][j]));
+      worst = std::max(worst, std::abs(gpu[i][j] - cpu[i][j]));
+    }
+    EXPECT_LT(worst, 1e-4 * scale) << "step " << i << ": logits differ by " << worst << " of " << scale;
+  }
+}
+
 TEST(DecoderExports, KvCacheRefusesWhatItCannotKeep) {
   // A full-sequence graph has no cache to keep.
   CompileOptions o;
