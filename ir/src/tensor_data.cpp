@@ -1,5 +1,6 @@
 #include "vkc/ir/tensor_data.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -115,6 +116,11 @@ void TensorData::release(uint64_t offset, uint64_t n) const {
   const uintptr_t begin = (at + page - 1) / page * page, end = (at + n) / page * page;
   // A private read-only file mapping: the pages come back from the file if touched again.
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+void TensorData::prefetch() const {
+  if (fd_ >= 0 && size_ > 0)
+    ::posix_fadvise(fd_, static_cast<off_t>(file_offset_), static_cast<off_t>(size_), POSIX_FADV_WILLNEED);
 }
 
 void TensorData::stream(size_t chunk, const std::function<void(uint64_t, std::span<const uint8_t>)>& visit) const {
@@ -236,6 +242,9 @@ TensorData transposed(const TensorData& source, int64_t rows, int64_t cols, size
     const int64_t c0 = static_cast<int64_t>(first / row_bytes), nc = static_cast<int64_t>(n / row_bytes);
     const uint64_t src_row = static_cast<uint64_t>(cols) * element;
     const bool large = source.file_backed() && source.size() >= kRowReleaseBytes;
+    // The first band touches every row of the source: its file is read ahead whole, in large
+    // sequential reads, rather than a page (or a row's few columns) at a time as the bands reach it.
+    if (c0 == 0) source.prefetch();
     std::vector<uint8_t> scratch;
     for (int64_t s0 = 0; s0 < rows; s0 += kRowBlock) {
       const int64_t nr = std::min(rows, s0 + kRowBlock) - s0;

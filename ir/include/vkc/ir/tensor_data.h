@@ -62,6 +62,9 @@ class TensorData {
   /// Lets go of this process's pages of a file-backed view within [offset, offset + n) (pages
   /// wholly inside; read back from the file if touched again); nothing for other kinds.
   void release(uint64_t offset, uint64_t n) const;
+  /// Asks the kernel to read a file view's bytes into the page cache ahead of use, in large
+  /// sequential reads (POSIX_FADV_WILLNEED; returns at once); nothing for other kinds.
+  void prefetch() const;
 
   /// Calls `visit(offset, bytes)` over the whole tensor in order, `chunk` bytes at a time: views
   /// are passed in place (and file-backed pages let go of once visited), derived bytes are
