@@ -3,7 +3,7 @@
 # the build before it, in one run): the 1.1B Llama shape's decode-step export (bench/llm_shapes,
 # random weights) compiled once by the first build, then decode tokens/s after a PROMPT_LEN-token
 # prompt from each build in turn, ROUNDS times (machines are noisy: alternate, compare ratios),
-# and the first build's slowest kernels in one step (VKC_VULKAN_PROFILE=1, a barrier after each
+# and each build's slowest kernels in one step (VKC_VULKAN_PROFILE=1, a barrier after each
 # dispatch) over the same prompt.
 #   bench/gpu/ab.sh BIN_DIR VKC_A VKC_B     BIN_DIR's lib/ (ldd's list) serves both binaries
 # PROGRAMS (fp16 int4) picks among fp16 8da4w int4; N (64) tokens; ROUNDS (2); TOP (12) kernels;
@@ -46,7 +46,12 @@ for p in $PROGRAMS; do
   done
 done
 for p in $PROGRAMS; do
-  VKC_VULKAN_PROFILE=1 "$A" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids "$PROMPT" > /dev/null \
-    2> "$WORK/$p.prof"
-  python3 "$(dirname "$0")/profile_top.py" "$WORK/$p.prof" "A $p" "${TOP:-12}" ""
+  for side in A B; do
+    bin=$A envs=""
+    [ $side = B ] && bin=$B envs=${ENV_B:-}
+    # shellcheck disable=SC2086
+    env VKC_VULKAN_PROFILE=1 $envs "$bin" run "$WORK/$p.pte" --backend vulkan --generate 8 --prompt-ids "$PROMPT" \
+      > /dev/null 2> "$WORK/$p.$side.prof"
+    python3 "$(dirname "$0")/profile_top.py" "$WORK/$p.$side.prof" "$side $p" "${TOP:-12}" ""
+  done
 done
