@@ -311,6 +311,40 @@ TEST(DecoderExports, Int4DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
   }
 }
 
+// Flash-decoding over many parts: a cache of 160 rows split 2 keys a part (up to 80 parts a query
+// row, so the last part to finish adds them up in two groups of 64), one token a step for 150
+// steps: the logits at every step equal the cpu backend's.
+TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
+  const std::vector<std::string> all = backends();
+  if (std::find(all.begin(), all.end(), "vulkan") == all.end()) GTEST_SKIP() << "no Vulkan device";
+  CompileOptions o;
+  o.max_seq_len = 160;
+  const CompileResult r = compile(kDir / "llama/llama_step_dynamo/model.onnx", o);
+  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+  Session cpu = open_on(r.pte, "cpu");
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", "2", 1);
+  const std::string split = "sdpa_kv_cache_fused_rope_split_f32_texture3d";
+  const uint64_t before = runtime::vulkan_variant_dispatches(split);
+  Session gpu = open_on(r.pte, "vulkan");
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+  ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
+  ASSERT_TRUE(cpu.ok() && gpu.ok());
+  for (int64_t i = 0; i < 150; ++i) {
+    const std::vector<Tensor> in = {Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{(i * 37 + 11) % 250}),
+                                    Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{i})};
+    const RunResult a = cpu.run(in), b = gpu.run(in);
+    ASSERT_TRUE(a.ok && b.ok) << diags(a.diagnostics) << diags(b.diagnostics);
+    double scale = 0, worst = 0;
+    for (int64_t j = 0; j < a.outputs.at(0).numel(); ++j) {
+      scale = std::max(scale, std::abs(a.outputs.at(0).get_f(j)));
+      worst = std::max(worst, std::abs(a.outputs.at(0).get_f(j) - b.outputs.at(0).get_f(j)));
+    }
+    ASSERT_LT(worst, 1e-4 * scale) << "step " << i << ": logits differ by " << worst << " of " << scale;
+  }
+  EXPECT_GT(runtime::vulkan_variant_dispatches(split), before);
+}
+
 TEST(DecoderExports, KvCacheRefusesWhatItCannotKeep) {
   // A full-sequence graph has no cache to keep.
   CompileOptions o;
