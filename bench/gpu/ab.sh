@@ -15,9 +15,7 @@ B=${3:?usage: ab.sh BIN_DIR VKC_A VKC_B}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=carried_env.sh
 source "$(dirname "$0")/carried_env.sh"
-carried_env "$BIN"
-WORK=${TMPDIR:-/tmp}/vkc-ab
-mkdir -p "$WORK/tl"
+carried_bench "$BIN" vkc-ab tl
 N=${N:-64}
 ROUNDS=${ROUNDS:-2}
 PROMPT_LEN=${PROMPT_LEN:-128}

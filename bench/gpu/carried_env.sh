@@ -7,3 +7,13 @@ carried_env() {
     export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   fi
 }
+
+# The common start of a bench script: carried_env BIN_DIR, then VKC (BIN_DIR's vkc) and WORK
+# (${TMPDIR:-/tmp}/NAME, created, with SUBDIR inside it when given).
+# Usage: carried_bench BIN_DIR NAME [SUBDIR]
+carried_bench() {
+  carried_env "$1"
+  VKC="$1/vkc"
+  WORK=${TMPDIR:-/tmp}/$2
+  mkdir -p "$WORK${3:+/$3}"
+}

@@ -23,10 +23,7 @@ BIN=${1:?usage: decode.sh BIN_DIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=carried_env.sh
 source "$(dirname "$0")/carried_env.sh"
-carried_env "$BIN"
-VKC="$BIN/vkc"
-WORK=${TMPDIR:-/tmp}/vkc-decode
-mkdir -p "$WORK/tl"
+carried_bench "$BIN" vkc-decode tl
 N=${N:-128}
 PROMPT_LEN=${PROMPT_LEN:-128}
 PROMPT=$(python3 -c 'import sys; print(",".join(str((i * 37 + 11) % 250) for i in range(int(sys.argv[1]))))' "$PROMPT_LEN")

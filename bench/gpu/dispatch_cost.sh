@@ -16,10 +16,7 @@ VKC_B=${2:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=carried_env.sh
 source "$HERE/carried_env.sh"
-carried_env "$BIN"
-VKC="$BIN/vkc"
-WORK=${TMPDIR:-/tmp}/vkc-dispatch
-mkdir -p "$WORK"
+carried_bench "$BIN" vkc-dispatch
 COUNT=${COUNT:-32}
 REPEAT=${REPEAT:-200}
 

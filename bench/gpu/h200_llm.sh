@@ -10,10 +10,7 @@ BIN=${1:?usage: h200_llm.sh BIN_DIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=carried_env.sh
 source "$(dirname "$0")/carried_env.sh"
-carried_env "$BIN"
-VKC="$BIN/vkc"
-WORK=${TMPDIR:-/tmp}/h200-llm
-mkdir -p "$WORK"
+carried_bench "$BIN" h200-llm
 N=${N:-64}
 PROMPT=17,200,45,3,99,128,250,7
 results=$WORK/results.txt

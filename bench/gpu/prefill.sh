@@ -20,11 +20,8 @@ SHAPES=${2:-${SHAPES:-}}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=carried_env.sh
 source "$(dirname "$0")/carried_env.sh"
-carried_env "$BIN"
-VKC="$BIN/vkc"
+carried_bench "$BIN" prefill-bench
 ET="$BIN/et_runner"
-WORK=${TMPDIR:-/tmp}/prefill-bench
-mkdir -p "$WORK"
 N=${N:-32}
 
 prompt_of() { python3 -c "import sys; n=int(sys.argv[1]); print(','.join(str((7 * i + 3) % 250 + 1) for i in range(n)))" "$1"; }
