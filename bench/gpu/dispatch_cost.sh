@@ -5,7 +5,10 @@
 # timestamps), printed per dispatch:
 #   - unary: Sin/Cos on [1, 64] (nothing to compute: the floor a dependent dispatch costs);
 #   - linear: one-row linears of a decode step's shapes (K x N: 2048 x 2048 and 2048 x 5632, the 1.1B
-#     Llama's) in fp16 and int4 (int4-weight-only-fp16), with the effective GB/s of their weights.
+#     Llama's) in fp16 and int4 (int4-weight-only-fp16), with the effective GB/s of their weights;
+#     then the same with HOT_SETS (2) weight matrices cycled along the chain ("L2"), which stay in
+#     the GPU's L2 cache between runs: what a dispatch costs when its weights need not come from
+#     memory (GB/s counted as if they did).
 #   bench/gpu/dispatch_cost.sh BIN_DIR [VKC_B]    BIN_DIR holds vkc and lib/*.so (ldd's list);
 #                                                 VKC_B: a second build, run on the same programs
 # COUNT (32) operators a chain; REPEAT (200) runs; ENV_B="VAR=value ..." runs the B column with them.
@@ -42,15 +45,19 @@ row() {  # NAME PTE WEIGHT_BYTES
 python3 "$HERE/make_chain.py" "$WORK/unary.onnx" unary "$COUNT" 64
 "$VKC" compile "$WORK/unary.onnx" -o "$WORK/unary.pte" 2>/dev/null
 row "unary [1,64] fp32" "$WORK/unary.pte" 0
-for shape in "2048 2048" "2048 5632"; do
-  read -r k n <<< "$shape"
-  python3 "$HERE/make_chain.py" "$WORK/linear.onnx" linear "$COUNT" "$k" "$n"
-  for recipe in fp16 int4; do
-    case $recipe in
-      fp16) args=(--force-fp16); bytes=$((COUNT * k * n * 2)) ;;
-      int4) args=(--quantize int4-weight-only-fp16); bytes=$((COUNT * k * n / 2)) ;;
-    esac
-    "$VKC" compile "$WORK/linear.onnx" "${args[@]}" -o "$WORK/linear_$recipe.pte" 2>/dev/null
-    row "linear ${k}x${n} $recipe" "$WORK/linear_$recipe.pte" "$bytes"
+for sets in "$COUNT" "${HOT_SETS:-2}"; do
+  where=""
+  [ "$sets" != "$COUNT" ] && where=" L2"
+  for shape in "2048 2048" "2048 5632"; do
+    read -r k n <<< "$shape"
+    python3 "$HERE/make_chain.py" "$WORK/linear.onnx" linear "$COUNT" "$k" "$n" "$sets"
+    for recipe in fp16 int4; do
+      case $recipe in
+        fp16) args=(--force-fp16); bytes=$((COUNT * k * n * 2)) ;;
+        int4) args=(--quantize int4-weight-only-fp16); bytes=$((COUNT * k * n / 2)) ;;
+      esac
+      "$VKC" compile "$WORK/linear.onnx" "${args[@]}" -o "$WORK/linear_$recipe.pte" 2>/dev/null
+      row "linear ${k}x${n} $recipe$where" "$WORK/linear_$recipe.pte" "$bytes"
+    done
   done
 done
