@@ -34,7 +34,8 @@ layout(set = 0, binding = 7, std430) restrict coherent buffer PartialBuf { vec4 
 layout(set = 0, binding = 8, std430) restrict coherent buffer CountBuf { int t_count[]; };
 #endif
 int wg_splits() { return p.splits; }
-int wg_split_keys() { return p.split_keys; }
+// A row of L keys in parts of at least split_keys keys, at most splits of them.
+int wg_split_keys(int keys) { return max(p.split_keys, (keys + p.splits - 1) / p.splits); }
 void wg_store(int x4, ivec3 r, vec4 value);
 void wg_store_partial(int x4, int wg, vec4 acc, float m, float sum) {
   const int base = wg * (div_up4(p.out_sizes.x) + 1);
@@ -64,6 +65,10 @@ void wg_split_done(int row, ivec3 r, int parts) {
   for (int g0 = 0; g0 < parts; g0 += LOCAL_SIZE_X) {
     const int n = min(LOCAL_SIZE_X, parts - g0);
     split_head[t] = t < n ? t_partial[(first + g0 + t) * stride].xy : vec2(NEG_INF, 0.0);
+    // The first P.V texels in flight with the maxima and sums (they do not depend on them).
+    vec4 v[SPLIT_LOADS];
+    for (int u = 0; u < SPLIT_LOADS; ++u)
+      v[u] = slice < slices ? t_partial[(first + g0 + min(slice + u * slices, n - 1)) * stride + 1 + tex] : vec4(0.0);
     barrier();
     float gm = NEG_INF;
     for (int i = 0; i < n; ++i) gm = max(gm, split_head[i].x);
@@ -73,9 +78,9 @@ void wg_split_done(int row, ivec3 r, int parts) {
     vec4 a = vec4(0.0);
     if (slice < slices)
       for (int i0 = slice; i0 < n; i0 += SPLIT_LOADS * slices) {
-        vec4 v[SPLIT_LOADS];
-        for (int u = 0; u < SPLIT_LOADS; ++u)
-          v[u] = t_partial[(first + g0 + min(i0 + u * slices, n - 1)) * stride + 1 + tex];
+        if (i0 != slice)
+          for (int u = 0; u < SPLIT_LOADS; ++u)
+            v[u] = t_partial[(first + g0 + min(i0 + u * slices, n - 1)) * stride + 1 + tex];
         for (int u = 0; u < SPLIT_LOADS; ++u)
           if (i0 + u * slices < n) a += v[u] * exp(split_head[i0 + u * slices].x - new_m);
       }

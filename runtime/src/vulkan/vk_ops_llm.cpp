@@ -238,6 +238,16 @@ int64_t attention_split_keys() {
   return env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{16};
 }
 
+// The most parts a query row's keys are split in: VKC_VULKAN_ATTN_PARTS, by default as many as
+// make about kAttentionWorkgroups workgroups for the call's query rows. The parts follow the keys
+// a row has (read on the GPU), not the cache's rows: a step early in a long cache starts no
+// workgroups that would leave at once.
+int64_t attention_parts(int64_t query_rows) {
+  constexpr int64_t kAttentionWorkgroups = 512;  // a few per multiprocessor of a large GPU
+  const char* env = std::getenv("VKC_VULKAN_ATTN_PARTS");
+  return env ? std::max<int64_t>(1, std::atoll(env)) : std::max<int64_t>(1, kAttentionWorkgroups / query_rows);
+}
+
 // sdpa_with_kv_cache(q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, dropout, is_causal, scale):
 // k and v go into this delegate's own caches (buffers of the cache constants' shape, allocated here,
 // never read before written) at start_pos, then causal attention over them (kv_cache_update.glsl,
@@ -288,18 +298,20 @@ void sdpa_with_kv_cache(Encoder& e) {
       }
     }
     // Flash-decoding over caches of more than split_keys rows: several workgroups per query row,
-    // each over split_keys of its keys, the last of them to finish adding the parts up (one
-    // token's attention then fills more of the GPU than one workgroup per head).
-    // Parts of at least split_keys keys, and at most kMaxParts workgroups in all: a decode step's
-    // few query rows split into many parts, a prefill chunk's many rows (4096 for 128 tokens of
-    // 32 heads) already fill the GPU and stay whole (as 128 parts each, 524,288 workgroups, they
-    // took 12 of a 1.1B prefill's 26 ms on an H100).
+    // each over a part of its keys, the last of them to finish adding the parts up (one token's
+    // attention then fills more of the GPU than one workgroup per head). A row of L keys is split
+    // in parts of max(split_keys, ceil(L / splits)) keys (the shader reads L), at most splits
+    // (attention_parts) and at most kMaxParts workgroups in all: a decode step's few query rows
+    // split into many parts, a prefill chunk's many rows (4096 for 128 tokens of 32 heads)
+    // already fill the GPU and stay whole (as 128 parts each, 524,288 workgroups, they took 12 of
+    // a 1.1B prefill's 26 ms on an H100).
     constexpr int64_t kMaxParts = 4096;
     const int64_t query_rows = q.dims[1] * q.dims[2], dv4 = (d + 3) / 4;
     const int64_t min_keys = attention_split_keys();
     const int64_t splits =
-        min_keys > 0 ? std::min((rows + min_keys - 1) / min_keys, std::max<int64_t>(1, kMaxParts / query_rows)) : 1;
-    const int64_t split_keys = (rows + splits - 1) / splits;
+        min_keys > 0 ? std::min({(rows + min_keys - 1) / min_keys, std::max<int64_t>(1, kMaxParts / query_rows),
+                                 attention_parts(query_rows)})
+                     : 1;
     const bool split = splits > 1;
     const std::string base = rotate ? "sdpa_kv_cache_fused_rope" : "sdpa_kv_cache_fused";
     const auto& var = e.variant(out, {}, split ? base + "_split" : base);
@@ -310,7 +322,7 @@ void sdpa_with_kv_cache(Encoder& e) {
       Push p(v);
       p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
       p.i("pos_index", pos.index).i("out_merge", merge).i("phase", phase);
-      p.i("splits", static_cast<int32_t>(splits)).i("split_keys", static_cast<int32_t>(split ? split_keys : rows));
+      p.i("splits", static_cast<int32_t>(splits)).i("split_keys", static_cast<int32_t>(split ? min_keys : rows));
       if (rotate) p.iv("table_sizes", e.tensor_id(rope->cos).sizes).i("rope_start", rope->start);
       return p;
     };
