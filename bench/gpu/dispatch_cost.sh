@@ -8,7 +8,7 @@
 #     Llama's) in fp16 and int4 (int4-weight-only-fp16), with the effective GB/s of their weights;
 #     then the same with HOT_SETS (2) weight matrices cycled along the chain ("L2"), which stay in
 #     the GPU's L2 cache between runs: what a dispatch costs when its weights need not come from
-#     memory (GB/s counted as if they did).
+#     memory (GB/s counted as if they did; HOT_SETS=0 leaves them out).
 #   bench/gpu/dispatch_cost.sh BIN_DIR [VKC_B]    BIN_DIR holds vkc and lib/*.so (ldd's list);
 #                                                 VKC_B: a second build, run on the same programs
 # COUNT (32) operators a chain; REPEAT (200) runs; ENV_B="VAR=value ..." runs the B column with them.
@@ -46,6 +46,7 @@ python3 "$HERE/make_chain.py" "$WORK/unary.onnx" unary "$COUNT" 64
 "$VKC" compile "$WORK/unary.onnx" -o "$WORK/unary.pte" 2>/dev/null
 row "unary [1,64] fp32" "$WORK/unary.pte" 0
 for sets in "$COUNT" "${HOT_SETS:-2}"; do
+  [ "$sets" = 0 ] && continue
   where=""
   [ "$sets" != "$COUNT" ] && where=" L2"
   for shape in "2048 2048" "2048 5632"; do
