@@ -133,9 +133,12 @@ ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, s
       (entry.key() == "offset" ? offset : length) = v;
     }
   }
-  auto file = map(resolve(location, what), what);
+  const bool in_place = model_file_ && location == model_location_;
+  auto file = in_place ? model_file_ : map(resolve(location, what), what);
   uint64_t begin = offset.value_or(0);
   uint64_t count = length.value_or(nbytes);
+  if (count != nbytes && in_place)
+    throw ImportError(fmt::format("{}: raw_data has {} bytes but its type and shape need {}", what, count, nbytes));
   if (count != nbytes)
     throw ImportError(
         fmt::format("{}: external data length {} does not match its type and shape ({} bytes)", what, count, nbytes));
@@ -149,8 +152,17 @@ ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, s
   return ir::TensorData::file_view(file, bytes, count, file->fd(), begin);
 }
 
+std::span<const uint8_t> ExternalData::adopt_model_file(const fs::path& file, const std::string& location) {
+  std::error_code ec;
+  const fs::path real = fs::canonical(file, ec);
+  model_file_ = std::make_shared<const MappedFile>(ec ? file : real, "the model");
+  model_location_ = location;
+  return {model_file_->data(), static_cast<size_t>(model_file_->size())};
+}
+
 std::vector<std::shared_ptr<const void>> ExternalData::mappings() const {
   std::vector<std::shared_ptr<const void>> out;
+  if (model_file_) out.push_back(model_file_);
   for (const auto& [path, file] : files_) out.push_back(file);
   return out;
 }

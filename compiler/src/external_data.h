@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,6 +31,11 @@ class ExternalData {
   /// `what` names the tensor in errors ("initializer 'W'").
   ir::TensorData load(const onnx::TensorProto& t, uint64_t nbytes, size_t element_size, std::string_view what);
 
+  /// Maps `file` (the model's own file, symlinks followed) and returns its bytes; tensors whose
+  /// location is `location` then read from that mapping (raw_data left in place,
+  /// onnx_raw_data_in_place.h), whose length errors name raw_data.
+  std::span<const uint8_t> adopt_model_file(const std::filesystem::path& file, const std::string& location);
+
   /// The mappings made so far, for the graph to keep alive.
   std::vector<std::shared_ptr<const void>> mappings() const;
 
@@ -38,6 +45,8 @@ class ExternalData {
 
   std::filesystem::path dir_;  // canonical; empty when external data is refused
   std::map<std::filesystem::path, std::shared_ptr<const MappedFile>> files_;
+  std::string model_location_;                      // adopt_model_file's location, if any
+  std::shared_ptr<const MappedFile> model_file_;
 };
 
 }  // namespace vkc::compiler::detail

@@ -2,7 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
+
+#include <onnx/onnx_pb.h>
 
 #include "onnx_test_models.h"
 #include "vkc/compiler/onnx_importer.h"
@@ -322,6 +325,86 @@ TEST(OnnxImporter, UnreadableFiles) {
   test::write_file(dir / "cut.onnx", std::vector<uint8_t>(bytes.begin(), bytes.begin() + bytes.size() / 2));
   EXPECT_EQ(import_error(dir / "cut.onnx"),
             (dir / "cut.onnx").string() + ": not a valid ONNX model (protobuf parse failed)");
+}
+
+// A model file's large raw_data is read in place (onnx_raw_data_in_place.h): every initializer
+// has the bytes protobuf's own parse of the same file gives (the reference: import_onnx_bytes),
+// including a raw_data given twice in one tensor (the last counts) and a graph field given twice
+// (merged), and the large ones at 4-byte aligned offsets are views of the file, not copies.
+TEST(OnnxImporter, LargeRawDataIsReadInPlaceWithTheBytesOfProtobufsParse) {
+  TempDir dir;
+  constexpr int64_t n = 1100;  // 4400 bytes: at least kInPlaceRawDataBytes
+  auto values = [](float seed) {
+    std::vector<float> v(n);
+    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = seed + 0.25f * static_cast<float>(i % 97);
+    return v;
+  };
+  ModelBuilder m;
+  m.input("x", kF32, {n});
+  m.output("y", kF32, {n});
+  const std::vector<std::string> large = {"a", "bb", "ccc", "dddd", "eeeee"};
+  std::string prev = "x";
+  for (size_t i = 0; i < large.size(); ++i) {
+    m.raw_floats(large[i], {n}, values(static_cast<float>(i)));
+    m.node("Add", {prev, large[i]}, {"s" + std::to_string(i)});
+    prev = "s" + std::to_string(i);
+  }
+  m.raw_floats("small", {1}, {3.5f});  // 4 bytes: stays in the message
+  auto* typed = m.initializer("typed", kF32, {n});
+  for (float v : values(9.f)) typed->add_float_data(v);
+  m.node("Add", {prev, "small"}, {"t0"});
+  m.node("Add", {"t0", "typed"}, {"t1"});
+  m.node("Add", {"t1", "twice"}, {"y"});
+  std::vector<uint8_t> file = test::read_file(m.save(dir / "base.onnx"));
+  // Appended: the graph field again (protobuf merges it), holding initializer "twice" whose
+  // TensorProto bytes carry raw_data twice (the second counts).
+  auto tag = [](int field) { return static_cast<uint8_t>(field << 3 | 2); };
+  auto with_length = [](std::vector<uint8_t> body) {
+    std::vector<uint8_t> out;
+    for (uint64_t v = body.size(); ; v >>= 7) {
+      out.push_back(static_cast<uint8_t>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0)));
+      if (v < 0x80) break;
+    }
+    out.insert(out.end(), body.begin(), body.end());
+    return out;
+  };
+  onnx::TensorProto first, second;
+  first.set_name("twice");
+  first.set_data_type(kF32);
+  first.add_dims(n);
+  const std::vector<uint8_t> a = float_bytes(values(20.f)), b = float_bytes(values(30.f));
+  first.set_raw_data(a.data(), a.size());
+  second.set_raw_data(b.data(), b.size());
+  std::string tensor = first.SerializeAsString() + second.SerializeAsString();
+  std::vector<uint8_t> init = with_length(std::vector<uint8_t>(tensor.begin(), tensor.end()));
+  init.insert(init.begin(), tag(5));
+  std::vector<uint8_t> graph = with_length(init);
+  graph.insert(graph.begin(), tag(7));
+  file.insert(file.end(), graph.begin(), graph.end());
+  test::write_file(dir / "model.onnx", file);
+
+  auto in_place = import_onnx_file(dir / "model.onnx");
+  auto reference = import_onnx_bytes(file, dir.path());
+  int aligned = 0;
+  for (const std::string& name : {"a", "bb", "ccc", "dddd", "eeeee", "small", "typed", "twice"}) {
+    SCOPED_TRACE(name);
+    const ir::Value* got = in_place->find_value(name);
+    const ir::Value* want = reference->find_value(name);
+    ASSERT_TRUE(got && want);
+    EXPECT_EQ(got->type().str(), want->type().str());
+    EXPECT_EQ(bytes_of(got), bytes_of(want));
+    if (name.size() > 5 || name == "small") continue;
+    // A large raw_data's place in the file (its bytes occur once there).
+    const std::vector<uint8_t> raw = bytes_of(want);
+    const auto at = std::search(file.begin(), file.end(), raw.begin(), raw.end());
+    ASSERT_NE(at, file.end());
+    if ((at - file.begin()) % 4 == 0) {
+      ++aligned;
+      EXPECT_TRUE(got->data().file_backed()) << "an aligned raw_data was copied";
+    }
+  }
+  EXPECT_EQ(bytes_of(in_place->find_value("twice")), b);
+  EXPECT_GT(aligned, 0) << "no large raw_data at an aligned offset: the view was not tested";
 }
 
 TEST(OnnxImporter, ImportsLibonnxTestdataConv) {
