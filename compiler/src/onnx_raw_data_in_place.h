@@ -18,9 +18,11 @@ namespace vkc::compiler::detail {
 inline constexpr uint64_t kInPlaceRawDataBytes = 4096;
 
 /// Parses the serialized ModelProto `bytes` (the mapped file named `location` in the model's
-/// directory) with the raw_data of every main-graph initializer of at least kInPlaceRawDataBytes
-/// left out of the message: those tensors become external data (data_location EXTERNAL, location
-/// `location`, the raw bytes' offset and length in the file), which the importer reads in place.
+/// directory) with the raw_data of at least kInPlaceRawDataBytes of every main-graph initializer
+/// and main-graph node's tensor attribute (Constant's value) left out of the message: those
+/// tensors become external data (data_location EXTERNAL, location `location`, the raw bytes'
+/// offset and length in the file), which the importer reads in place. The rest of the message is
+/// parsed from the file's bytes in place too.
 /// Null when the bytes are not a well-formed message of that layout (the caller parses them the
 /// ordinary way, which reports what is wrong) or when a tensor lifted this way also names other
 /// data (ambiguous: left to the ordinary parse too).

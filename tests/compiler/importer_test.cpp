@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "onnx_test_models.h"
+#include "onnx_raw_data_in_place.h"
 #include "vkc/compiler/onnx_importer.h"
 
 namespace vkc::compiler {
@@ -328,7 +329,7 @@ TEST(OnnxImporter, UnreadableFiles) {
 }
 
 // A model file's large raw_data is read in place (onnx_raw_data_in_place.h): every initializer
-// has the bytes protobuf's own parse of the same file gives (the reference: import_onnx_bytes),
+// and Constant has the bytes protobuf's own parse of the same file gives (the reference: import_onnx_bytes),
 // including a raw_data given twice in one tensor (the last counts) and a graph field given twice
 // (merged), and the large ones at 4-byte aligned offsets are views of the file, not copies.
 TEST(OnnxImporter, LargeRawDataIsReadInPlaceWithTheBytesOfProtobufsParse) {
@@ -352,9 +353,16 @@ TEST(OnnxImporter, LargeRawDataIsReadInPlaceWithTheBytesOfProtobufsParse) {
   m.raw_floats("small", {1}, {3.5f});  // 4 bytes: stays in the message
   auto* typed = m.initializer("typed", kF32, {n});
   for (float v : values(9.f)) typed->add_float_data(v);
+  // A Constant node's large value (an attribute tensor) is left in place too.
+  auto* value = test::attr_tensor(m.node("Constant", {}, {"konst"}), "value");
+  value->set_data_type(kF32);
+  value->add_dims(n);
+  const std::vector<uint8_t> konst = float_bytes(values(40.f));
+  value->set_raw_data(konst.data(), konst.size());
   m.node("Add", {prev, "small"}, {"t0"});
   m.node("Add", {"t0", "typed"}, {"t1"});
-  m.node("Add", {"t1", "twice"}, {"y"});
+  m.node("Add", {"t1", "konst"}, {"t2"});
+  m.node("Add", {"t2", "twice"}, {"y"});
   std::vector<uint8_t> file = test::read_file(m.save(dir / "base.onnx"));
   // Appended: the graph field again (protobuf merges it), holding initializer "twice" whose
   // TensorProto bytes carry raw_data twice (the second counts).
@@ -386,14 +394,14 @@ TEST(OnnxImporter, LargeRawDataIsReadInPlaceWithTheBytesOfProtobufsParse) {
   auto in_place = import_onnx_file(dir / "model.onnx");
   auto reference = import_onnx_bytes(file, dir.path());
   int aligned = 0;
-  for (const std::string& name : {"a", "bb", "ccc", "dddd", "eeeee", "small", "typed", "twice"}) {
+  for (const std::string& name : {"a", "bb", "ccc", "dddd", "eeeee", "konst", "small", "typed", "twice"}) {
     SCOPED_TRACE(name);
     const ir::Value* got = in_place->find_value(name);
     const ir::Value* want = reference->find_value(name);
     ASSERT_TRUE(got && want);
     EXPECT_EQ(got->type().str(), want->type().str());
     EXPECT_EQ(bytes_of(got), bytes_of(want));
-    if (name.size() > 5 || name == "small") continue;
+    if (name == "small" || name == "typed" || name == "twice") continue;
     // A large raw_data's place in the file (its bytes occur once there).
     const std::vector<uint8_t> raw = bytes_of(want);
     const auto at = std::search(file.begin(), file.end(), raw.begin(), raw.end());
@@ -404,6 +412,30 @@ TEST(OnnxImporter, LargeRawDataIsReadInPlaceWithTheBytesOfProtobufsParse) {
     }
   }
   EXPECT_EQ(bytes_of(in_place->find_value("twice")), b);
+  // Which tensors the parse left in the file: the large ones, each pointing at its bytes there.
+  auto parsed = detail::parse_with_raw_data_in_place(file, "model.onnx");
+  ASSERT_TRUE(parsed);
+  std::vector<const onnx::TensorProto*> tensors;
+  for (const auto& t : parsed->graph().initializer()) tensors.push_back(&t);
+  for (const auto& node : parsed->graph().node())
+    for (const auto& attr : node.attribute())
+      if (attr.has_t()) tensors.push_back(&attr.t());
+  int external = 0;
+  for (const onnx::TensorProto* t : tensors) {
+    const std::string name = t->name().empty() ? "konst" : t->name();
+    SCOPED_TRACE(name);
+    const bool large = name != "small" && name != "typed";
+    ASSERT_EQ(t->data_location() == onnx::TensorProto_DataLocation_EXTERNAL, large);
+    if (!large) continue;
+    ++external;
+    ASSERT_EQ(t->external_data_size(), 3);
+    EXPECT_EQ(t->external_data(0).value(), "model.onnx");
+    const size_t offset = std::stoull(t->external_data(1).value()), length = std::stoull(t->external_data(2).value());
+    ASSERT_LE(offset + length, file.size());
+    EXPECT_EQ(std::vector<uint8_t>(file.begin() + offset, file.begin() + offset + length),
+              bytes_of(reference->find_value(name)));
+  }
+  EXPECT_EQ(external, 7);
   EXPECT_GT(aligned, 0) << "no large raw_data at an aligned offset: the view was not tested";
 }
 
