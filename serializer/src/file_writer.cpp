@@ -167,6 +167,10 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
       spans.push_back({kZeros, nullptr, piece.size, total, -1});
     total += piece.size;
   }
+  // A span's bytes where they can be read whole: in memory, or a file view's mapping.
+  const auto direct = [](const Span& s) -> const uint8_t* {
+    return s.data ? s.data : s.tensor && !s.tensor->is_derived() ? s.tensor->data() : nullptr;
+  };
   std::vector<Sha256Stream> hashes(placeholders.size());
   std::vector<char> aside(placeholders.size(), 0);  // slots hashed beside the write (below), not in it
   file.resize(total);
@@ -205,7 +209,8 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
           } else {
             one = {const_cast<uint8_t*>(s.tensor->data() + (at - s.offset)), size_t(n)};
           }
-          if (s.hash_slot >= 0) hashes[s.hash_slot].update({static_cast<const uint8_t*>(one.iov_base), one.iov_len});
+          if (s.hash_slot >= 0 && !aside[s.hash_slot])
+            hashes[s.hash_slot].update({static_cast<const uint8_t*>(one.iov_base), one.iov_len});
           file.write_at({&one, 1}, at);
           behind.wrote(at, n);
           progress.add(n);
@@ -253,15 +258,16 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
   // the bytes past the middle (past the piece there when pieces are hashed).
   const uint64_t kParallelBytes = uint64_t{64} << 20;
   if (total < kParallelBytes || std::thread::hardware_concurrency() < 2) {
-    // One writer; with a second core, the slots whose bytes are all in memory (a small model's
-    // weights) are hashed beside it: half of their bytes on a second thread while the file is
-    // written, the other half after (the hashing took twice the write's time for mobilenet_v2).
+    // One writer; with a second core, the slots whose bytes are all in memory or in a mapped
+    // file (a small model's weights) are hashed beside it: half of their bytes on a second thread
+    // while the file is written, the other half after (the hashing took twice the write's time
+    // for mobilenet_v2). Only computed (derived) tensors are hashed as they are written.
     std::vector<uint64_t> slot_bytes(placeholders.size(), 0);
     std::vector<char> streamed_slot(placeholders.size(), 0);
     uint64_t in_memory = 0;
     for (const Span& s : spans) {
       if (s.hash_slot < 0) continue;
-      if (!s.data) {
+      if (!direct(s)) {
         streamed_slot[s.hash_slot] = 1;
         continue;
       }
@@ -286,7 +292,8 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
     }
     const auto hash_aside = [&](char which) {
       for (const Span& s : spans)
-        if (s.hash_slot >= 0 && s.data && aside[s.hash_slot] == which) hashes[s.hash_slot].update({s.data, size_t(s.size)});
+        if (s.hash_slot >= 0 && direct(s) && aside[s.hash_slot] == which)
+          hashes[s.hash_slot].update({direct(s), size_t(s.size)});
     };
     std::thread second([&] { hash_aside(2); });
     std::exception_ptr error;
