@@ -43,58 +43,27 @@ void wg_store_partial(int x4, int wg, vec4 acc, float m, float sum) {
   t_partial[base + 1 + x4] = acc;
 }
 shared bool split_last;
-shared vec2 split_head[LOCAL_SIZE_X];  // a group of parts' (max, sum)
-shared vec4 split_acc[LOCAL_SIZE_X];   // the slices' P.V sums
-#define SPLIT_LOADS 4  // P.V texels an invocation loads at once
 void wg_split_done(int row, ivec3 r, int parts) {
   const int t = int(gl_LocalInvocationID.x);
   memoryBarrierBuffer();  // this part's results, visible before the count says they are there
   barrier();
   if (t == 0) split_last = atomicAdd(t_count[row], 1) == parts - 1;
   barrier();
-  if (!split_last) return;  // (the same for the whole workgroup)
+  if (!split_last) return;
   memoryBarrierBuffer();
-  // The parts in groups of LOCAL_SIZE_X, each group's loads issued together (an invocation a
-  // part's max and sum; then invocation (texel, slice) SPLIT_LOADS parts' P.V texels at a time), not
-  // one part after another: the row's parts are rescaled to the running max and added up.
   const int dv4 = div_up4(p.out_sizes.x), stride = dv4 + 1, first = row * p.splits;
-  const int slices = LOCAL_SIZE_X / dv4, tex = t % dv4, slice = t / dv4;
-  const float NEG_INF = -1.0 / 0.0;
-  float m = NEG_INF, sum = 0.0;
-  vec4 acc = vec4(0.0);
-  for (int g0 = 0; g0 < parts; g0 += LOCAL_SIZE_X) {
-    const int n = min(LOCAL_SIZE_X, parts - g0);
-    split_head[t] = t < n ? t_partial[(first + g0 + t) * stride].xy : vec2(NEG_INF, 0.0);
-    // The first P.V texels in flight with the maxima and sums (they do not depend on them).
-    vec4 v[SPLIT_LOADS];
-    for (int u = 0; u < SPLIT_LOADS; ++u)
-      v[u] = slice < slices ? t_partial[(first + g0 + min(slice + u * slices, n - 1)) * stride + 1 + tex] : vec4(0.0);
-    barrier();
-    float gm = NEG_INF;
-    for (int i = 0; i < n; ++i) gm = max(gm, split_head[i].x);
-    const float new_m = max(m, gm), alpha = m == NEG_INF ? 0.0 : exp(m - new_m);
-    float gs = 0.0;
-    for (int i = 0; i < n; ++i) gs += split_head[i].y * exp(split_head[i].x - new_m);
-    vec4 a = vec4(0.0);
-    if (slice < slices)
-      for (int i0 = slice; i0 < n; i0 += SPLIT_LOADS * slices) {
-        if (i0 != slice)
-          for (int u = 0; u < SPLIT_LOADS; ++u)
-            v[u] = t_partial[(first + g0 + min(i0 + u * slices, n - 1)) * stride + 1 + tex];
-        for (int u = 0; u < SPLIT_LOADS; ++u)
-          if (i0 + u * slices < n) a += v[u] * exp(split_head[i0 + u * slices].x - new_m);
-      }
-    sum = sum * alpha + gs;
-    acc = acc * alpha + a;
-    m = new_m;
-    barrier();  // split_head read by all before the next group writes it
-  }
-  split_acc[t] = acc;
-  barrier();
   if (t < dv4) {
-    vec4 out_texel = vec4(0.0);
-    for (int k = 0; k < slices; ++k) out_texel += split_acc[k * dv4 + t];
-    wg_store(t, r, out_texel / sum);
+    float m = -1.0 / 0.0;
+    for (int g = 0; g < parts; ++g) m = max(m, t_partial[(first + g) * stride].x);
+    float sum = 0.0;
+    vec4 acc = vec4(0.0);
+    for (int g = 0; g < parts; ++g) {
+      const vec4 head = t_partial[(first + g) * stride];
+      const float w = exp(head.x - m);
+      sum += head.y * w;
+      acc += t_partial[(first + g) * stride + 1 + t] * w;
+    }
+    wg_store(t, r, acc / sum);
   }
   if (t == 0) t_count[row] = 0;
 }
