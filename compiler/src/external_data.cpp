@@ -146,10 +146,23 @@ ir::TensorData ExternalData::load(const onnx::TensorProto& t, uint64_t nbytes, s
     throw ImportError(fmt::format("{}: external data offset {} + length {} lies beyond the end of '{}' ({} bytes)",
                                   what, begin, count, location, file->size()));
   const uint8_t* bytes = file->data() + begin;
-  // Kernels read elements in place: data at an offset that is no multiple of the element size is copied.
-  if (element_size > 1 && reinterpret_cast<uintptr_t>(bytes) % element_size != 0)
-    return ir::TensorData::owned(std::vector<uint8_t>(bytes, bytes + count));
-  return ir::TensorData::file_view(file, bytes, count, file->fd(), begin);
+  const ir::TensorData view = ir::TensorData::file_view(file, bytes, count, file->fd(), begin);
+  // Kernels read elements in place: data at an offset that is no multiple of the element size is
+  // copied, read from the file (pread: the mapping's pages are not touched, so they do not weigh on
+  // the process's memory beside the copy; a model's in-place raw_data mostly lies so). From
+  // kStreamedCopyBytes up the copy is made a range at a time by the readers that stream (hashing,
+  // writing) and whole only for a reader of all of it (data()).
+  constexpr uint64_t kStreamedCopyBytes = uint64_t{16} << 20;
+  if (element_size > 1 && reinterpret_cast<uintptr_t>(bytes) % element_size != 0) {
+    if (count >= kStreamedCopyBytes)
+      return ir::TensorData::derived(count, 1, [view](uint64_t first, uint64_t n, uint8_t* out) {
+        view.read_file(first, {out, static_cast<size_t>(n)});
+      });
+    std::vector<uint8_t> copy(count);
+    view.read_file(0, copy);
+    return ir::TensorData::owned(std::move(copy));
+  }
+  return view;
 }
 
 std::span<const uint8_t> ExternalData::adopt_model_file(const fs::path& file, const std::string& location) {

@@ -232,6 +232,21 @@ constexpr size_t kRowReleaseBytes = size_t{256} << 20;
 
 }  // namespace
 
+bool equal_bytes(const TensorData& a, const TensorData& b) {
+  if (a.size() != b.size()) return false;
+  if (!a.is_derived() && !b.is_derived()) return a.size() == 0 || std::memcmp(a.data(), b.data(), a.size()) == 0;
+  constexpr uint64_t kCompareChunk = uint64_t{2} << 20;
+  std::vector<uint8_t> x, y;
+  for (uint64_t at = 0; at < a.size(); at += kCompareChunk) {
+    const uint64_t n = std::min<uint64_t>(kCompareChunk, a.size() - at);
+    x.resize(n), y.resize(n);
+    a.read(at, x);
+    b.read(at, y);
+    if (x != y) return false;
+  }
+  return true;
+}
+
 TensorData transposed(const TensorData& source, int64_t rows, int64_t cols, size_t element) {
   if (element != 1 && element != 2 && element != 4 && element != 8)
     throw std::logic_error("transposed: unsupported element size");
@@ -248,13 +263,20 @@ TensorData transposed(const TensorData& source, int64_t rows, int64_t cols, size
     std::vector<uint8_t> scratch;
     for (int64_t s0 = 0; s0 < rows; s0 += kRowBlock) {
       const int64_t nr = std::min(rows, s0 + kRowBlock) - s0;
-      const uint8_t* src = source.data() + s0 * src_row + c0 * element;
+      const uint8_t* src = nullptr;
       int64_t stride = cols;
-      if (large && source.has_file()) {
-        // Just the block's columns, read from the file: the mapping is not touched at all.
+      if (!(large && source.has_file()) && !source.is_derived()) src = source.data() + s0 * src_row + c0 * element;
+      if ((large && source.has_file()) || source.is_derived()) {
+        // Just the block's columns, read from the file (the mapping is not touched at all) or
+        // computed (a derived source is never held whole).
         scratch.resize(static_cast<size_t>(nr * nc) * element);
-        for (int64_t r = 0; r < nr; ++r)
-          source.read_file((s0 + r) * src_row + c0 * element, {scratch.data() + r * nc * element, size_t(nc) * element});
+        for (int64_t r = 0; r < nr; ++r) {
+          const std::span<uint8_t> to{scratch.data() + r * nc * element, size_t(nc) * element};
+          if (source.is_derived())
+            source.read((s0 + r) * src_row + c0 * element, to);
+          else
+            source.read_file((s0 + r) * src_row + c0 * element, to);
+        }
         src = scratch.data(), stride = nc;
       }
       uint8_t* dst = out + s0 * element;

@@ -16,19 +16,20 @@ void merge_constants(ir::Graph& g) {
   std::unordered_multimap<size_t, ir::Value*> seen;
   for (ir::Value* v : g.values()) {
     if (!v->is_constant() || g.is_output(v)) continue;
-    const auto bytes = v->data().bytes();
     // Bucket by type, size and the first bytes (hashing every weight byte would cost more than
-    // it saves); candidates in a bucket are compared whole.
-    const size_t prefix = std::min<size_t>(bytes.size(), 64);
-    const size_t h = std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(bytes.data()), prefix)) ^
-                     (std::hash<std::string>{}(v->type().str()) << 1) ^ (bytes.size() << 7);
+    // it saves); candidates in a bucket are compared whole (derived bytes a range at a time: a
+    // weight computed when written is not held here).
+    const ir::TensorData& data = v->data();
+    char first[64];
+    const size_t prefix = std::min<size_t>(data.size(), sizeof first);
+    data.read(0, {reinterpret_cast<uint8_t*>(first), prefix});
+    const size_t h = std::hash<std::string_view>{}(std::string_view(first, prefix)) ^
+                     (std::hash<std::string>{}(v->type().str()) << 1) ^ (data.size() << 7);
     ir::Value* same = nullptr;
     auto [lo, hi] = seen.equal_range(h);
     for (auto it = lo; it != hi && !same; ++it) {
       const ir::Value* c = it->second;
-      if (c->type() == v->type() && c->data().size() == bytes.size() &&
-          (bytes.empty() || std::memcmp(c->data().data(), bytes.data(), bytes.size()) == 0))
-        same = it->second;
+      if (c->type() == v->type() && ir::equal_bytes(c->data(), data)) same = it->second;
     }
     if (same) g.replace_all_uses(v, same);
     else seen.emplace(h, v);

@@ -382,18 +382,5 @@ std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<
   return head;
 }
 
-bool equal_bytes(const ir::TensorData& a, const ir::TensorData& b) {
-  if (a.size() != b.size()) return false;
-  if (!a.is_derived() && !b.is_derived()) return a.size() == 0 || std::memcmp(a.data(), b.data(), a.size()) == 0;
-  std::vector<uint8_t> x, y;
-  for (uint64_t at = 0; at < a.size(); at += kChunk) {
-    const uint64_t n = std::min<uint64_t>(kChunk, a.size() - at);
-    x.resize(n), y.resize(n);
-    a.read(at, x);
-    b.read(at, y);
-    if (x != y) return false;
-  }
-  return true;
-}
 
 }  // namespace vkc::serializer::detail

@@ -50,9 +50,6 @@ std::vector<std::string> write_pieces(const std::filesystem::path& out, std::spa
 void replace_placeholders(std::span<uint8_t> bytes, const std::vector<std::string>& placeholders,
                           const std::vector<std::string>& digests);
 
-/// Whether two tensors of the same size hold the same bytes (derived ones compared a chunk at a time).
-bool equal_bytes(const ir::TensorData& a, const ir::TensorData& b);
-
 /// The same bytes in memory (placeholders replaced as write_pieces does; `digests` gets them).
 std::vector<uint8_t> concat_pieces(std::vector<uint8_t> head, const std::vector<Piece>& pieces,
                                    const std::vector<std::string>& placeholders = {},

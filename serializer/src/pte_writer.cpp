@@ -58,7 +58,7 @@ class SegmentPlanner {
 };
 
 bool same_bytes(const ir::TensorData& a, const ir::TensorData& b) {
-  return a.size() == b.size() && detail::equal_bytes(a, b);
+  return a.size() == b.size() && ir::equal_bytes(a, b);
 }
 
 SegmentPlanner plan_segments(const Program& program, std::vector<std::string>& placeholders) {

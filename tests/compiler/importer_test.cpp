@@ -439,6 +439,39 @@ TEST(OnnxImporter, LargeRawDataIsReadInPlaceWithTheBytesOfProtobufsParse) {
   EXPECT_GT(aligned, 0) << "no large raw_data at an aligned offset: the view was not tested";
 }
 
+// A large weight (16 MiB and up) left in place at an offset no multiple of its element size is
+// copied as it is read (hashing, writing), not whole at import: its value is derived, with the
+// bytes protobuf's parse gives.
+TEST(OnnxImporter, LargeUnalignedRawDataIsCopiedAsItIsRead) {
+  TempDir dir;
+  const int64_t n = (int64_t{16} << 20) / 4 + 5;
+  std::vector<float> w(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) w[static_cast<size_t>(i)] = static_cast<float>(i % 1013) * 0.5f;
+  const std::vector<uint8_t> raw = float_bytes(w);
+  for (int pad = 0; pad < 4; ++pad) {
+    ModelBuilder m;
+    m.model.set_doc_string(std::string(static_cast<size_t>(pad), 'd'));  // (before the graph on the wire)
+    m.input("x", kF32, {n});
+    m.output("y", kF32, {n});
+    m.raw_floats("w", {n}, w);
+    m.node("Add", {"x", "w"}, {"y"});
+    const fs::path path = m.save(dir / "big.onnx");
+    const std::vector<uint8_t> file = test::read_file(path);
+    const auto at = std::search(file.begin(), file.end(), raw.begin(), raw.begin() + 64);
+    ASSERT_NE(at, file.end());
+    if ((at - file.begin()) % 4 == 0) continue;  // aligned: a view (the test above)
+    auto g = import_onnx_file(path);
+    const ir::Value* v = g->find_value("w");
+    ASSERT_TRUE(v);
+    EXPECT_TRUE(v->data().is_derived());
+    std::vector<uint8_t> got(v->data().size());
+    v->data().read(0, got);
+    EXPECT_EQ(got, raw);
+    return;
+  }
+  FAIL() << "no padding put the weight at an unaligned offset";
+}
+
 TEST(OnnxImporter, ImportsLibonnxTestdataConv) {
   const fs::path path = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
   if (!fs::exists(path)) GTEST_SKIP() << "libonnx-testdata is not installed";

@@ -97,6 +97,48 @@ TEST(TensorData, TransposedIsTheTransposeForEveryElementSize) {
   EXPECT_THROW(transposed(TensorData::owned(std::vector<uint8_t>(12)), 2, 2, 4), std::logic_error);
 }
 
+// A derived source (a copy made as it is read, as the importer gives a large weight at an
+// unaligned offset) is transposed range by range: right, and never computed whole.
+TEST(TensorData, TransposedDerivedSourceIsRightAndNotHeldWhole) {
+  const int64_t rows = 300, cols = 70;
+  std::vector<uint32_t> src(static_cast<size_t>(rows * cols));
+  std::iota(src.begin(), src.end(), 7u);
+  uint64_t largest = 0;
+  const TensorData source = TensorData::derived(src.size() * 4, 1, [&](uint64_t first, uint64_t n, uint8_t* out) {
+    largest = std::max(largest, n);
+    std::memcpy(out, reinterpret_cast<const uint8_t*>(src.data()) + first, n);
+  });
+  const TensorData t = transposed(source, rows, cols, 4);
+  std::vector<uint8_t> out(t.size());
+  for (size_t at = 0; at < out.size(); at += 4 * rows * 3)
+    t.read(at, {out.data() + at, std::min<size_t>(4 * rows * 3, out.size() - at)});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      uint32_t x;
+      std::memcpy(&x, out.data() + (c * rows + r) * 4, 4);
+      ASSERT_EQ(x, src[r * cols + c]) << r << "," << c;
+    }
+  EXPECT_LT(largest, src.size() * 4) << "the source was computed whole";
+}
+
+// equal_bytes over derived tensors compares them a range at a time: equal, and a difference in
+// the last byte past the first range found.
+TEST(TensorData, EqualBytesComparesDerivedTensorsByRanges) {
+  std::vector<uint8_t> bytes((size_t{5} << 20) + 3);
+  std::mt19937 rng(9);
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+  auto derived_of = [](const std::vector<uint8_t>& v) {
+    return TensorData::derived(v.size(), 1, [&v](uint64_t first, uint64_t n, uint8_t* out) { std::memcpy(out, v.data() + first, n); });
+  };
+  std::vector<uint8_t> other = bytes;
+  other.back() ^= 1;
+  EXPECT_TRUE(equal_bytes(derived_of(bytes), TensorData::owned(bytes)));
+  EXPECT_TRUE(equal_bytes(derived_of(bytes), derived_of(bytes)));
+  EXPECT_FALSE(equal_bytes(derived_of(bytes), derived_of(other)));
+  EXPECT_FALSE(equal_bytes(TensorData::owned(bytes), TensorData::owned(other)));
+  EXPECT_FALSE(equal_bytes(derived_of(bytes), TensorData::owned(std::vector<uint8_t>(bytes.begin(), bytes.end() - 1))));
+}
+
 // A source in a read-only file mapping: the transpose is right whichever way it is read, and the
 // source's pages leave the process once its last column is read.
 TEST(TensorData, TransposedFileSourceIsRightAndItsPagesGo) {

@@ -84,6 +84,10 @@ class TensorData {
   uint64_t file_offset_ = 0;
 };
 
+/// Whether `a` and `b` hold the same bytes; derived tensors are compared a range at a time,
+/// never held whole.
+bool equal_bytes(const TensorData& a, const TensorData& b);
+
 /// The data of a [rows, cols] matrix of `element`-byte elements, transposed ([cols, rows]), as a
 /// derived tensor: computed in cache-sized tiles when read, the source's file pages let go of as
 /// its columns are used up.
