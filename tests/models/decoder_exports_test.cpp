@@ -15,7 +15,9 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <onnx/onnx_pb.h>
 #include <set>
+#include <unistd.h>
 
 #include "decoder_test_util.h"
 #include "vkc/runtime/vulkan.h"
@@ -261,54 +263,98 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
   }
 }
 
-// The int4 matrix-vector linears of a decode step (Q/K/V with the RMSNorm inside, the output and
-// down projections with the residual add, gate and up with SiLU(gate) * up) on a GPU's kernels
-// (VKC_VULKAN_GPU_KERNELS=1) give the cpu backend's logits at every step, not just its tokens.
-TEST(DecoderExports, Int4DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
+// A copy of `model` in `dir` whose RMSNorm weights (the export's are ones) are 0.5 .. 1.7, so that
+// a kernel applying them wrongly changes the logits.
+fs::path with_norm_weights(const fs::path& model, const fs::path& dir) {
+  onnx::ModelProto m;
+  std::ifstream in(model, std::ios::binary);
+  EXPECT_TRUE(m.ParseFromIstream(&in)) << model;
+  int changed = 0;
+  for (auto& t : *m.mutable_graph()->mutable_initializer()) {
+    if (t.name().find("norm") == std::string::npos || t.data_type() != onnx::TensorProto_DataType_FLOAT || t.dims_size() != 1)
+      continue;
+    std::vector<float> v(static_cast<size_t>(t.dims(0)));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = 0.5f + 0.1f * static_cast<float>(i % 13);
+    t.set_raw_data(v.data(), v.size() * sizeof(float));
+    t.clear_float_data();
+    ++changed;
+  }
+  EXPECT_GT(changed, 0) << "no norm weights in " << model;
+  fs::create_directories(dir);
+  std::ofstream out(dir / "model.onnx", std::ios::binary);
+  EXPECT_TRUE(m.SerializeToOstream(&out));
+  return dir / "model.onnx";
+}
+
+// The matrix-vector linears of a decode step (Q/K/V with the RMSNorm inside, the output and down
+// projections with the residual add, gate and up with SiLU(gate) * up) on a GPU's kernels
+// (VKC_VULKAN_GPU_KERNELS=1) give the cpu backend's logits at every step, not just its tokens:
+// int4 in f32 (within 1e-4 of the largest logit), int4 and plain weights in fp16 (the norm's output
+// is not rounded to f16 inside the linears: within 1e-2). The norms' weights are not ones.
+TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
   const std::vector<std::string> all = backends();
   if (std::find(all.begin(), all.end(), "vulkan") == all.end()) GTEST_SKIP() << "no Vulkan device";
-  CompileOptions o;
-  o.max_seq_len = 32;
-  o.quantization_recipe = "int4-weight-only:32";
-  o.quantize_min_elements = 0;
-  const CompileResult r = compile(kDir / "llama/llama_step_dynamo/model.onnx", o);
-  ASSERT_TRUE(r.ok) << diags(r.diagnostics);
-  const std::vector<int64_t> prompt = {17, 200, 45, 3, 99};
-  auto steps = [&](const std::string& backend) {
-    std::vector<std::vector<double>> logits;
-    Session s = open_on(r.pte, backend);
-    if (!s.ok()) return logits;
-    for (size_t i = 0; i < prompt.size(); ++i) {
-      const RunResult y = s.run({Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{prompt[i]}),
-                                 Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{static_cast<int64_t>(i)})});
-      EXPECT_TRUE(y.ok) << backend << ": " << diags(y.diagnostics);
-      if (!y.ok) break;
-      logits.emplace_back();
-      for (int64_t j = 0; j < y.outputs.at(0).numel(); ++j) logits.back().push_back(y.outputs.at(0).get_f(j));
-    }
-    return logits;
+  const fs::path dir = fs::temp_directory_path() / ("vkc-norms-" + std::to_string(::getpid()));
+  const fs::path model = with_norm_weights(kDir / "llama/llama_step_dynamo/model.onnx", dir);
+  struct Case {
+    const char* recipe;
+    bool fp16;
+    double tolerance;
+    std::vector<std::string> kernels;
   };
-  const auto cpu = steps("cpu");
-  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
-  const char* kernels[] = {"linear_q4_gemv_multi_norm_f32_texture3d", "linear_q4_gemv_ep_f32_texture3d",
-                           "linear_q4_gemv_dual_norm_f32_texture3d"};
-  std::vector<uint64_t> before;
-  for (const char* k : kernels) before.push_back(runtime::vulkan_variant_dispatches(k));
-  const auto gpu = steps("vulkan");
-  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
-  for (size_t k = 0; k < before.size(); ++k)
-    EXPECT_GT(runtime::vulkan_variant_dispatches(kernels[k]), before[k]) << kernels[k] << " did not run";
-  ASSERT_EQ(cpu.size(), prompt.size());
-  ASSERT_EQ(gpu.size(), prompt.size());
-  for (size_t i = 0; i < prompt.size(); ++i) {
-    ASSERT_EQ(gpu[i].size(), cpu[i].size());
-    double scale = 0, worst = 0;
-    for (size_t j = 0; j < cpu[i].size(); ++j) {
-      scale = std::max(scale, std::abs(cpu[i][j]));
-      worst = std::max(worst, std::abs(gpu[i][j] - cpu[i][j]));
+  const std::vector<Case> cases = {
+      {"int4-weight-only:32", false, 1e-4,
+       {"linear_q4_gemv_multi_norm_f32_texture3d", "linear_q4_gemv_ep_f32_texture3d", "linear_q4_gemv_dual_norm_f32_texture3d"}},
+      {"int4-weight-only:32", true, 1e-2,
+       {"linear_q4_gemv_multi_norm_f16_texture3d", "linear_q4_gemv_ep_f16_texture3d", "linear_q4_gemv_dual_norm_f16_texture3d"}},
+      {"", true, 1e-2,
+       {"linear_gemv_multi_norm_f16_texture3d", "linear_gemv_ep_f16_texture3d", "linear_gemv_dual_norm_f16_texture3d"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.recipe) + (c.fp16 ? " fp16" : " fp32"));
+    CompileOptions o;
+    o.max_seq_len = 32;
+    if (*c.recipe) o.quantization_recipe = c.recipe;
+    o.quantize_min_elements = 0;
+    o.force_fp16 = c.fp16;
+    const CompileResult r = compile(model, o);
+    ASSERT_TRUE(r.ok) << diags(r.diagnostics);
+    const std::vector<int64_t> prompt = {17, 200, 45, 3, 99};
+    auto steps = [&](const std::string& backend) {
+      std::vector<std::vector<double>> logits;
+      Session s = open_on(r.pte, backend);
+      if (!s.ok()) return logits;
+      for (size_t i = 0; i < prompt.size(); ++i) {
+        const RunResult y = s.run({Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{prompt[i]}),
+                                   Tensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{static_cast<int64_t>(i)})});
+        EXPECT_TRUE(y.ok) << backend << ": " << diags(y.diagnostics);
+        if (!y.ok) break;
+        logits.emplace_back();
+        for (int64_t j = 0; j < y.outputs.at(0).numel(); ++j) logits.back().push_back(y.outputs.at(0).get_f(j));
+      }
+      return logits;
+    };
+    const auto cpu = steps("cpu");
+    ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+    std::vector<uint64_t> before;
+    for (const std::string& k : c.kernels) before.push_back(runtime::vulkan_variant_dispatches(k));
+    const auto gpu = steps("vulkan");
+    ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+    for (size_t k = 0; k < before.size(); ++k)
+      EXPECT_GT(runtime::vulkan_variant_dispatches(c.kernels[k]), before[k]) << c.kernels[k] << " did not run";
+    ASSERT_EQ(cpu.size(), prompt.size());
+    ASSERT_EQ(gpu.size(), prompt.size());
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      ASSERT_EQ(gpu[i].size(), cpu[i].size());
+      double scale = 0, worst = 0;
+      for (size_t j = 0; j < cpu[i].size(); ++j) {
+        scale = std::max(scale, std::abs(cpu[i][j]));
+        worst = std::max(worst, std::abs(gpu[i][j] - cpu[i][j]));
+      }
+      EXPECT_LT(worst, c.tolerance * scale) << "step " << i << ": logits differ by " << worst << " of " << scale;
     }
-    EXPECT_LT(worst, 1e-4 * scale) << "step " << i << ": logits differ by " << worst << " of " << scale;
   }
+  fs::remove_all(dir);
 }
 
 // Flash-decoding, one token a step for 150 steps over a cache of 160 rows, the logits at every
