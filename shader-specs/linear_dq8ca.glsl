@@ -37,6 +37,7 @@ float weight_at(int n, int k) { return q4_weight(n, k); }
 // rounding is monotonic, so the scaled min and max are the normalized row's.
 #define GEMV_NORM_IN_PARAMS
 layout(set = 0, binding = GEMV_GAMMA_BINDING, std430) restrict readonly buffer GammaBuf { T t_gamma[]; };
+#include "vkc_gamma4.glslh"
 float gemv_rstd = 1.0;
 float gemv_norm_value(float xg) {
 #if defined(DTYPE_f16)
@@ -62,7 +63,7 @@ vec2 row_params(int m) {
 #endif
 #if NORM
     mm.z += dot(v, v);
-    for (int l = 0; l < 4; ++l) v[l] *= float(t_gamma[4 * k4 + l]);
+    v *= gamma4(4 * k4);
 #endif
     mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
   }
