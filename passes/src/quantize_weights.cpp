@@ -103,21 +103,28 @@ bool same_matrix(const ir::Value* a, const ir::Value* b, bool b_transposed) {
   if (b_transposed ? (bs[0] != cols || bs[1] != rows) : bs != as) return false;
   if (a == b && !b_transposed) return true;
   const size_t e = ir::dtype_size(a->dtype());
-  const uint8_t* x = a->data().data();
-  const uint8_t* y = b->data().data();
+  // A derived table is sampled through read() (never computed whole), the others in place.
+  const uint8_t* x = a->data().is_derived() ? nullptr : a->data().data();
+  const uint8_t* y = b->data().is_derived() ? nullptr : b->data().data();
+  uint8_t mine_copy[8], other_copy[8];
+  const auto element = [&](const ir::Value* v, const uint8_t* base, int64_t at, uint8_t* copy) -> const uint8_t* {
+    if (base) return base + static_cast<size_t>(at) * e;
+    v->data().read(static_cast<uint64_t>(at) * e, {copy, e});
+    return copy;
+  };
   uint64_t state = 0x9E3779B97F4A7C15ull;
   bool same = true;
   for (int s = 0; s < 4096 && same; ++s) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     const int64_t i = static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(rows));
     const int64_t k = static_cast<int64_t>((state >> 13) % static_cast<uint64_t>(cols));
-    const uint8_t* mine = x + static_cast<size_t>(i * cols + k) * e;
-    const uint8_t* other = y + static_cast<size_t>(b_transposed ? k * rows + i : i * cols + k) * e;
+    const uint8_t* mine = element(a, x, i * cols + k, mine_copy);
+    const uint8_t* other = element(b, y, b_transposed ? k * rows + i : i * cols + k, other_copy);
     same = std::memcmp(mine, other, e) == 0;
     // A fault maps the pages around what it reads (a 2 MiB folio on recent kernels): let them go
     // at once, or 4096 samples would map both tables whole.
-    drop_around(a, mine);
-    drop_around(b, other);
+    if (x) drop_around(a, mine);
+    if (y) drop_around(b, other);
   }
   return same;
 }
@@ -179,14 +186,19 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       const Job& j = jobs[order[i]];
       const bool half = j.weight->dtype() == ir::DType::Float16;
-      const uint8_t* w = j.weight->data().data();
+      const ir::TensorData& data = j.weight->data();
+      // A derived weight (the importer's copy of a large weight at an unaligned offset of the
+      // model file) is read a row at a time, never computed whole (a transposed one still is).
+      const bool derived = data.is_derived() && !j.transposed;
+      const uint8_t* w = derived ? nullptr : data.data();
       const size_t bytes = static_cast<size_t>(j.rows * j.cols) * ir::dtype_size(j.weight->dtype());
       // A large weight in the model's mapped file is read and let go of as the quantizer goes;
       // a smaller one is mapped in one call first (fewer faults).
-      const bool stream = j.weight->data().file_backed() && bytes >= kStreamedWeightBytes;
-      if (!stream) quant::populate_pages(w, bytes);
-      quant::RowReader rows = half ? quant::RowReader(reinterpret_cast<const uint16_t*>(w), j.rows, j.cols, j.transposed, stream)
-                                   : quant::RowReader(reinterpret_cast<const float*>(w), j.rows, j.cols, j.transposed, stream);
+      const bool stream = data.file_backed() && bytes >= kStreamedWeightBytes;
+      if (!stream && !derived) quant::populate_pages(w, bytes);
+      quant::RowReader rows = derived ? quant::RowReader(data, half, j.rows, j.cols)
+                              : half  ? quant::RowReader(reinterpret_cast<const uint16_t*>(w), j.rows, j.cols, j.transposed, stream)
+                                      : quant::RowReader(reinterpret_cast<const float*>(w), j.rows, j.cols, j.transposed, stream);
       if (j.kind == JobKind::Q8Linear) {
         out[order[i]].q8 = quant::quantize_int8_per_channel(rows, j.rows, j.cols);
       } else if (j.padded_cols > j.cols) {  // zero columns up to the group size (a copy of this layer)
@@ -198,7 +210,7 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
       } else {
         out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group, j.keep_packed);
       }
-      quant::release_pages(w, bytes, j.weight->data().file_backed());
+      if (!derived) quant::release_pages(w, bytes, data.file_backed());
     }
   };
   const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, jobs.size()});

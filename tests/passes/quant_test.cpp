@@ -1,6 +1,7 @@
 // Weight quantization numerics: recipes, packing, known values, SQNR floors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <tuple>
@@ -149,6 +150,40 @@ double sqnr_int4(int64_t group) {
     }
   EXPECT_NEAR(quant::sqnr_db(signal, noise), quant::sqnr_db(r.signal, r.noise), 0.05);
   return quant::sqnr_db(signal, noise);
+}
+
+// A derived weight (the importer's copy of a large weight at an unaligned file offset) is read a
+// range at a time: f32 and f16 rows quantize as the same values in memory do (int4 and int8), and
+// no read asks for more than a few rows.
+TEST(RowReader, DerivedSourcesAreReadByRowsAndQuantizeLikeTheirBytes) {
+  const int64_t n = 24, k = 96;
+  const auto w = gaussian(static_cast<size_t>(n * k), 11);
+  std::vector<uint16_t> h(w.size());
+  ir::floats_to_halves_saturated(w.data(), h.data(), w.size());
+  for (const bool half : {false, true}) {
+    SCOPED_TRACE(half ? "f16" : "f32");
+    const auto* bytes = half ? reinterpret_cast<const uint8_t*>(h.data()) : reinterpret_cast<const uint8_t*>(w.data());
+    const size_t size = w.size() * (half ? 2 : 4);
+    uint64_t largest = 0;
+    const ir::TensorData derived = ir::TensorData::derived(size, 1, [&](uint64_t first, uint64_t count, uint8_t* out) {
+      largest = std::max(largest, count);
+      std::memcpy(out, bytes + first, count);
+    });
+    const auto in_memory = [&] {
+      return half ? quant::RowReader(h.data(), n, k, false) : quant::RowReader(w.data(), n, k, false);
+    };
+    const Int4Grouped a = quant::quantize_int4_grouped(quant::RowReader(derived, half, n, k), n, k, 32);
+    const Int4Grouped b = quant::quantize_int4_grouped(in_memory(), n, k, 32);
+    EXPECT_EQ(a.packed, b.packed);
+    EXPECT_EQ(a.scales, b.scales);
+    EXPECT_EQ(a.group_sums, b.group_sums);
+    const auto c = quant::quantize_int8_per_channel(quant::RowReader(derived, half, n, k), n, k);
+    const auto d = quant::quantize_int8_per_channel(in_memory(), n, k);
+    EXPECT_EQ(c.q, d.q);
+    EXPECT_EQ(c.scales, d.scales);
+    EXPECT_GT(largest, 0u);
+    EXPECT_LE(largest, size / 4) << "the derived weight was read whole";
+  }
 }
 
 // Gaussian weights: a 4-bit grouped quantizer gives ~20 dB at small groups, less as groups grow.

@@ -45,6 +45,21 @@ int8_t int4_quantize(float x, float scale) {
 const float* RowReader::range(int64_t first, int64_t count) {
   if (w_) return w_ + first;
   range_.resize(static_cast<size_t>(count));
+  if (d_) {
+    const size_t e = d_half_ ? 2 : 4;
+    raw_.resize(static_cast<size_t>(count) * e);
+    d_->read(static_cast<uint64_t>(first) * e, raw_);
+    if (!d_half_) {
+      std::memcpy(range_.data(), raw_.data(), raw_.size());
+    } else {
+      for (int64_t i = 0; i < count; ++i) {
+        uint16_t h;
+        std::memcpy(&h, raw_.data() + i * 2, 2);
+        range_[static_cast<size_t>(i)] = ir::half_to_float(h);
+      }
+    }
+    return range_.data();
+  }
   for (int64_t i = 0; i < count; ++i) range_[static_cast<size_t>(i)] = ir::half_to_float(h_[first + i]);
   return range_.data();
 }

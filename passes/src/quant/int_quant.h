@@ -49,6 +49,10 @@ class RowReader {
       : w_(w), rows_(rows), cols_(cols), transposed_(transposed), file_backed_(file_backed) {}
   RowReader(const uint16_t* half, int64_t rows, int64_t cols, bool transposed, bool file_backed = false)
       : h_(half), rows_(rows), cols_(cols), transposed_(transposed), file_backed_(file_backed) {}
+  /// A derived tensor's f32 or f16 rows (stored as is), read range by range through
+  /// TensorData::read: never computed, nor held, whole.
+  RowReader(const ir::TensorData& derived, bool half, int64_t rows, int64_t cols)
+      : d_(&derived), d_half_(half), rows_(rows), cols_(cols), transposed_(false), file_backed_(false) {}
   /// Row n (call with n increasing for transposed sources).
   const float* row(int64_t n);
   bool transposed() const { return transposed_; }
@@ -60,6 +64,9 @@ class RowReader {
  private:
   const float* w_ = nullptr;
   const uint16_t* h_ = nullptr;
+  const ir::TensorData* d_ = nullptr;
+  bool d_half_ = false;
+  std::vector<uint8_t> raw_;
   int64_t rows_, cols_;
   bool transposed_, file_backed_;
   std::vector<float> block_, range_;
