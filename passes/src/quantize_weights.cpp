@@ -188,10 +188,17 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
       const bool half = j.weight->dtype() == ir::DType::Float16;
       const ir::TensorData& data = j.weight->data();
       // A derived weight (the importer's copy of a large weight at an unaligned offset of the
-      // model file) is read a row at a time, never computed whole (a transposed one still is).
-      const bool derived = data.is_derived() && !j.transposed;
-      const uint8_t* w = derived ? nullptr : data.data();
+      // model file) is read a row at a time, never computed whole; a transposed one (a MatMul's
+      // [K, N]) is read whole into this job's own buffer, let go of when the job ends (data()
+      // would keep it for the rest of the compile).
       const size_t bytes = static_cast<size_t>(j.rows * j.cols) * ir::dtype_size(j.weight->dtype());
+      const bool derived = data.is_derived() && !j.transposed;
+      std::vector<uint8_t> whole;
+      if (data.is_derived() && j.transposed) {
+        whole.resize(bytes);
+        data.read(0, whole);
+      }
+      const uint8_t* w = derived ? nullptr : !whole.empty() ? whole.data() : data.data();
       // A large weight in the model's mapped file is read and let go of as the quantizer goes;
       // a smaller one is mapped in one call first (fewer faults).
       const bool stream = data.file_backed() && bytes >= kStreamedWeightBytes;
@@ -210,7 +217,7 @@ void run_jobs(const std::vector<Job>& jobs, std::vector<Output>& out) {
       } else {
         out[order[i]].q4 = quant::quantize_int4_grouped(rows, j.rows, j.cols, j.group, j.keep_packed);
       }
-      if (!derived) quant::release_pages(w, bytes, data.file_backed());
+      if (!derived && whole.empty()) quant::release_pages(w, bytes, data.file_backed());
     }
   };
   const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 8, jobs.size()});
