@@ -19,6 +19,7 @@
 #include <set>
 #include <unistd.h>
 
+#include "common/gemv_dispatches.h"
 #include "decoder_test_util.h"
 #include "vkc/runtime/vulkan.h"
 
@@ -178,7 +179,7 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
             uint64_t n = 0;
             for (const char* v : {"linear_gemv_norm_f32_texture3d", "linear_gemv_ep_norm_f32_texture3d",
                                   "linear_gemv_multi_norm_f32_texture3d", "linear_gemv_dual_norm_f32_texture3d"})
-              n += runtime::vulkan_variant_dispatches(v);
+              n += gemv_dispatches(v);
             return n;
           };
           const uint64_t normed_before = normed();
@@ -237,12 +238,12 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           // (Q, K and V as one dispatch, and gate and up: _multi_norm, _dual_norm.)
           const std::string rowq_norm = "linear_dq8ca_q4_gemv_rowq_multi_norm_f32_texture3d";
           const std::string rowq_dual = "linear_dq8ca_q4_gemv_rowq_dual_norm_f32_texture3d";
-          const uint64_t dual_before = runtime::vulkan_variant_dispatches(rowq_dual);
-          const uint64_t before = runtime::vulkan_variant_dispatches(rowq);
-          const uint64_t norm_before = runtime::vulkan_variant_dispatches(rowq_norm);
+          const uint64_t dual_before = gemv_dispatches(rowq_dual);
+          const uint64_t before = gemv_dispatches(rowq);
+          const uint64_t norm_before = gemv_dispatches(rowq_norm);
           // int4: Q, K and V as one dispatch with the RMSNorm before them inside it.
           const std::string q4_multi = "linear_q4_gemv_multi_norm_f32_texture3d";
-          const uint64_t q4_multi_before = runtime::vulkan_variant_dispatches(q4_multi);
+          const uint64_t q4_multi_before = gemv_dispatches(q4_multi);
           RunOptions ro;
           ro.backend = b;
           Session s = Session::open(std::span<const uint8_t>(r.pte), ro);
@@ -251,12 +252,12 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           ASSERT_TRUE(g.ok) << recipe << " " << model << " on " << b << ": " << diags(g.diagnostics);
           tokens.push_back(g.tokens);
           if (gpu_kernels[0] == '1' && std::string(recipe).rfind("8da4w", 0) == 0 && std::string(model).find("_step_") != std::string::npos) {
-            EXPECT_GT(runtime::vulkan_variant_dispatches(rowq), before) << recipe << " " << model;
-            EXPECT_GT(runtime::vulkan_variant_dispatches(rowq_norm), norm_before) << recipe << " " << model;
-            EXPECT_GT(runtime::vulkan_variant_dispatches(rowq_dual), dual_before) << recipe << " " << model;
+            EXPECT_GT(gemv_dispatches(rowq), before) << recipe << " " << model;
+            EXPECT_GT(gemv_dispatches(rowq_norm), norm_before) << recipe << " " << model;
+            EXPECT_GT(gemv_dispatches(rowq_dual), dual_before) << recipe << " " << model;
           }
           if (gpu_kernels[0] == '1' && std::string(recipe).rfind("int4", 0) == 0)
-            EXPECT_GT(runtime::vulkan_variant_dispatches(q4_multi), q4_multi_before) << recipe << " " << model;
+            EXPECT_GT(gemv_dispatches(q4_multi), q4_multi_before) << recipe << " " << model;
         }
     }
     for (size_t i = 1; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], tokens[0]) << recipe << " program " << i;
@@ -340,23 +341,33 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
       return logits;
     };
     const auto cpu = steps("cpu");
-    ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
-    std::vector<uint64_t> before;
-    for (const std::string& k : c.kernels) before.push_back(runtime::vulkan_variant_dispatches(k));
-    const auto gpu = steps("vulkan");
-    ::unsetenv("VKC_VULKAN_GPU_KERNELS");
-    for (size_t k = 0; k < before.size(); ++k)
-      EXPECT_GT(runtime::vulkan_variant_dispatches(c.kernels[k]), before[k]) << c.kernels[k] << " did not run";
     ASSERT_EQ(cpu.size(), prompt.size());
-    ASSERT_EQ(gpu.size(), prompt.size());
-    for (size_t i = 0; i < prompt.size(); ++i) {
-      ASSERT_EQ(gpu[i].size(), cpu[i].size());
-      double scale = 0, worst = 0;
-      for (size_t j = 0; j < cpu[i].size(); ++j) {
-        scale = std::max(scale, std::abs(cpu[i][j]));
-        worst = std::max(worst, std::abs(gpu[i][j] - cpu[i][j]));
+    // The kernels with subgroup sums (where the device has them, as lavapipe does) and without
+    // (VKC_VULKAN_SUBGROUP=0: exactly the named variants).
+    for (const bool subgroups : {true, false}) {
+      SCOPED_TRACE(subgroups ? "subgroup sums" : "VKC_VULKAN_SUBGROUP=0");
+      ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+      if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
+      const auto count = [&](const std::string& k) {
+        return subgroups ? gemv_dispatches(k) : runtime::vulkan_variant_dispatches(k);
+      };
+      std::vector<uint64_t> before;
+      for (const std::string& k : c.kernels) before.push_back(count(k));
+      const auto gpu = steps("vulkan");
+      ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+      ::unsetenv("VKC_VULKAN_SUBGROUP");
+      for (size_t k = 0; k < before.size(); ++k)
+        EXPECT_GT(count(c.kernels[k]), before[k]) << c.kernels[k] << " did not run";
+      ASSERT_EQ(gpu.size(), prompt.size());
+      for (size_t i = 0; i < prompt.size(); ++i) {
+        ASSERT_EQ(gpu[i].size(), cpu[i].size());
+        double scale = 0, worst = 0;
+        for (size_t j = 0; j < cpu[i].size(); ++j) {
+          scale = std::max(scale, std::abs(cpu[i][j]));
+          worst = std::max(worst, std::abs(gpu[i][j] - cpu[i][j]));
+        }
+        EXPECT_LT(worst, c.tolerance * scale) << "step " << i << ": logits differ by " << worst << " of " << scale;
       }
-      EXPECT_LT(worst, c.tolerance * scale) << "step " << i << ": logits differ by " << worst << " of " << scale;
     }
   }
   fs::remove_all(dir);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/gemv_dispatches.h"
 #include "vkc/codegen/shader_library.h"
 #include "vkc/ir/op_registry.h"
 #include "vkc/runtime/vulkan.h"
@@ -413,11 +414,11 @@ TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
         const std::string name = std::string(c.gemv ? "linear_gemv" : "linear_splitk") +
                                  (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
         SCOPED_TRACE(name + " rows " + std::to_string(c.rows) + " k " + std::to_string(c.k));
-        const uint64_t before = runtime::vulkan_variant_dispatches(name);
+        const uint64_t before = gemv_dispatches(name);
         const HostTensor in = random_f32({c.rows, c.k}, 13);
         if (dt == V::Float16) expect_same(b.build(), {in}, 1e-2, 2e-3);
         else expect_same(b.build(), {in});
-        EXPECT_GT(runtime::vulkan_variant_dispatches(name), before) << "the backend chose another kernel";
+        EXPECT_GT(gemv_dispatches(name), before) << "the backend chose another kernel";
       }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
@@ -438,9 +439,9 @@ TEST_F(VulkanOps, AFewRowLinearWritesTheViewThatSplitsItsOutput) {
     b.output(w);
     const std::string view = std::string("view_f32_") + (st == kBuf ? "buffer" : "texture3d");
     SCOPED_TRACE(view);
-    const uint64_t before = runtime::vulkan_variant_dispatches(view);
+    const uint64_t before = gemv_dispatches(view);
     expect_same(b.build(), {random_f32({1, 2, 64}, 13)});
-    EXPECT_EQ(runtime::vulkan_variant_dispatches(view), before) << "the view ran as its own dispatch";
+    EXPECT_EQ(gemv_dispatches(view), before) << "the view ran as its own dispatch";
   }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
@@ -466,11 +467,11 @@ TEST_F(VulkanOps, AFewRowLinearRunsTheAddOrMulThatAloneReadsIt) {
       const std::string binary = std::string(op == std::string("aten.add.Tensor") ? "add" : "mul") + "_f32_" + st_name;
       const std::string ep = "linear_gemv_ep_f32_" + st_name;
       SCOPED_TRACE(ep + " " + op);
-      const uint64_t binary_before = runtime::vulkan_variant_dispatches(binary);
-      const uint64_t ep_before = runtime::vulkan_variant_dispatches(ep);
+      const uint64_t binary_before = gemv_dispatches(binary);
+      const uint64_t ep_before = gemv_dispatches(ep);
       expect_same(b.build(), {random_f32({1, 1, 64}, 13), random_f32({1, 1, 36}, 14)});
-      EXPECT_EQ(runtime::vulkan_variant_dispatches(binary), binary_before) << "the binary op ran as its own dispatch";
-      EXPECT_GT(runtime::vulkan_variant_dispatches(ep), ep_before);
+      EXPECT_EQ(gemv_dispatches(binary), binary_before) << "the binary op ran as its own dispatch";
+      EXPECT_GT(gemv_dispatches(ep), ep_before);
     }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
@@ -508,13 +509,13 @@ TEST_F(VulkanOps, FewRowLinearsOverOneInputRunAsOneDispatch) {
         const std::string st_name = st == kBuf ? "buffer" : "texture3d";
         const std::string multi = std::string(norm ? "linear_gemv_multi_norm_f32_" : "linear_gemv_multi_f32_") + st_name;
         SCOPED_TRACE(multi + " siblings " + std::to_string(siblings));
-        const uint64_t before = runtime::vulkan_variant_dispatches(multi);
-        const uint64_t single = runtime::vulkan_variant_dispatches("linear_gemv_f32_" + st_name) +
-                                runtime::vulkan_variant_dispatches("linear_gemv_norm_f32_" + st_name);
+        const uint64_t before = gemv_dispatches(multi);
+        const uint64_t single = gemv_dispatches("linear_gemv_f32_" + st_name) +
+                                gemv_dispatches("linear_gemv_norm_f32_" + st_name);
         expect_same(b.build(), {random_f32({1, 2, 64}, 13)});
-        EXPECT_EQ(runtime::vulkan_variant_dispatches(multi), before + 1);
-        EXPECT_EQ(runtime::vulkan_variant_dispatches("linear_gemv_f32_" + st_name) +
-                      runtime::vulkan_variant_dispatches("linear_gemv_norm_f32_" + st_name),
+        EXPECT_EQ(gemv_dispatches(multi), before + 1);
+        EXPECT_EQ(gemv_dispatches("linear_gemv_f32_" + st_name) +
+                      gemv_dispatches("linear_gemv_norm_f32_" + st_name),
                   single)
             << "a linear ran as its own dispatch";
       }
@@ -542,10 +543,10 @@ TEST_F(VulkanOps, AGatedPairOfFewRowLinearsRunsAsOneDispatch) {
       const std::string st_name = st == kBuf ? "buffer" : "texture3d";
       const std::string dual = "linear_gemv_dual_f32_" + st_name, silu = "silu_f32_" + st_name;
       SCOPED_TRACE(dual);
-      const uint64_t before = runtime::vulkan_variant_dispatches(dual), silu_before = runtime::vulkan_variant_dispatches(silu);
+      const uint64_t before = gemv_dispatches(dual), silu_before = gemv_dispatches(silu);
       expect_same(b.build(), {random_f32({1, 2, 64}, 13)});
-      EXPECT_EQ(runtime::vulkan_variant_dispatches(dual), before + 1);
-      EXPECT_EQ(runtime::vulkan_variant_dispatches(silu), silu_before) << "the SiLU ran as its own dispatch";
+      EXPECT_EQ(gemv_dispatches(dual), before + 1);
+      EXPECT_EQ(gemv_dispatches(silu), silu_before) << "the SiLU ran as its own dispatch";
     }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }

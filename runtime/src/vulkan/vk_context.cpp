@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <cstring>
 #include <vector>
 
@@ -187,6 +188,14 @@ std::shared_ptr<Context> Context::create(bool validation) {
     vkGetPhysicalDeviceProperties2(c->physical_, &p2);
     c->int_dot_accelerated_ = dp.integerDotProduct4x8BitPackedSignedAccelerated == VK_TRUE;
   }
+  {
+    auto sg = make_info<VkPhysicalDeviceSubgroupProperties>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES);
+    auto p2 = make_info<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sg);
+    vkGetPhysicalDeviceProperties2(c->physical_, &p2);
+    c->subgroup_arithmetic_ = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0 &&
+                              (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
+                              (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
+  }
   auto em4 = make_info<VkPhysicalDeviceMaintenance4Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
                                                              &edot);
   em4.maintenance4 = m4.maintenance4;
@@ -223,6 +232,17 @@ std::shared_ptr<Context> Context::create(bool validation) {
   dci.pQueueCreateInfos = &qci;
   if (!v13 && has_device_extension(c->physical_, VK_KHR_MAINTENANCE_4_EXTENSION_NAME))
     extensions.push_back(VK_KHR_MAINTENANCE_4_EXTENSION_NAME);
+  auto stats = make_info<VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
+  if (const char* env = std::getenv("VKC_VULKAN_PIPELINE_STATS");
+      env && std::string_view(env) == "1" &&
+      has_device_extension(c->physical_, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+    stats.pipelineExecutableInfo = VK_TRUE;
+    stats.pNext = enable.pNext;
+    enable.pNext = &stats;
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    c->pipeline_stats_ = true;
+  }
   dci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   dci.ppEnabledExtensionNames = extensions.data();
   check(vkCreateDevice(c->physical_, &dci, nullptr, &c->device_), "vkCreateDevice");

@@ -83,6 +83,11 @@ class Context {
   /// The device reports the signed 4x8-bit packed dot product as accelerated
   /// (integerDotProduct4x8BitPackedSignedAccelerated: the H200 does, lavapipe does not).
   bool int_dot_accelerated() const { return int_dot_accelerated_; }
+  /// Compute shaders have subgroup arithmetic (subgroupAdd, Vulkan 1.1's subgroup properties).
+  bool subgroup_arithmetic() const { return subgroup_arithmetic_; }
+  /// VKC_VULKAN_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_properties: each
+  /// pipeline's compiler statistics (registers, shared memory, ...) are printed to stderr.
+  bool pipeline_stats() const { return pipeline_stats_; }
   /// Cooperative matrices enabled with the 16x16x16 f16 x f16 -> f32 subgroup shape the
   /// coopmat shader variants use: KHR when the device has it, else NV, else none.
   enum class Coopmat { None, NV, KHR };
@@ -130,6 +135,8 @@ class Context {
   bool fp16_ = false;
   bool int_dot_ = false;
   bool int_dot_accelerated_ = false;
+  bool subgroup_arithmetic_ = false;
+  bool pipeline_stats_ = false;
   Coopmat coopmat_ = Coopmat::None;
 };
 

@@ -495,6 +495,12 @@ bool VulkanDelegate::integer_dot_product() const {
   return dev_->ctx->int_dot_accelerated();
 }
 
+// VKC_VULKAN_SUBGROUP=0 turns the subgroup variants off (A/B runs, devices that misreport them).
+bool VulkanDelegate::subgroup_arithmetic() const {
+  const char* env = std::getenv("VKC_VULKAN_SUBGROUP");
+  return !(env && std::string_view(env) == "0") && dev_->ctx->subgroup_arithmetic();
+}
+
 bool VulkanDelegate::cooperative_matrix() const {
   if (const char* env = std::getenv("VKC_VULKAN_COOPMAT"); env && std::string_view(env) == "0") return false;
   return dev_->ctx->coopmat() != Context::Coopmat::None;

@@ -55,6 +55,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   bool cpu_device() const override;
   bool cooperative_matrix() const override;
   bool integer_dot_product() const override;
+  bool subgroup_arithmetic() const override;
   const GpuTensor* input_staging(int32_t id) override;
   const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,
                                          std::string_view name_prefix, std::string_view op_override) override;

@@ -139,6 +139,8 @@ class Encoder : public CallArgs {
   virtual bool cpu_device() const = 0;
   /// Whether the device runs integer dot products (shaderIntegerDotProduct: the q8ta _dot variants).
   virtual bool integer_dot_product() const = 0;
+  /// Whether compute shaders have subgroup arithmetic (the matrix-vector kernels' subgroup sums).
+  virtual bool subgroup_arithmetic() const = 0;
   /// Whether the device runs the cooperative-matrix variants (VK_KHR/NV_cooperative_matrix with
   /// the 16x16x16 fp16 shape; `VKC_VULKAN_COOPMAT=0` turns them off).
   virtual bool cooperative_matrix() const = 0;

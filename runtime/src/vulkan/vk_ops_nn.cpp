@@ -189,6 +189,9 @@ bool fp_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, 
 
 namespace {
 
+// The fp matrix-vector kernels' family: the _sg variants where subgroups add the partial sums.
+std::string fp_gemv(const Encoder& e) { return e.subgroup_arithmetic() ? "linear_gemv_sg" : "linear_gemv"; }
+
 // An MLP's gate and up projections with SiLU(gate) * up (find_gated_pair), or Q, K and V (sibling
 // linears, find_sibling_linears), in one dispatch: linear_gemv_dual / _multi (+ _norm).
 bool linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const Encoder::PendingNorm* norm) {
@@ -201,11 +204,11 @@ bool linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, const E
   };
   const auto push = [](Push& p, const ivec4&) { p.i("weight_kn", 0).f("alpha", 1.0f).f("beta", 1.0f); };
   if (const GatedPair pair = find_gated_pair(e, out, norm, fp_linear_takes_gemv_norm); pair.up)
-    return dispatch_linear_group(e, "linear_gemv", out, src, k, norm, {{&e.call(), pair.result}, {pair.up}}, true,
+    return dispatch_linear_group(e, fp_gemv(e), out, src, k, norm, {{&e.call(), pair.result}, {pair.up}}, true,
                                  kGatedPairCalls, buffers, push);
   const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, fp_linear_takes_gemv_norm);
   return sibs.size() >= 2 &&
-         dispatch_linear_group(e, "linear_gemv", out, src, k, norm, sibs, false, sibling_calls_after(e, sibs), buffers, push);
+         dispatch_linear_group(e, fp_gemv(e), out, src, k, norm, sibs, false, sibling_calls_after(e, sibs), buffers, push);
 }
 
 // linear(input, weight [N, K], bias?) and addmm(self = bias, mat1, mat2 = weight [K, N]).
@@ -249,8 +252,8 @@ void linear(Encoder& e) {
   GpuTensor* other = nullptr;
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, src, other, op) : nullptr;
   GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
-  const std::string name = fused     ? "linear_gemv_ep"
-                           : gemv    ? "linear_gemv"
+  const std::string name = fused     ? fp_gemv(e) + "_ep"
+                           : gemv    ? fp_gemv(e)
                            : split_k ? "linear_splitk"
                            : one_row ? "linear_tiled_r1"
                            : tiled   ? "linear_tiled"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <unordered_set>
@@ -87,10 +88,54 @@ const Pipeline& PipelineCache::get(const codegen::LibraryVariant& v) {
   cci.stage.module = module;
   cci.stage.pName = "main";
   cci.layout = p.layout;
+  if (ctx_->pipeline_stats()) cci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
   const VkResult r = vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cci, nullptr, &p.pipeline);
   vkDestroyShaderModule(dev, module, nullptr);
   check(r, "vkCreateComputePipelines");
+  if (ctx_->pipeline_stats()) print_pipeline_stats(dev, p.pipeline, v.name);
   return pipelines_.emplace(key, p).first->second;
+}
+
+namespace {
+
+std::string stat_value(const VkPipelineExecutableStatisticKHR& s) {
+  switch (s.format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: return s.value.b32 ? "true" : "false";
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: return std::to_string(s.value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: return std::to_string(s.value.u64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: return fmt::format("{:g}", s.value.f64);
+    default: return "?";
+  }
+}
+
+}  // namespace
+
+void PipelineCache::print_pipeline_stats(VkDevice dev, VkPipeline pipeline, const std::string& name) const {
+  const auto props = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+      vkGetDeviceProcAddr(dev, "vkGetPipelineExecutablePropertiesKHR"));
+  const auto stats = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+      vkGetDeviceProcAddr(dev, "vkGetPipelineExecutableStatisticsKHR"));
+  if (!props || !stats) return;
+  auto info = make_info<VkPipelineInfoKHR>(VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR);
+  info.pipeline = pipeline;
+  uint32_t n = 0;
+  if (props(dev, &info, &n, nullptr) != VK_SUCCESS) return;
+  std::vector<VkPipelineExecutablePropertiesKHR> execs(
+      n, make_info<VkPipelineExecutablePropertiesKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR));
+  if (props(dev, &info, &n, execs.data()) != VK_SUCCESS) return;
+  for (uint32_t i = 0; i < n; ++i) {
+    auto ei = make_info<VkPipelineExecutableInfoKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR);
+    ei.pipeline = pipeline;
+    ei.executableIndex = i;
+    uint32_t m = 0;
+    if (stats(dev, &ei, &m, nullptr) != VK_SUCCESS) continue;
+    std::vector<VkPipelineExecutableStatisticKHR> s(
+        m, make_info<VkPipelineExecutableStatisticKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR));
+    if (stats(dev, &ei, &m, s.data()) != VK_SUCCESS) continue;
+    std::string line = fmt::format("vulkan pipeline {} (subgroup {}):", name, execs[i].subgroupSize);
+    for (uint32_t j = 0; j < m; ++j) line += fmt::format(" {}={}", s[j].name, stat_value(s[j]));
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
 }
 
 Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,

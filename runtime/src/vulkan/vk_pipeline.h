@@ -61,6 +61,8 @@ class PipelineCache {
   const Pipeline& get(const codegen::LibraryVariant& v);
 
  private:
+  void print_pipeline_stats(VkDevice dev, VkPipeline pipeline, const std::string& name) const;
+
   std::shared_ptr<Context> ctx_;
   std::map<std::string, Pipeline> pipelines_;
 };

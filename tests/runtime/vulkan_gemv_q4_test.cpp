@@ -1,0 +1,73 @@
+// The int4 matrix-vector linears (linear_quantized.yaml's _gemv variants) over a K long enough that
+// the workgroup stages its inputs in several spans and loads each span's weights a span ahead
+// (vkc_linear_gemv.glslh's GEMV_PREFETCH): the vulkan backend against the cpu backend, with and
+// without the residual add in the epilogue, buffers and textures, f32 and f16, with subgroup sums
+// (the _sg variants, where the device has them) and without (VKC_VULKAN_SUBGROUP=0).
+#include <random>
+
+#include "common/gemv_dispatches.h"
+#include "vkc/runtime/vulkan.h"
+#include "vulkan_test_util.h"
+
+namespace vkc::test {
+namespace {
+
+using serializer::VkDataType;
+using V = VkDataType;
+
+class VulkanGemvQ4 : public VulkanTest {};
+
+// et_vk.linear_q4gsw's weights: rows of K / 2 bytes, element 2i in the low nibble of byte i and
+// 2i + 1 in the high one, each stored as q + 8 (q random in [-8, 7]).
+std::vector<uint8_t> random_q4_rows(uint32_t n, uint32_t k, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> nib(0, 15);
+  std::vector<uint8_t> bytes(static_cast<size_t>(n) * k / 2);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(nib(gen) | nib(gen) << 4);
+  return bytes;
+}
+
+// K = 6304: 197 chunks of 32, so 4 spans of the 64 a workgroup stages at once (the last of 5
+// chunks); N = 10 leaves a partial block of 4 outputs. A weight swapped between spans, or a span
+// computed with the previous span's weights, changes the outputs far beyond the tolerance.
+TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
+  for (const bool subgroups : {true, false})
+    for (V dt : {V::Float32, V::Float16})
+      for (StorageType st : {kBuf, kTex})
+        for (bool residual : {false, true}) {
+          if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
+          VkProgramBuilder b;
+          const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
+          const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 3));
+          const int scales = b.constant({kK / kGroup, kN}, random_values(static_cast<size_t>(kK / kGroup * kN), 4));
+          const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 5));
+          b.call("et_vk.linear_q4gsw.default", {x, w, scales, b.value(int64_t{kGroup}), bias, y});
+          std::vector<HostTensor> inputs{random_f32({1, 1, kK}, 13)};
+          b.input(x);
+          int out = y;
+          if (residual) {
+            const int r = tensor(b, {1, 1, kN}, st, kW, dt), z = tensor(b, {1, 1, kN}, st, kW, dt);
+            b.call("aten.add.Tensor", {r, y, b.value(1.0), z});
+            b.input(r);
+            inputs.push_back(random_f32({1, 1, kN}, 14));
+            out = z;
+          }
+          b.output(out);
+          const std::string name = std::string(residual ? "linear_q4_gemv_ep" : "linear_q4_gemv") +
+                                   (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
+          SCOPED_TRACE(name + (subgroups ? " (or its _sg variant)" : ""));
+          const auto count = [&] { return subgroups ? gemv_dispatches(name) : runtime::vulkan_variant_dispatches(name); };
+          const uint64_t before = count();
+          if (dt == V::Float16) expect_same(b.build(), inputs, 1e-2, 0.5);
+          else expect_same(b.build(), inputs, 1e-4, 1e-3);
+          EXPECT_GT(count(), before) << "the backend chose another kernel";
+          ::unsetenv("VKC_VULKAN_SUBGROUP");
+        }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
+}  // namespace
+}  // namespace vkc::test
