@@ -1,4 +1,8 @@
 #version 450
+#if defined(GEMV_SUBGROUP) && GEMV_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 // out[m, n] = sum_k q(x[m, k]) * W[n][k] (+ bias[n]) with q(x) = (clamp(round(x / s_m) + z_m,
 // -128, 127) - z_m) * s_m, W the int4 grouped weights (vkc_q4.glslh) times their scales.
 #include "vkc_common.glslh"
@@ -49,7 +53,8 @@ float gemv_norm_value(float xg) {
 #endif
 // Row m's (scale, zero point) computed here, as choose_qparams.glsl computes them (asymmetric
 // int8 over the row's min and max, each with 0; the scale rounded as its f16 tensor stores it):
-// the workgroup reduces the row in shared memory. Called by every invocation of the workgroup.
+// the workgroup reduces the row in shared memory (with GEMV_SUBGROUP, across each subgroup first:
+// one barrier, not log2(LOCAL_SIZE_X)). Called by every invocation of the workgroup.
 shared vec3 rowq_red[LOCAL_SIZE_X];
 vec2 row_params(int m) {
   const int t = int(gl_LocalInvocationID.x);
@@ -67,6 +72,14 @@ vec2 row_params(int m) {
 #endif
     mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
   }
+#if GEMV_SUBGROUP
+  mm = vec3(subgroupMin(mm.x), subgroupMax(mm.y), subgroupAdd(mm.z));
+  if (subgroupElect()) rowq_red[gl_SubgroupID] = mm;
+  barrier();
+  vec3 all = rowq_red[0];
+  for (uint s = 1; s < gl_NumSubgroups; ++s)
+    all = vec3(min(all.x, rowq_red[s].x), max(all.y, rowq_red[s].y), all.z + rowq_red[s].z);
+#else
   rowq_red[t] = mm;
   barrier();
   for (int s = LOCAL_SIZE_X / 2; s > 0; s >>= 1) {
@@ -75,11 +88,13 @@ vec2 row_params(int m) {
                          rowq_red[t].z + rowq_red[t + s].z);
     barrier();
   }
+  const vec3 all = rowq_red[0];
+#endif
 #if NORM
-  gemv_rstd = inversesqrt(rowq_red[0].z / float(p.k) + p.norm_eps);
-  const vec2 r = vec2(gemv_norm_value(rowq_red[0].x), gemv_norm_value(rowq_red[0].y));
+  gemv_rstd = inversesqrt(all.z / float(p.k) + p.norm_eps);
+  const vec2 r = vec2(gemv_norm_value(all.x), gemv_norm_value(all.y));
 #else
-  const vec2 r = rowq_red[0].xy;
+  const vec2 r = all.xy;
 #endif
   // The scale and zero point tensors stay bound (one binding list for the spec's variants) but
   // are not read: a branch never taken (eps > 0) keeps them in the module.

@@ -215,6 +215,12 @@ bool dq8ca_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int3
 
 namespace {
 
+// The 8da4w matrix-vector kernels that compute their rows' parameters: the _sg variants (subgroup
+// sums and row reductions) where the device has subgroup arithmetic.
+std::string dq8ca_rowq(const Encoder& e) {
+  return e.subgroup_arithmetic() ? "linear_dq8ca_q4_gemv_sg_rowq" : "linear_dq8ca_q4_gemv_rowq";
+}
+
 // 8da4w linears computing their rows' parameters (choose_qparams left to them) as a group in one
 // dispatch, as q4_linear_group does: an MLP's gate and up with SiLU(gate) * up
 // (linear_dq8ca_q4_gemv_rowq_dual), or Q, K and V (_multi), of one group size (+ _norm). This
@@ -242,10 +248,10 @@ bool dq8ca_linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, i
     return c.name == "et_vk.linear_dq8ca_q4gsw.default" && dq8ca_takes_gemv_norm(en, c, y);
   };
   if (const GatedPair pair = find_gated_pair(e, out, norm, takes); pair.up)
-    return dispatch_linear_group(e, "linear_dq8ca_q4_gemv_rowq", out, src, k, norm, {{&e.call(), pair.result}, {pair.up}},
+    return dispatch_linear_group(e, dq8ca_rowq(e), out, src, k, norm, {{&e.call(), pair.result}, {pair.up}},
                                  true, kGatedPairCalls, buffers, push);
   const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, takes, 3);
-  return sibs.size() >= 2 && dispatch_linear_group(e, "linear_dq8ca_q4_gemv_rowq", out, src, k, norm, sibs, false,
+  return sibs.size() >= 2 && dispatch_linear_group(e, dq8ca_rowq(e), out, src, k, norm, sibs, false,
                                                    sibling_calls_after(e, sibs), buffers, push);
 }
 
@@ -281,7 +287,7 @@ void linear_dq8ca(Encoder& e) {
   GpuTensor* other = nullptr;
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
   GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
-  const auto& v = e.variant(out, {}, fmt::format("{}{}{}", own_params ? "linear_dq8ca_q4_gemv_rowq"
+  const auto& v = e.variant(out, {}, fmt::format("{}{}{}", own_params ? dq8ca_rowq(e)
                                                      : gemv       ? "linear_dq8ca_q4_gemv"
                                                      : split_k    ? "linear_dq8ca_q4_splitk"
                                                                   : "linear_dq8ca_q4",
