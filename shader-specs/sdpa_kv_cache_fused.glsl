@@ -1,4 +1,8 @@
 #version 450
+#if defined(WG_SUBGROUP) && WG_SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#endif
 // sdpa_with_kv_cache in one dispatch (sdpa_kv_cache_fused.yaml): the new key and value rows into the
 // caches and the workgroup-per-row attention over them (vkc_sdpa_kv_cache_wg.glslh, FUSED_UPDATE);
 // with SPLIT, several workgroups per row over parts of its keys (the last to finish adds them up).

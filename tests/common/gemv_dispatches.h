@@ -1,7 +1,9 @@
-// Dispatches of a matrix-vector linear's shader variant in either of its families: the _sg variants
-// (partial sums added across subgroups) run where the device has subgroup arithmetic, the others
-// elsewhere or with VKC_VULKAN_SUBGROUP=0 ("linear_q4_gemv_ep_f32_buffer" counts
-// "linear_q4_gemv_sg_ep_f32_buffer" too; names without such a family count alone).
+// Dispatches of a shader variant or of its _sg twin: the matrix-vector linears' and the fused
+// attention's _sg variants (sums and reductions across subgroups first) run where the device has
+// subgroup arithmetic, the others elsewhere or with VKC_VULKAN_SUBGROUP=0.
+// "linear_q4_gemv_ep_f32_buffer" also counts "linear_q4_gemv_sg_ep_f32_buffer",
+// "sdpa_kv_cache_fused_rope_split_f32_texture3d" "sdpa_kv_cache_fused_sg_rope_split_f32_texture3d";
+// names of no such family count alone.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +14,14 @@
 namespace vkc::test {
 
 inline uint64_t gemv_dispatches(const std::string& name) {
-  const size_t at = name.find("_gemv");
   const uint64_t own = runtime::vulkan_variant_dispatches(name);
-  if (at == std::string::npos) return own;
-  return own + runtime::vulkan_variant_dispatches(name.substr(0, at + 5) + "_sg" + name.substr(at + 5));
+  for (const std::string stem : {"_gemv", "sdpa_kv_cache_fused"}) {
+    const size_t at = name.find(stem);
+    if (at == std::string::npos) continue;
+    const size_t end = at + stem.size();
+    return own + runtime::vulkan_variant_dispatches(name.substr(0, end) + "_sg" + name.substr(end));
+  }
+  return own;
 }
 
 }  // namespace vkc::test

@@ -172,7 +172,7 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
           ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
           ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", "0", 1);
           const std::string fused = "sdpa_kv_cache_fused_rope_f32_texture3d";
-          const uint64_t before = runtime::vulkan_variant_dispatches(fused);
+          const uint64_t before = gemv_dispatches(fused);
           // The RMSNorms before the projections run inside them (the _norm variants: alone, with an
           // epilogue, or Q, K and V as one dispatch where they follow each other).
           const auto normed = [] {
@@ -191,21 +191,21 @@ TEST(DecoderExports, ADynamicSequenceProgramPrefillsAndDecodesInOneCache) {
           ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
           ASSERT_TRUE(g.ok) << diags(g.diagnostics);
           EXPECT_EQ(g.tokens, greedy.tokens) << "on vulkan with GPU kernels";
-          EXPECT_GT(runtime::vulkan_variant_dispatches(fused), before);
+          EXPECT_GT(gemv_dispatches(fused), before);
           EXPECT_GT(normed(), normed_before);
           // Flash-decoding: the 32 cache rows split among workgroups of 8 keys each (parts past a
           // row's keys leave at once, the last part of a row to finish adds them up).
           ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
           ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", "8", 1);
           const std::string split = "sdpa_kv_cache_fused_rope_split_f32_texture3d";
-          const uint64_t split_before = runtime::vulkan_variant_dispatches(split);
+          const uint64_t split_before = gemv_dispatches(split);
           Session ss = Session::open(std::span<const uint8_t>(r.pte), ro);
           const GenerateResult gs = ss.generate(greedy.prompt, greedy.tokens.size());
           ::unsetenv("VKC_VULKAN_GPU_KERNELS");
           ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
           ASSERT_TRUE(gs.ok) << diags(gs.diagnostics);
           EXPECT_EQ(gs.tokens, greedy.tokens) << "on vulkan with GPU kernels, attention split";
-          EXPECT_GT(runtime::vulkan_variant_dispatches(split), split_before);
+          EXPECT_GT(gemv_dispatches(split), split_before);
         }
       }
     }
@@ -376,7 +376,8 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
 // Flash-decoding, one token a step for 150 steps over a cache of 160 rows, the logits at every
 // step equal to the cpu backend's: (a) 2 keys a part, up to 80 parts a query row (so the last
 // part to finish adds them up in two groups of 64); (b) at most 3 parts a row, of ceil(L / 3)
-// keys each (parts that grow with the row's L keys, uneven at the end).
+// keys each (parts that grow with the row's L keys, uneven at the end); (a) again without the
+// subgroup reductions (VKC_VULKAN_SUBGROUP=0).
 TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
   const std::vector<std::string> all = backends();
   if (std::find(all.begin(), all.end(), "vulkan") == all.end()) GTEST_SKIP() << "no Vulkan device";
@@ -387,17 +388,25 @@ TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
   Session cpu = open_on(r.pte, "cpu");
   ASSERT_TRUE(cpu.ok());
   std::vector<std::vector<double>> expected;
-  for (const auto& [split_keys, parts] : {std::pair<const char*, const char*>{"2", "80"}, {"1", "3"}}) {
-    SCOPED_TRACE(std::string("split keys ") + split_keys + ", parts " + parts);
+  struct Config {
+    const char* split_keys;
+    const char* parts;
+    bool subgroups;  // the _sg variant where the device has subgroup arithmetic, else VKC_VULKAN_SUBGROUP=0
+  };
+  for (const Config& c : {Config{"2", "80", true}, Config{"1", "3", true}, Config{"2", "80", false}}) {
+    SCOPED_TRACE(std::string("split keys ") + c.split_keys + ", parts " + c.parts + (c.subgroups ? "" : ", no subgroups"));
     ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
-    ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", split_keys, 1);
-    ::setenv("VKC_VULKAN_ATTN_PARTS", parts, 1);
+    ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", c.split_keys, 1);
+    ::setenv("VKC_VULKAN_ATTN_PARTS", c.parts, 1);
+    if (!c.subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
     const std::string split = "sdpa_kv_cache_fused_rope_split_f32_texture3d";
-    const uint64_t before = runtime::vulkan_variant_dispatches(split);
+    const auto count = [&] { return c.subgroups ? gemv_dispatches(split) : runtime::vulkan_variant_dispatches(split); };
+    const uint64_t before = count();
     Session gpu = open_on(r.pte, "vulkan");
     ::unsetenv("VKC_VULKAN_GPU_KERNELS");
     ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
     ::unsetenv("VKC_VULKAN_ATTN_PARTS");
+    ::unsetenv("VKC_VULKAN_SUBGROUP");
     ASSERT_TRUE(gpu.ok());
     for (int64_t i = 0; i < 150; ++i) {
       const std::vector<Tensor> in = {Tensor::of(ir::DType::Int64, {1, 1}, std::vector<int64_t>{(i * 37 + 11) % 250}),
@@ -420,7 +429,7 @@ TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
       }
       ASSERT_LT(worst, 1e-4 * scale) << "step " << i << ": logits differ by " << worst << " of " << scale;
     }
-    EXPECT_GT(runtime::vulkan_variant_dispatches(split), before);
+    EXPECT_GT(count(), before);
   }
 }
 

@@ -313,7 +313,9 @@ void sdpa_with_kv_cache(Encoder& e) {
                                  attention_parts(query_rows)})
                      : 1;
     const bool split = splits > 1;
-    const std::string base = rotate ? "sdpa_kv_cache_fused_rope" : "sdpa_kv_cache_fused";
+    // (The _sg variants reduce across subgroups first, where the device has subgroup arithmetic.)
+    const std::string fused = e.subgroup_arithmetic() ? "sdpa_kv_cache_fused_sg" : "sdpa_kv_cache_fused";
+    const std::string base = rotate ? fused + "_rope" : fused;
     const auto& var = e.variant(out, {}, split ? base + "_split" : base);
     // A chunk of several rows writes them into the caches first (phase 1) and then attends over
     // the caches alone (phase 2); one new row is read from k and v as it is written (phase 0).
