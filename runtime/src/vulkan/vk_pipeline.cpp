@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "vkc/runtime/backend.h"
@@ -108,6 +109,18 @@ std::string stat_value(const VkPipelineExecutableStatisticKHR& s) {
   }
 }
 
+// Vulkan's two-call enumeration of structs of type T (sType `type`): `call(count, data)` asked for
+// the count (data null), then filled; nullopt when either call fails.
+template <typename T, typename Call>
+std::optional<std::vector<T>> enumerate_structs(VkStructureType type, Call call) {
+  uint32_t n = 0;
+  if (call(&n, nullptr) != VK_SUCCESS) return std::nullopt;
+  std::vector<T> items(n, make_info<T>(type));
+  if (call(&n, items.data()) != VK_SUCCESS) return std::nullopt;
+  items.resize(n);
+  return items;
+}
+
 }  // namespace
 
 void PipelineCache::print_pipeline_stats(VkDevice dev, VkPipeline pipeline, const std::string& name) const {
@@ -118,22 +131,20 @@ void PipelineCache::print_pipeline_stats(VkDevice dev, VkPipeline pipeline, cons
   if (!props || !stats) return;
   auto info = make_info<VkPipelineInfoKHR>(VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR);
   info.pipeline = pipeline;
-  uint32_t n = 0;
-  if (props(dev, &info, &n, nullptr) != VK_SUCCESS) return;
-  std::vector<VkPipelineExecutablePropertiesKHR> execs(
-      n, make_info<VkPipelineExecutablePropertiesKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR));
-  if (props(dev, &info, &n, execs.data()) != VK_SUCCESS) return;
-  for (uint32_t i = 0; i < n; ++i) {
+  const auto execs = enumerate_structs<VkPipelineExecutablePropertiesKHR>(
+      VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR,
+      [&](uint32_t* n, VkPipelineExecutablePropertiesKHR* out) { return props(dev, &info, n, out); });
+  if (!execs) return;
+  for (uint32_t i = 0; i < execs->size(); ++i) {
     auto ei = make_info<VkPipelineExecutableInfoKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR);
     ei.pipeline = pipeline;
     ei.executableIndex = i;
-    uint32_t m = 0;
-    if (stats(dev, &ei, &m, nullptr) != VK_SUCCESS) continue;
-    std::vector<VkPipelineExecutableStatisticKHR> s(
-        m, make_info<VkPipelineExecutableStatisticKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR));
-    if (stats(dev, &ei, &m, s.data()) != VK_SUCCESS) continue;
-    std::string line = fmt::format("vulkan pipeline {} (subgroup {}):", name, execs[i].subgroupSize);
-    for (uint32_t j = 0; j < m; ++j) line += fmt::format(" {}={}", s[j].name, stat_value(s[j]));
+    const auto s = enumerate_structs<VkPipelineExecutableStatisticKHR>(
+        VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR,
+        [&](uint32_t* n, VkPipelineExecutableStatisticKHR* out) { return stats(dev, &ei, n, out); });
+    if (!s) continue;
+    std::string line = fmt::format("vulkan pipeline {} (subgroup {}):", name, (*execs)[i].subgroupSize);
+    for (const VkPipelineExecutableStatisticKHR& st : *s) line += fmt::format(" {}={}", st.name, stat_value(st));
     std::fprintf(stderr, "%s\n", line.c_str());
   }
 }
