@@ -3,6 +3,9 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #endif
+#if defined(DOT_khr)
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 // out[m, n] = sum_k q(x[m, k]) * W[n][k] (+ bias[n]) with q(x) = (clamp(round(x / s_m) + z_m,
 // -128, 127) - z_m) * s_m, W the int4 grouped weights (vkc_q4.glslh) times their scales.
 #include "vkc_common.glslh"
@@ -12,9 +15,16 @@
 #define VKC_GEMV
 #define GEMV_OTHER_BINDING 7
 #define Q_EXTRA_BINDING 7
+#if defined(DOT_khr)
+// The _dot variants: the workgroup stages the row's int8 values once and multiplies them by the
+// int4 weights with integer dot products (vkc_linear_gemv.glslh's GEMV_DOT8).
+#define GEMV_STAGE_X 1
+#define GEMV_DOT8 1
+#else
 // Each invocation reads its own chunks' inputs (vkc_linear_gemv.glslh): the 8da4w decode step on
-// the H100 was 0.91-0.93x as fast with the workgroup's shared copy.
+// the H100 was 0.91-0.93x as fast with the workgroup's shared copy of the dequantized inputs.
 #define GEMV_STAGE_X 0
+#endif
 #endif
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
@@ -126,8 +136,27 @@ vec2 row_params(int m) {
 }
 #endif  // ROWQ
 
-// The row's int8 quantization round trip.
+// The row's int8 value of x, and its quantization round trip.
+int input_q8(float x, vec2 q) { return int(clamp(roundEven(x / q.x) + q.y, -128.0, 127.0)); }
 float input_value(float x, vec2 q) { return (clamp(roundEven(x / q.x) + q.y, -128.0, 127.0) - q.y) * q.x; }
+
+#if defined(GEMV_DOT8) && GEMV_DOT8
+#include "vkc_q8ta.glslh"
+// sum_k (q_k - z) * (n_k - 8) over one chunk of 32, as integers: n the weights' nibbles (their
+// even elements in one word's bytes, the odd ones in another, with two masks), q the int8 inputs
+// packed the same way (xq), qsum their sum, z the row's zero point:
+//   sum q n - z sum n - 8 qsum + 8 z 32   (sum n from the nibbles' byte sums, at most 120 a byte).
+int chunk_dot_q8(uvec4 w, ivec2 xq[4], int qsum, vec2 params) {
+  int d = 0, nibbles = 0;
+  for (int j = 0; j < 4; ++j) {
+    const int lo = int(w[j] & 0x0F0F0F0Fu), hi = int((w[j] >> 4) & 0x0F0F0F0Fu);
+    d += q8_dot(lo, xq[j].x) + q8_dot(hi, xq[j].y);
+    nibbles += lo + hi;
+  }
+  const int z = int(params.y);
+  return d - z * q8_dot(nibbles, 0x01010101) - 8 * qsum + 256 * z;
+}
+#endif
 
 #include "vkc_linear_main.glslh"
 

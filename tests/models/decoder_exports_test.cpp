@@ -343,12 +343,18 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
     const auto cpu = steps("cpu");
     ASSERT_EQ(cpu.size(), prompt.size());
     // The kernels with subgroup sums (where the device has them, as lavapipe does) and without
-    // (VKC_VULKAN_SUBGROUP=0: exactly the named variants).
-    for (const bool subgroups : {true, false}) {
-      SCOPED_TRACE(subgroups ? "subgroup sums" : "VKC_VULKAN_SUBGROUP=0");
+    // (VKC_VULKAN_SUBGROUP=0: exactly the named variants); the 8da4w ones also on integer dot
+    // products (VKC_VULKAN_INT_DOT=1: the _dot variants, where the device has the instruction).
+    const bool dq8ca = c.kernels[0].find("dq8ca") != std::string::npos;
+    for (const std::string mode : {"subgroup sums", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"}) {
+      const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1";
+      if (dot && (!dq8ca || !runtime::vulkan_integer_dot_product())) continue;
+      SCOPED_TRACE(mode);
       ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
       if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
+      if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
       const auto count = [&](const std::string& k) {
+        if (dot) return runtime::vulkan_variant_dispatches(dot_variant(k));
         return subgroups ? gemv_dispatches(k) : runtime::vulkan_variant_dispatches(k);
       };
       std::vector<uint64_t> before;
@@ -356,6 +362,7 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
       const auto gpu = steps("vulkan");
       ::unsetenv("VKC_VULKAN_GPU_KERNELS");
       ::unsetenv("VKC_VULKAN_SUBGROUP");
+      ::unsetenv("VKC_VULKAN_INT_DOT");
       for (size_t k = 0; k < before.size(); ++k)
         EXPECT_GT(count(c.kernels[k]), before[k]) << c.kernels[k] << " did not run";
       ASSERT_EQ(gpu.size(), prompt.size());

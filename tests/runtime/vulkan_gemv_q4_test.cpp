@@ -69,5 +69,64 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// The 8da4w pair (choose_qparams_affine, then linear_dq8ca_q4gsw over the same row) on the
+// matrix-vector kernels that compute the row's int8 parameters themselves, over the same long K:
+// the float products (with subgroups and without) and the integer dot products (the _dot variants,
+// VKC_VULKAN_INT_DOT=1, where the device has the instruction: the row's int8 values staged a span
+// at a time, nibble sums and the zero point's terms taken out exactly). An activation may land one
+// int8 step away from the cpu's (its scale in f32 here, in double there): a few 1e-4 of the output.
+TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
+  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"}) {
+    const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1";
+    if (dot && !runtime::vulkan_integer_dot_product()) continue;
+    for (V dt : {V::Float32, V::Float16})
+      for (StorageType st : {kBuf, kTex})
+        for (bool residual : {false, true}) {
+          if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
+          if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
+          VkProgramBuilder b;
+          const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
+          const int scale = tensor(b, {1, 1}, st, kW, dt), zero = tensor(b, {1, 1}, st, kW, V::Int32);
+          b.call("torchao.choose_qparams_affine.default",
+                 {x, b.value(std::string("ASYMMETRIC")), b.value(serializer::VkIntList{{1, 1, kK}}), b.value(int64_t{1}),
+                  b.value(int64_t{-128}), b.value(int64_t{127}), b.value(1.1920929e-07), b.value(VkNull{}),
+                  b.value(VkNull{}), b.value(serializer::VkValueList{{scale, zero}})});
+          const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 7));
+          const int sums = b.constant_bytes({kK / kGroup, kN}, V::Int32, std::vector<uint8_t>(kK / kGroup * kN * 4));
+          const int scales = b.constant({kK / kGroup, kN}, random_values(static_cast<size_t>(kK / kGroup * kN), 8));
+          const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 9));
+          b.call("et_vk.linear_dq8ca_q4gsw.default", {x, scale, zero, w, sums, scales, b.value(int64_t{kGroup}), bias, y});
+          std::vector<HostTensor> inputs{random_f32({1, 1, kK}, 15)};
+          b.input(x);
+          int out = y;
+          if (residual) {
+            const int r = tensor(b, {1, 1, kN}, st, kW, dt), z = tensor(b, {1, 1, kN}, st, kW, dt);
+            b.call("aten.add.Tensor", {r, y, b.value(1.0), z});
+            b.input(r);
+            inputs.push_back(random_f32({1, 1, kN}, 16));
+            out = z;
+          }
+          b.output(out);
+          const std::string name = std::string(residual ? "linear_dq8ca_q4_gemv_rowq_ep" : "linear_dq8ca_q4_gemv_rowq") +
+                                   (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
+          SCOPED_TRACE(name + " " + mode);
+          const auto count = [&] {
+            return dot ? runtime::vulkan_variant_dispatches(dot_variant(name))
+                       : subgroups ? gemv_dispatches(name) : runtime::vulkan_variant_dispatches(name);
+          };
+          const uint64_t before = count();
+          if (dt == V::Float16) expect_same(b.build(), inputs, 1e-2, 0.5);
+          else expect_same(b.build(), inputs, 1e-3, 1e-2);
+          EXPECT_GT(count(), before) << "the backend chose another kernel";
+          ::unsetenv("VKC_VULKAN_SUBGROUP");
+          ::unsetenv("VKC_VULKAN_INT_DOT");
+        }
+  }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 }  // namespace
 }  // namespace vkc::test

@@ -69,4 +69,12 @@ std::string vulkan_device_name() {
   }
 }
 
+bool vulkan_integer_dot_product() {
+  try {
+    return vk::Context::create(false)->int_dot();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace vkc::runtime

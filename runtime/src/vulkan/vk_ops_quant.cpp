@@ -216,9 +216,12 @@ bool dq8ca_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int3
 namespace {
 
 // The 8da4w matrix-vector kernels that compute their rows' parameters: the _sg variants (subgroup
-// sums and row reductions) where the device has subgroup arithmetic.
+// sums and row reductions) where the device has subgroup arithmetic, and of those the _dot ones
+// (the row's int8 values staged once, integer dot products) where it also runs packed integer dot
+// products fast (VKC_VULKAN_INT_DOT, VulkanDelegate::integer_dot_product).
 std::string dq8ca_rowq(const Encoder& e) {
-  return e.subgroup_arithmetic() ? "linear_dq8ca_q4_gemv_sg_rowq" : "linear_dq8ca_q4_gemv_rowq";
+  if (!e.subgroup_arithmetic()) return "linear_dq8ca_q4_gemv_rowq";
+  return e.integer_dot_product() ? "linear_dq8ca_q4_gemv_dot_rowq" : "linear_dq8ca_q4_gemv_sg_rowq";
 }
 
 // 8da4w linears computing their rows' parameters (choose_qparams left to them) as a group in one
@@ -256,7 +259,8 @@ bool dq8ca_linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, i
 }
 
 // et_vk.linear_dq8ca_q4gsw(input, input_scale, input_zero_point, weights, weight_sums, weight_scales,
-// group_size, bias?): weight_sums serve the runtime's integer formulation; this kernel dequantizes.
+// group_size, bias?): weight_sums serve ExecuTorch's integer formulation; these kernels dequantize,
+// or (the _dot variants) take the nibble sums from the weights they read.
 // With an RMSNorm left to it (rms_norm), `input` is the norm's output and the _norm variant reads
 // the norm's input.
 void linear_dq8ca(Encoder& e) {

@@ -34,6 +34,10 @@ std::vector<std::string> vulkan_operators();
 /// The name of the device make_vulkan_backend would pick; empty when there is none.
 std::string vulkan_device_name();
 
+/// Whether that device runs packed 4x8-bit integer dot products (shaderIntegerDotProduct, Vulkan
+/// 1.3), emulated or not: where the q8ta and 8da4w _dot variants can run (VKC_VULKAN_INT_DOT=1).
+bool vulkan_integer_dot_product();
+
 /// Validation-layer warnings and errors reported in this process so far.
 uint64_t vulkan_validation_messages();
 
