@@ -66,38 +66,21 @@ float gemv_norm_value(float xg) {
 // the workgroup reduces the row in shared memory (with GEMV_SUBGROUP, across each subgroup first:
 // one barrier, not log2(LOCAL_SIZE_X)). Called by every invocation of the workgroup.
 shared vec3 rowq_red[LOCAL_SIZE_X];
-#define ROWQ_BATCH 8
 vec2 row_params(int m) {
   const int t = int(gl_LocalInvocationID.x);
   vec3 mm = vec3(0.0);  // min, max, (NORM) sum of squares
-  // ROWQ_BATCH texels an invocation (and the norm's weights) loaded before any is used: a loop of
-  // load-then-use waits one memory latency an iteration.
-  const int k4s = p.k / 4;
-  for (int k0 = t; k0 < k4s; k0 += ROWQ_BATCH * LOCAL_SIZE_X) {
-    vec4 xv[ROWQ_BATCH];
-#if NORM
-    vec4 gv[ROWQ_BATCH];
-#endif
-    for (int i = 0; i < ROWQ_BATCH; ++i) {
-      const int k4 = min(k0 + i * LOCAL_SIZE_X, k4s - 1);
+  for (int k4 = t; k4 < p.k / 4; k4 += LOCAL_SIZE_X) {
 #if defined(STORAGE_buffer)
-      for (int l = 0; l < 4; ++l) xv[i][l] = float(t_in[m * p.k + 4 * k4 + l]);
+    vec4 v;
+    for (int l = 0; l < 4; ++l) v[l] = float(t_in[m * p.k + 4 * k4 + l]);
 #else
-      xv[i] = vec4(imageLoad(t_in, ivec3(k4, m % p.out_sizes.y, m / p.out_sizes.y)));
+    vec4 v = vec4(imageLoad(t_in, ivec3(k4, m % p.out_sizes.y, m / p.out_sizes.y)));
 #endif
 #if NORM
-      gv[i] = gamma4(4 * k4);
+    mm.z += dot(v, v);
+    v *= gamma4(4 * k4);
 #endif
-    }
-    for (int i = 0; i < ROWQ_BATCH; ++i) {
-      if (k0 + i * LOCAL_SIZE_X >= k4s) break;
-      vec4 v = xv[i];
-#if NORM
-      mm.z += dot(v, v);
-      v *= gv[i];
-#endif
-      mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
-    }
+    mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
   }
 #if GEMV_SUBGROUP
   mm = vec3(subgroupMin(mm.x), subgroupMax(mm.y), subgroupAdd(mm.z));

@@ -47,7 +47,6 @@ void wg_store_partial(int x4, int wg, vec4 acc, float m, float sum) {
   t_partial[base + 1 + x4] = acc;
 }
 shared bool split_last;
-#define SPLIT_BATCH 16
 void wg_split_done(int row, ivec3 r, int parts) {
   const int t = int(gl_LocalInvocationID.x);
   memoryBarrierBuffer();  // this part's results, visible before the count says they are there
@@ -58,29 +57,15 @@ void wg_split_done(int row, ivec3 r, int parts) {
   memoryBarrierBuffer();
   const int dv4 = div_up4(p.out_sizes.x), stride = dv4 + 1, first = row * p.splits;
   if (t < dv4) {
-    // SPLIT_BATCH parts' (max, sum) and P.V texels loaded at once (a loop of load-then-use waits
-    // one memory latency a part), rescaled to the batch's max, batches combined as they come.
-    float m = -1.0 / 0.0, sum = 0.0;
+    float m = -1.0 / 0.0;
+    for (int g = 0; g < parts; ++g) m = max(m, t_partial[(first + g) * stride].x);
+    float sum = 0.0;
     vec4 acc = vec4(0.0);
-    for (int g0 = 0; g0 < parts; g0 += SPLIT_BATCH) {
-      vec4 head[SPLIT_BATCH], val[SPLIT_BATCH];
-      for (int i = 0; i < SPLIT_BATCH; ++i) {
-        const int at = (first + min(g0 + i, parts - 1)) * stride;
-        head[i] = t_partial[at];
-        val[i] = t_partial[at + 1 + t];
-      }
-      const int n = min(SPLIT_BATCH, parts - g0);
-      float bm = m;
-      for (int i = 0; i < n; ++i) bm = max(bm, head[i].x);
-      const float alpha = exp(m - bm);  // 0 for the first batch (m = -inf)
-      sum *= alpha;
-      acc *= alpha;
-      for (int i = 0; i < n; ++i) {
-        const float w = exp(head[i].x - bm);
-        sum += head[i].y * w;
-        acc += val[i] * w;
-      }
-      m = bm;
+    for (int g = 0; g < parts; ++g) {
+      const vec4 head = t_partial[(first + g) * stride];
+      const float w = exp(head.x - m);
+      sum += head.y * w;
+      acc += t_partial[(first + g) * stride + 1 + t] * w;
     }
     wg_store(t, r, acc / sum);
   }

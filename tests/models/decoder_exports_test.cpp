@@ -382,7 +382,7 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
 
 // Flash-decoding, one token a step for 150 steps over a cache of 160 rows, the logits at every
 // step equal to the cpu backend's: (a) 2 keys a part, up to 80 parts a query row (so the last
-// part to finish adds them up in up to 5 batches of 16, sdpa_kv_cache_fused.glsl's SPLIT_BATCH); (b) at most 3 parts a row, of ceil(L / 3)
+// part to finish adds them up in two groups of 64); (b) at most 3 parts a row, of ceil(L / 3)
 // keys each (parts that grow with the row's L keys, uneven at the end); (a) again without the
 // subgroup reductions (VKC_VULKAN_SUBGROUP=0).
 TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
