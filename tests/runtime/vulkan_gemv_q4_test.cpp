@@ -27,6 +27,25 @@ std::vector<uint8_t> random_q4_rows(uint32_t n, uint32_t k, uint32_t seed) {
   return bytes;
 }
 
+// The program's inputs after x (and x itself): with `residual`, linear output y is added to an
+// input r of its shape (the add the matrix-vector kernel runs in its epilogue, an _ep variant),
+// the sum the output; otherwise y is. Returns the inputs' values (seeded from `seed`).
+std::vector<HostTensor> gemv_inputs_and_output(VkProgramBuilder& b, int x, int y, bool residual, StorageType st,
+                                               VkDataType dt, uint32_t k, uint32_t n, uint32_t seed) {
+  std::vector<HostTensor> inputs{random_f32({1, 1, k}, seed)};
+  b.input(x);
+  int out = y;
+  if (residual) {
+    const int r = tensor(b, {1, 1, n}, st, kW, dt), z = tensor(b, {1, 1, n}, st, kW, dt);
+    b.call("aten.add.Tensor", {r, y, b.value(1.0), z});
+    b.input(r);
+    inputs.push_back(random_f32({1, 1, n}, seed + 1));
+    out = z;
+  }
+  b.output(out);
+  return inputs;
+}
+
 // K = 6304: 197 chunks of 32, so 4 spans of the 64 a workgroup stages at once (the last of 5
 // chunks); N = 10 leaves a partial block of 4 outputs. A weight swapped between spans, or a span
 // computed with the previous span's weights, changes the outputs far beyond the tolerance.
@@ -45,17 +64,7 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
           const int scales = b.constant({kK / kGroup, kN}, random_values(static_cast<size_t>(kK / kGroup * kN), 4));
           const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 5));
           b.call("et_vk.linear_q4gsw.default", {x, w, scales, b.value(int64_t{kGroup}), bias, y});
-          std::vector<HostTensor> inputs{random_f32({1, 1, kK}, 13)};
-          b.input(x);
-          int out = y;
-          if (residual) {
-            const int r = tensor(b, {1, 1, kN}, st, kW, dt), z = tensor(b, {1, 1, kN}, st, kW, dt);
-            b.call("aten.add.Tensor", {r, y, b.value(1.0), z});
-            b.input(r);
-            inputs.push_back(random_f32({1, 1, kN}, 14));
-            out = z;
-          }
-          b.output(out);
+          const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 13);
           const std::string name = std::string(residual ? "linear_q4_gemv_ep" : "linear_q4_gemv") +
                                    (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
           SCOPED_TRACE(name + (subgroups ? " (or its _sg variant)" : ""));
@@ -99,17 +108,7 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
           const int scales = b.constant({kK / kGroup, kN}, random_values(static_cast<size_t>(kK / kGroup * kN), 8));
           const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 9));
           b.call("et_vk.linear_dq8ca_q4gsw.default", {x, scale, zero, w, sums, scales, b.value(int64_t{kGroup}), bias, y});
-          std::vector<HostTensor> inputs{random_f32({1, 1, kK}, 15)};
-          b.input(x);
-          int out = y;
-          if (residual) {
-            const int r = tensor(b, {1, 1, kN}, st, kW, dt), z = tensor(b, {1, 1, kN}, st, kW, dt);
-            b.call("aten.add.Tensor", {r, y, b.value(1.0), z});
-            b.input(r);
-            inputs.push_back(random_f32({1, 1, kN}, 16));
-            out = z;
-          }
-          b.output(out);
+          const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 15);
           const std::string name = std::string(residual ? "linear_dq8ca_q4_gemv_rowq_ep" : "linear_dq8ca_q4_gemv_rowq") +
                                    (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
           SCOPED_TRACE(name + " " + mode);
