@@ -46,6 +46,29 @@ std::vector<HostTensor> gemv_inputs_and_output(VkProgramBuilder& b, int x, int y
   return inputs;
 }
 
+// The kernel families a matrix-vector variant runs as: its _sg twin (subgroup sums, where the
+// device has them), itself (VKC_VULKAN_SUBGROUP=0), its _dot twin (VKC_VULKAN_INT_DOT=1, 8da4w).
+enum class Family { Subgroups, Plain, Dot };
+
+// Variant `stem` (+ _ep with the residual add) for the dtype and storage.
+std::string gemv_variant(const std::string& stem, bool residual, VkDataType dt, StorageType st) {
+  return stem + (residual ? "_ep" : "") + (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
+}
+
+// Runs the program on the cpu and vulkan backends (f16 within 1e-2 relative or 0.5, f32 within
+// f32_rtol or f32_atol) and checks that variant `name` of `family` recorded a dispatch doing so.
+void expect_same_on(const serializer::PteFile& pte, const std::vector<HostTensor>& inputs, const std::string& name,
+                    Family family, VkDataType dt, double f32_rtol, double f32_atol) {
+  const auto count = [&] {
+    if (family == Family::Dot) return runtime::vulkan_variant_dispatches(dot_variant(name));
+    return family == Family::Subgroups ? gemv_dispatches(name) : runtime::vulkan_variant_dispatches(name);
+  };
+  const uint64_t before = count();
+  if (dt == V::Float16) expect_same(pte, inputs, 1e-2, 0.5);
+  else expect_same(pte, inputs, f32_rtol, f32_atol);
+  EXPECT_GT(count(), before) << "the backend chose another kernel";
+}
+
 // K = 6304: 197 chunks of 32, so 4 spans of the 64 a workgroup stages at once (the last of 5
 // chunks); N = 10 leaves a partial block of 4 outputs. A weight swapped between spans, or a span
 // computed with the previous span's weights, changes the outputs far beyond the tolerance.
@@ -65,14 +88,9 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
           const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 5));
           b.call("et_vk.linear_q4gsw.default", {x, w, scales, b.value(int64_t{kGroup}), bias, y});
           const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 13);
-          const std::string name = std::string(residual ? "linear_q4_gemv_ep" : "linear_q4_gemv") +
-                                   (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
+          const std::string name = gemv_variant("linear_q4_gemv", residual, dt, st);
           SCOPED_TRACE(name + (subgroups ? " (or its _sg variant)" : ""));
-          const auto count = [&] { return subgroups ? gemv_dispatches(name) : runtime::vulkan_variant_dispatches(name); };
-          const uint64_t before = count();
-          if (dt == V::Float16) expect_same(b.build(), inputs, 1e-2, 0.5);
-          else expect_same(b.build(), inputs, 1e-4, 1e-3);
-          EXPECT_GT(count(), before) << "the backend chose another kernel";
+          expect_same_on(b.build(), inputs, name, subgroups ? Family::Subgroups : Family::Plain, dt, 1e-4, 1e-3);
           ::unsetenv("VKC_VULKAN_SUBGROUP");
         }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
@@ -109,17 +127,10 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
           const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 9));
           b.call("et_vk.linear_dq8ca_q4gsw.default", {x, scale, zero, w, sums, scales, b.value(int64_t{kGroup}), bias, y});
           const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 15);
-          const std::string name = std::string(residual ? "linear_dq8ca_q4_gemv_rowq_ep" : "linear_dq8ca_q4_gemv_rowq") +
-                                   (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
+          const std::string name = gemv_variant("linear_dq8ca_q4_gemv_rowq", residual, dt, st);
           SCOPED_TRACE(name + " " + mode);
-          const auto count = [&] {
-            return dot ? runtime::vulkan_variant_dispatches(dot_variant(name))
-                       : subgroups ? gemv_dispatches(name) : runtime::vulkan_variant_dispatches(name);
-          };
-          const uint64_t before = count();
-          if (dt == V::Float16) expect_same(b.build(), inputs, 1e-2, 0.5);
-          else expect_same(b.build(), inputs, 1e-3, 1e-2);
-          EXPECT_GT(count(), before) << "the backend chose another kernel";
+          expect_same_on(b.build(), inputs, name, dot ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain, dt,
+                         1e-3, 1e-2);
           ::unsetenv("VKC_VULKAN_SUBGROUP");
           ::unsetenv("VKC_VULKAN_INT_DOT");
         }
