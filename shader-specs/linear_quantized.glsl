@@ -1,4 +1,7 @@
 #version 450
+#if defined(DOT_khr)
+#extension GL_EXT_spirv_intrinsics : require
+#endif
 // out = in x dequant(W)^T (+ bias), over the last dim: in [..., K], out [..., N].
 //   q8: W[n][k] = int8 byte n * K + k, times scales[n].
 //   q4: W[n][k] = (nibble k of row n) - 8, row n holding pad8(K) / 2 bytes (even k low nibble),
@@ -9,6 +12,11 @@
 #define VKC_SPLIT_K
 #elif defined(SPLIT_gemv)
 #define VKC_GEMV
+#if defined(DOT_khr)
+// The _dot variants (q4): the workgroup stages its row's inputs as 16-bit integers, a scale a chunk,
+// and multiplies them by the int4 weights with integer dot products (vkc_linear_gemv.glslh's GEMV_DOT16).
+#define GEMV_DOT16 1
+#endif
 #endif
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;

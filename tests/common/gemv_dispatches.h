@@ -24,13 +24,14 @@ inline uint64_t gemv_dispatches(const std::string& name) {
   return own;
 }
 
-// The _dot twin of an 8da4w matrix-vector variant that computes its rows' parameters
-// ("linear_dq8ca_q4_gemv_rowq_ep_f16_texture3d" -> "linear_dq8ca_q4_gemv_dot_rowq_ep_f16_texture3d"):
-// the row's int8 values staged once and integer dot products (VKC_VULKAN_INT_DOT).
+// The _dot twin of a matrix-vector variant ("linear_q4_gemv_ep_f16_texture3d" ->
+// "linear_q4_gemv_dot_ep_f16_texture3d", "linear_dq8ca_q4_gemv_rowq_f32_buffer" ->
+// "linear_dq8ca_q4_gemv_dot_rowq_f32_buffer"): the row's inputs staged once as integers and integer
+// dot products (VKC_VULKAN_INT_DOT).
 inline std::string dot_variant(const std::string& name) {
-  const std::string stem = "_gemv_rowq";
+  const std::string stem = "_gemv";
   const size_t at = name.find(stem);
-  return at == std::string::npos ? name : name.substr(0, at) + "_gemv_dot_rowq" + name.substr(at + stem.size());
+  return at == std::string::npos ? name : name.substr(0, at + stem.size()) + "_dot" + name.substr(at + stem.size());
 }
 
 }  // namespace vkc::test

@@ -343,12 +343,13 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
     const auto cpu = steps("cpu");
     ASSERT_EQ(cpu.size(), prompt.size());
     // The kernels with subgroup sums (where the device has them, as lavapipe does) and without
-    // (VKC_VULKAN_SUBGROUP=0: exactly the named variants); the 8da4w ones also on integer dot
-    // products (VKC_VULKAN_INT_DOT=1: the _dot variants, where the device has the instruction).
-    const bool dq8ca = c.kernels[0].find("dq8ca") != std::string::npos;
+    // (VKC_VULKAN_SUBGROUP=0: exactly the named variants); the 8da4w ones and the fp16 int4 ones
+    // also on integer dot products (VKC_VULKAN_INT_DOT=1: the _dot variants, where the device has
+    // the instruction).
+    const bool has_dot = c.kernels[0].find("dq8ca") != std::string::npos || (c.fp16 && c.kernels[0].find("_q4_") != std::string::npos);
     for (const std::string mode : {"subgroup sums", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"}) {
       const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1";
-      if (dot && (!dq8ca || !runtime::vulkan_integer_dot_product())) continue;
+      if (dot && (!has_dot || !runtime::vulkan_integer_dot_product())) continue;
       SCOPED_TRACE(mode);
       ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
       if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);

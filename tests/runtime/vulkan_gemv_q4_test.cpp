@@ -46,8 +46,21 @@ std::vector<HostTensor> gemv_inputs_and_output(VkProgramBuilder& b, int x, int y
   return inputs;
 }
 
+// A row of k inputs in chunks of 32 whose magnitudes differ (uniform in [-1, 1] times 100, 0.01,
+// 0 or 1 by chunk), as a model's activations around an outlier channel do.
+HostTensor spread_chunks(uint32_t k, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(k);
+  for (uint32_t i = 0; i < k; ++i) {
+    const uint32_t c = i / 32;
+    v[i] = dist(gen) * (c % 11 == 6 ? 0.0f : c % 7 == 3 ? 100.0f : c % 5 == 1 ? 0.01f : 1.0f);
+  }
+  return HostTensor::of(ir::DType::Float32, {1, 1, k}, v);
+}
+
 // The kernel families a matrix-vector variant runs as: its _sg twin (subgroup sums, where the
-// device has them), itself (VKC_VULKAN_SUBGROUP=0), its _dot twin (VKC_VULKAN_INT_DOT=1, 8da4w).
+// device has them), itself (VKC_VULKAN_SUBGROUP=0), its _dot twin (VKC_VULKAN_INT_DOT=1).
 enum class Family { Subgroups, Plain, Dot };
 
 // Variant `stem` (+ _ep with the residual add) for the dtype and storage.
@@ -71,28 +84,40 @@ void expect_same_on(const serializer::PteFile& pte, const std::vector<HostTensor
 
 // K = 6304: 197 chunks of 32, so 4 spans of the 64 a workgroup stages at once (the last of 5
 // chunks); N = 10 leaves a partial block of 4 outputs. A weight swapped between spans, or a span
-// computed with the previous span's weights, changes the outputs far beyond the tolerance.
+// computed with the previous span's weights, changes the outputs far beyond the tolerance. Every
+// kernel family: the float products with subgroup sums and without, and the integer dot products
+// (the _dot variants, VKC_VULKAN_INT_DOT=1, where the device has the instruction: each chunk of 32
+// inputs staged as 16-bit integers under its own scale; f16 activations only, f32 ones keep the
+// float products), over inputs whose chunks' magnitudes differ by 10^4 and some of them zero
+// (spread_chunks).
 TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
-  for (const bool subgroups : {true, false})
+  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"}) {
+    const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1";
+    if (dot && !runtime::vulkan_integer_dot_product()) continue;
     for (V dt : {V::Float32, V::Float16})
       for (StorageType st : {kBuf, kTex})
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
+          if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 3));
           const int scales = b.constant({kK / kGroup, kN}, random_values(static_cast<size_t>(kK / kGroup * kN), 4));
           const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 5));
           b.call("et_vk.linear_q4gsw.default", {x, w, scales, b.value(int64_t{kGroup}), bias, y});
-          const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 13);
+          std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 13);
+          inputs[0] = spread_chunks(kK, 13);
           const std::string name = gemv_variant("linear_q4_gemv", residual, dt, st);
-          SCOPED_TRACE(name + (subgroups ? " (or its _sg variant)" : ""));
-          expect_same_on(b.build(), inputs, name, subgroups ? Family::Subgroups : Family::Plain, dt, 1e-4, 1e-3);
+          SCOPED_TRACE(name + " " + mode);
+          const Family family = dot && dt == V::Float16 ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
+          expect_same_on(b.build(), inputs, name, family, dt, 1e-4, 1e-3);
           ::unsetenv("VKC_VULKAN_SUBGROUP");
+          ::unsetenv("VKC_VULKAN_INT_DOT");
         }
+  }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 

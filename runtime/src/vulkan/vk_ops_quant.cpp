@@ -20,8 +20,14 @@ std::pair<VkBuffer, int32_t> q4_scales(Encoder& e, size_t i, int64_t n, int64_t 
   return {s.buffer.buffer, static_cast<int32_t>(s.dims[1])};
 }
 
-// The int4 matrix-vector kernels' family: the _sg variants where subgroups add the partial sums.
-std::string q4_gemv(const Encoder& e) { return e.subgroup_arithmetic() ? "linear_q4_gemv_sg" : "linear_q4_gemv"; }
+// The int4 matrix-vector kernels' family for output `out`: the _sg variants where subgroups add the
+// partial sums, and of those the _dot ones (the row's inputs as 16-bit integers, a scale a chunk of
+// 32, integer dot products) for f16 activations, whose own rounding is coarser than theirs, where the
+// device has fast packed 4x8-bit dot products (VKC_VULKAN_INT_DOT: Encoder::integer_dot_product).
+std::string q4_gemv(const Encoder& e, const GpuTensor& out) {
+  if (!e.subgroup_arithmetic()) return "linear_q4_gemv";
+  return out.dtype == ir::DType::Float16 && e.integer_dot_product() ? "linear_q4_gemv_dot" : "linear_q4_gemv_sg";
+}
 
 // An MLP's int4 gate and up projections with SiLU(gate) * up (find_gated_pair), or Q, K and V
 // (sibling linears, find_sibling_linears), of one group size in one dispatch: linear_q4_gemv_dual /
@@ -44,10 +50,10 @@ bool q4_linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, int3
     p.i("group", group).i("scales_stride", strides[0]).iv("multi_stride", strides);
   };
   if (const GatedPair pair = find_gated_pair(e, out, norm, q4_linear_takes_gemv_norm); pair.up)
-    return dispatch_linear_group(e, q4_gemv(e), out, src, k, norm, {{&e.call(), pair.result}, {pair.up}}, true,
+    return dispatch_linear_group(e, q4_gemv(e, out), out, src, k, norm, {{&e.call(), pair.result}, {pair.up}}, true,
                                  kGatedPairCalls, buffers, push);
   const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, q4_linear_takes_gemv_norm);
-  return sibs.size() >= 2 && dispatch_linear_group(e, q4_gemv(e), out, src, k, norm, sibs, false,
+  return sibs.size() >= 2 && dispatch_linear_group(e, q4_gemv(e, out), out, src, k, norm, sibs, false,
                                                    sibling_calls_after(e, sibs), buffers, push);
 }
 
@@ -86,7 +92,7 @@ void quantized_linear(Encoder& e) {
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, src, other, op) : nullptr;
   GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
   const char* kind = fused ? "_gemv_ep" : gemv ? "_gemv" : split_k ? "_splitk" : "";
-  const std::string family = q4 && gemv ? q4_gemv(e) + (fused ? "_ep" : "")
+  const std::string family = q4 && gemv ? q4_gemv(e, out) + (fused ? "_ep" : "")
                                         : fmt::format("{}{}", q4 ? "linear_q4" : "linear_q8", kind);
   const auto& v = e.variant(out, {}, family + (norm ? "_norm" : ""));
   Push p(v);
