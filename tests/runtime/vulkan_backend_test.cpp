@@ -423,6 +423,45 @@ TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// Constants reach device-local memory through a staging buffer where the device has no room for
+// them in memory the host maps (a discrete GPU's 256 MiB BAR heap, once full): forced here with
+// VKC_VULKAN_STAGED_UPLOAD (a staging buffer of 1000 bytes, so each constant crosses in several
+// pieces, the last partial), an fp linear's weights and bias and an int4 linear's packed weights,
+// scales and bias give the same outputs as mapped constants, bit for bit, and the staged bytes are
+// counted.
+TEST_F(VulkanOps, ConstantsStagedIntoDeviceMemoryGiveTheSameOutputs) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  constexpr uint32_t kK = 256, kN = 12, kGroup = 32;
+  VkProgramBuilder b;
+  const int x = tensor(b, {1, kK}, kTex, kW), h = tensor(b, {1, kK}, kTex, kW), y = tensor(b, {1, kN}, kTex, kW);
+  b.call("aten.linear.default", {x, b.constant({kK, kK}, random_values(size_t{kK} * kK, 5)),
+                                 b.constant({kK}, random_values(kK, 6)), h});
+  std::vector<uint8_t> q4(size_t{kN} * kK / 2);
+  for (size_t i = 0; i < q4.size(); ++i) q4[i] = static_cast<uint8_t>((i * 37 + 11) % 256);
+  b.call("et_vk.linear_q4gsw.default",
+         {h, b.constant_bytes({kN, kK / 2}, V::UInt8, q4),
+          b.constant({kK / kGroup, kN}, random_values(size_t{kK} / kGroup * kN, 7)), b.value(int64_t{kGroup}),
+          b.constant({kN}, random_values(kN, 8)), y});
+  b.input(x);
+  b.output(y);
+  const serializer::PteFile pte = b.build();
+  const std::vector<HostTensor> in{random_f32({1, kK}, 9)};
+  const auto mapped = runtime::Executor::from_pte(pte, *vulkan()).run(in);
+  const uint64_t before = runtime::vulkan_staged_upload_bytes();
+  ::setenv("VKC_VULKAN_STAGED_UPLOAD", "1000", 1);
+  const auto staged = runtime::Executor::from_pte(pte, *vulkan()).run(in);
+  ::unsetenv("VKC_VULKAN_STAGED_UPLOAD");
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+  // The fp weights alone are 256 KiB; every constant went through the staging buffer.
+  EXPECT_GE(runtime::vulkan_staged_upload_bytes() - before, uint64_t{kK} * kK * 4 + q4.size());
+  ASSERT_EQ(staged.size(), 1u);
+  ASSERT_EQ(mapped.size(), 1u);
+  const runtime::Comparison c = runtime::compare(staged[0], mapped[0], 0.0, 0.0);
+  EXPECT_TRUE(c.pass()) << c.mismatches << " mismatches, max abs " << c.max_abs;
+  expect_same(pte, in, 1e-4, 1e-4);
+}
+
 // A matrix-vector linear whose only reader is a view splitting its last dim ([1, S, N] ->
 // [1, S, N / D, D], Q/K/V into heads) writes the view's tensor itself: no view dispatch runs.
 TEST_F(VulkanOps, AFewRowLinearWritesTheViewThatSplitsItsOutput) {

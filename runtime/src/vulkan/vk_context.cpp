@@ -17,8 +17,10 @@
 namespace vkc::runtime {
 namespace {
 std::atomic<uint64_t> g_validation_messages{0};
-}
+std::atomic<uint64_t> g_staged_upload_bytes{0};
+}  // namespace
 uint64_t vulkan_validation_messages() { return g_validation_messages.load(); }
+uint64_t vulkan_staged_upload_bytes() { return g_staged_upload_bytes.load(); }
 }  // namespace vkc::runtime
 
 namespace vkc::runtime::vk {
@@ -307,6 +309,55 @@ Buffer Context::make_unbound_buffer(VkDeviceSize bytes) const {
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(vkCreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
+  return b;
+}
+
+VkDeviceMemory Context::try_allocate(VkMemoryRequirements req, VkMemoryPropertyFlags flags) const {
+  for (uint32_t i = 0; i < mem_.memoryTypeCount; ++i) {
+    if (!(req.memoryTypeBits & (1u << i)) || (mem_.memoryTypes[i].propertyFlags & flags) != flags) continue;
+    auto mai = make_info<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+    mai.allocationSize = req.size;
+    mai.memoryTypeIndex = i;
+    VkDeviceMemory m = VK_NULL_HANDLE;
+    if (vkAllocateMemory(device_, &mai, nullptr, &m) == VK_SUCCESS) return m;
+  }
+  return VK_NULL_HANDLE;
+}
+
+Buffer Context::make_constant_buffer(const uint8_t* bytes, size_t size) const {
+  const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  // VKC_VULKAN_STAGED_UPLOAD: 1 stages wherever the device has device-local memory; a larger
+  // number also sets the staging buffer's size in bytes (64 MiB otherwise).
+  const char* env = std::getenv("VKC_VULKAN_STAGED_UPLOAD");
+  const long forced = env ? std::strtol(env, nullptr, 10) : 0;
+  const bool staged = forced > 0;
+  Buffer b = make_unbound_buffer(std::max<VkDeviceSize>(size, 4));
+  const VkMemoryRequirements req = requirements(b);
+  VkDeviceMemory mapped = staged ? VK_NULL_HANDLE : try_allocate(req, hv | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  VkDeviceMemory local = mapped ? VK_NULL_HANDLE : try_allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (!mapped && !local) mapped = allocate(req, hv, hv);  // no device-local memory (left): host memory
+  if (mapped) {
+    b.memory = mapped;
+    check(vkBindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+    check(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
+    if (size > 0) std::memcpy(b.mapped, bytes, size);
+    return b;
+  }
+  b.memory = local;
+  check(vkBindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
+  // Through a staging buffer of at most 64 MiB, one transfer a piece.
+  const size_t piece = std::min<size_t>(size, forced > 1 ? static_cast<size_t>(forced) : size_t{64} << 20);
+  if (piece == 0) return b;
+  Buffer stage = make_buffer(piece, Mem::Upload);
+  for (size_t at = 0; at < size; at += piece) {
+    const size_t n = std::min(piece, size - at);
+    std::memcpy(stage.mapped, bytes + at, n);
+    VkCommandBuffer cb = begin_commands();
+    const VkBufferCopy region{0, at, n};
+    vkCmdCopyBuffer(cb, stage.buffer, b.buffer, 1, &region);
+    submit_and_wait(cb);
+    g_staged_upload_bytes += n;
+  }
   return b;
 }
 

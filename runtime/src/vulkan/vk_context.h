@@ -98,6 +98,13 @@ class Context {
   /// Device: device-local when possible. Upload/Readback: host-visible, coherent and mapped
   /// (Upload prefers device-local too, Readback host-cached).
   Buffer make_buffer(VkDeviceSize bytes, Mem mem) const;
+  /// A buffer holding `bytes` for shaders to read (constants, packed weights): in device-local
+  /// memory the host maps where the device has room there (integrated GPUs, resizable BAR), else
+  /// in device-local memory filled by transfers from a staging buffer (a discrete GPU's 256 MiB BAR
+  /// heap, once full, would otherwise leave the weights in host memory, read across the bus at
+  /// every use). VKC_VULKAN_STAGED_UPLOAD=1 takes the transfers wherever the device has
+  /// device-local memory. Not mapped when staged.
+  Buffer make_constant_buffer(const uint8_t* bytes, size_t size) const;
   Image make_image(VkFormat format, std::array<uint32_t, 3> extents) const;
   /// The same without memory, to be bound to a SharedMemory: create, query, allocate, bind.
   Buffer make_unbound_buffer(VkDeviceSize bytes) const;
@@ -120,6 +127,8 @@ class Context {
   Context() = default;
   uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const;
   VkDeviceMemory allocate(VkMemoryRequirements req, VkMemoryPropertyFlags want, VkMemoryPropertyFlags fallback) const;
+  /// Memory of a type with all of `flags` for `req`, or VK_NULL_HANDLE (no such type, or none left).
+  VkDeviceMemory try_allocate(VkMemoryRequirements req, VkMemoryPropertyFlags flags) const;
 
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;

@@ -369,8 +369,7 @@ std::unique_ptr<GpuTensor> VulkanDelegate::upload(std::vector<int64_t> dims, ir:
   g->dtype = dtype;
   g->dims = std::move(dims);
   g->sizes = whcn(g->dims);
-  g->buffer = dev_->ctx->make_buffer(std::max<size_t>(bytes.size(), 4), Context::Mem::Upload);
-  if (!bytes.empty()) std::memcpy(g->buffer.mapped, bytes.data(), bytes.size());
+  g->buffer = dev_->ctx->make_constant_buffer(bytes.data(), bytes.size());
   return g;
 }
 

@@ -45,6 +45,11 @@ uint64_t vulkan_validation_messages();
 /// this process so far have recorded: which kernel the backend chose, for tests and tools.
 uint64_t vulkan_variant_dispatches(const std::string& name);
 
+/// Bytes of constants (weights) the delegates loaded in this process so far have copied into
+/// device-local memory through a staging buffer, where the device had no room for them in memory
+/// both device-local and host-visible (or VKC_VULKAN_STAGED_UPLOAD asked for it).
+uint64_t vulkan_staged_upload_bytes();
+
 /// How many memory barriers between dispatches the delegates loaded in this process so far have
 /// recorded into their run command buffers (one goes only where a dispatch depends on an earlier one).
 uint64_t vulkan_recorded_barriers();
