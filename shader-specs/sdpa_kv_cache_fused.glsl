@@ -17,11 +17,13 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 #if defined(STORAGE_buffer)
 layout(set = 0, binding = 7, std430) restrict readonly buffer CosBuf { T t_cos[]; };
 layout(set = 0, binding = 8, std430) restrict readonly buffer SinBuf { T t_sin[]; };
-#define ROPE_TABLE(t, col, row) float(t[(row) * p.table_sizes.x + (col)])
+#define ROPE_AT(t, col, row) float(t[(row) * p.table_sizes.x + (col)])
+#define ROPE_TABLE4(t, col4, row) \
+  vec4(ROPE_AT(t, 4 * (col4), row), ROPE_AT(t, 4 * (col4) + 1, row), ROPE_AT(t, 4 * (col4) + 2, row), ROPE_AT(t, 4 * (col4) + 3, row))
 #else
 layout(set = 0, binding = 7, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_cos;
 layout(set = 0, binding = 8, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_sin;
-#define ROPE_TABLE(t, col, row) (vec4(imageLoad(t, ivec3((col) >> 2, row, 0)))[(col) & 3])
+#define ROPE_TABLE4(t, col4, row) vec4(imageLoad(t, ivec3(col4, row, 0)))
 #endif
 #endif
 

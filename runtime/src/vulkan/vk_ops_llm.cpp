@@ -75,7 +75,8 @@ void rotary(Encoder& e) {
   if (halves && q_out.texture == cos.texture && cos.packed_dim == 0 && rope_into_attention(e, outs)) {
     GpuTensor& x = e.tensor(0, &q_out);
     const int64_t d = x.dims.back(), cols = cos.dims[1];
-    if (cols % 2 == 0 && cols <= d && cos.dims[0] >= start + x.dims[x.dims.size() - 3]) {
+    // (whole texels per half: the attention kernel rotates a texel with its partner texel's 4)
+    if (cols % 8 == 0 && cols <= d && cos.dims[0] >= start + x.dims[x.dims.size() - 3]) {
       e.pending_rope = Encoder::PendingRope{outs[0], outs[1], e.id(0), e.id(1), e.id(2), e.id(3), start};
       return;
     }
