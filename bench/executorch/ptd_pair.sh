@@ -8,6 +8,8 @@
 #   bench/executorch/ptd_pair.sh [--runner PATH] [--vkc PATH] [--work DIR] [EXPORT_DIR ...]
 #
 # Default folders: tests/models/ort_fused (BERT, ViT, UNet-block exports) and tests/models/encoders.
+# A folder's optional compile_args file adds its words to both compiles (a decode step with its cache
+# in the program: --max-seq-len 256; the 1.1B Llama shape of bench/llm_shapes, bench/README.md).
 # Prints one line per model (sizes of the .pte alone, of the pair's .pte and .ptd; ET and vkc
 # verdicts) and exits 1 if any pair fails to load or differs.
 set -euo pipefail
@@ -29,12 +31,14 @@ for d in "${folders[@]}"; do
   mkdir -p "$w"
   inputs=("$d"/test_data_set_0/input_*.pb)
   args=()
+  # shellcheck disable=SC2207
+  [ -f "$d/compile_args" ] && args=($(cat "$d/compile_args"))
   # Symbolic dims take the data set's sizes, as the export tests compile them.
-  if ! "$vkc" compile "$d/model.onnx" -o "$w/single.pte" >"$w/compile.log" 2>&1; then
+  if ! "$vkc" compile "$d/model.onnx" -o "$w/single.pte" "${args[@]}" >"$w/compile.log" 2>&1; then
     printf '%-34s %s\n' "$name" "skipped: $(tail -1 "$w/compile.log" | cut -c1-80)"
     continue
   fi
-  "$vkc" compile "$d/model.onnx" -o "$w/pair.pte" --external-weights >>"$w/compile.log" 2>&1
+  "$vkc" compile "$d/model.onnx" -o "$w/pair.pte" --external-weights "${args[@]}" >>"$w/compile.log" 2>&1
   et=ok vk=ok
   "$runner" "$w/single.pte" --input "${inputs[@]}" --dump-output0 "$w/et_single.bin" >"$w/et_single.log" 2>&1 || et="single-fails"
   if [ "$et" = ok ]; then
