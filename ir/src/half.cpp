@@ -82,6 +82,22 @@ __attribute__((target("avx,f16c"))) size_t convert_f16c(const float* in, uint16_
   return i;
 }
 
+// Eight at a time (vcvtph2ps, exact); a block holding an infinity or NaN goes through the scalar
+// function, which keeps a signalling NaN's payload as it is.
+__attribute__((target("avx,f16c"))) size_t widen_f16c(const uint16_t* in, float* out, size_t n) {
+  const __m128i exp = _mm_set1_epi16(0x7c00);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_and_si128(h, exp), exp)) != 0) {
+      for (size_t k = i; k < i + 8; ++k) out[k] = half_to_float(in[k]);
+      continue;
+    }
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+
 // CPUID leaf 1: AVX (ECX 28), F16C (ECX 29), and the OS saving YMM state (OSXSAVE, ECX 27, then
 // XCR0 bits 1 and 2). GCC's and clang's __builtin_cpu_supports do not agree on "f16c".
 bool has_f16c() {
@@ -103,6 +119,15 @@ void floats_to_halves_saturated(const float* in, uint16_t* out, size_t n) {
   if (f16c) i = convert_f16c(in, out, n);
 #endif
   for (; i < n; ++i) out[i] = saturated(in[i]);
+}
+
+void halves_to_floats(const uint16_t* in, float* out, size_t n) {
+  size_t i = 0;
+#if defined(__x86_64__)
+  static const bool f16c = has_f16c();
+  if (f16c) i = widen_f16c(in, out, n);
+#endif
+  for (; i < n; ++i) out[i] = half_to_float(in[i]);
 }
 
 }  // namespace vkc::ir

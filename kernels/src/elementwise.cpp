@@ -132,9 +132,8 @@ HostTensor cast(const HostTensor& x, ir::DType to) {
     return out;
   }
   if (x.dtype == ir::DType::Float16 && to == ir::DType::Float32) {
-    const auto* src = reinterpret_cast<const uint16_t*>(x.data.data());
-    auto* dst = reinterpret_cast<float*>(out.mutable_bytes());
-    for (int64_t i = 0; i < n; ++i) dst[i] = ir::half_to_float(src[i]);
+    ir::halves_to_floats(reinterpret_cast<const uint16_t*>(x.data.data()), reinterpret_cast<float*>(out.mutable_bytes()),
+                         static_cast<size_t>(n));
     return out;
   }
   const bool from_float = ir::is_float(x.dtype);

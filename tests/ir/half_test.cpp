@@ -35,6 +35,26 @@ TEST(Half, RoundsToNearestEven) {
   EXPECT_EQ(float_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);
 }
 
+// The bulk widening (F16C where the CPU has it) gives the scalar function's bits for every half
+// (subnormals, infinities, quiet and signalling NaNs with their payloads) at every offset of an
+// 8-wide block, and blocks mixing NaNs with finite values.
+TEST(Half, BulkWideningIsTheScalarOne) {
+  std::vector<uint16_t> in;
+  for (uint32_t h = 0; h < 0x10000; ++h) in.push_back(static_cast<uint16_t>(h));
+  for (uint32_t h = 0; h < 0x10000; h += 97) in.insert(in.end(), {0x7c01, static_cast<uint16_t>(h), 0xfe00, 0x3c00});
+  std::vector<float> out(in.size());
+  for (size_t skip = 0; skip < 8; ++skip) {
+    halves_to_floats(in.data() + skip, out.data(), in.size() - skip);
+    for (size_t i = 0; i + skip < in.size(); ++i) {
+      const float want = half_to_float(in[i + skip]);
+      uint32_t a, b;
+      std::memcpy(&a, &out[i], 4);
+      std::memcpy(&b, &want, 4);
+      ASSERT_EQ(a, b) << std::hex << "half " << in[i + skip] << " at offset " << skip;
+    }
+  }
+}
+
 // The bulk conversion (F16C where the CPU has it) gives the scalar function's bits on the clamped
 // value: every half and its float neighbours, ties, the range's edges, infinities, NaNs, float
 // subnormals and random bit patterns, at every offset of an 8-wide block.

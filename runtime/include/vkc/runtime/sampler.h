@@ -26,6 +26,7 @@ class Sampler {
  private:
   SamplingOptions options_;
   std::mt19937_64 rng_;
+  std::vector<float> row_buffer_;  // f16 logits widened (kept between calls: no allocation a token)
 };
 
 }  // namespace vkc::runtime
