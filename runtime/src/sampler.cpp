@@ -59,7 +59,8 @@ int64_t Sampler::next(const kernels::HostTensor& logits, int64_t row, int64_t vo
       if (const double x = at(j); x > best_value) best_value = x, best = j;
     return best;
   }
-  std::vector<std::pair<double, int64_t>> p(static_cast<size_t>(v));
+  std::vector<std::pair<double, int64_t>>& p = entries_;  // (kept between calls: no allocation a token)
+  p.resize(static_cast<size_t>(v));
   double max_logit = -INFINITY;
   for (int64_t j = 0; j < v; ++j) max_logit = std::max(max_logit, at(j));
   double sum = 0;
@@ -68,13 +69,28 @@ int64_t Sampler::next(const kernels::HostTensor& logits, int64_t row, int64_t vo
     p[static_cast<size_t>(j)] = {e, j};
     sum += e;
   }
-  // Most likely first; ties by id so the order (and the draw) is repeatable.
-  std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  // Most likely first; ties by id so the order (and the draw) is repeatable. Only the prefix the
+  // filters and the draw reach is put in that order (growing prefixes, each the full sort's first
+  // entries: selected, then sorted): sorting all 32,000 entries took 2.5 ms a token, more than a 1.1B
+  // model's decode step on an H100.
+  const auto likelier = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  size_t sorted = 0;
+  const auto sort_prefix = [&](size_t m) {
+    m = std::min(m, p.size());
+    if (m <= sorted) return;
+    // The next m - sorted entries of the full order: selected from the rest, then sorted.
+    const auto first = p.begin() + static_cast<std::ptrdiff_t>(sorted), last = p.begin() + static_cast<std::ptrdiff_t>(m);
+    std::nth_element(first, last - 1, p.end(), likelier);
+    std::sort(first, last, likelier);
+    sorted = m;
+  };
+  const auto grow = [&](size_t limit) { sort_prefix(std::min(limit, std::max<size_t>(256, 4 * sorted))); };
   size_t keep = p.size();
   if (options_.top_k > 0) keep = std::min(keep, static_cast<size_t>(options_.top_k));
   if (options_.top_p < 1) {
     double mass = 0;
     for (size_t i = 0; i < keep; ++i) {
+      if (i == sorted) grow(keep);
       mass += p[i].first / sum;
       if (mass >= options_.top_p) {
         keep = i + 1;
@@ -82,13 +98,22 @@ int64_t Sampler::next(const kernels::HostTensor& logits, int64_t row, int64_t vo
       }
     }
   }
+  // The kept entries' total, in likeliest-first order; all of them: the sum above (the same up to
+  // rounding, without sorting them all).
   double kept = 0;
-  for (size_t i = 0; i < keep; ++i) kept += p[i].first;
+  if (keep == p.size()) {
+    kept = sum;
+  } else {
+    sort_prefix(keep);
+    for (size_t i = 0; i < keep; ++i) kept += p[i].first;
+  }
   double u = std::uniform_real_distribution<double>(0, kept)(rng_);
   for (size_t i = 0; i < keep; ++i) {
+    if (i == sorted) grow(keep);
     u -= p[i].first;
     if (u <= 0) return p[i].second;
   }
+  sort_prefix(keep);
   return p[keep - 1].second;
 }
 

@@ -1,9 +1,10 @@
 // The token sampler (vkc::runtime::Sampler): greedy choice over f32, f16 and f64 logits against a
 // plain loop over every element as double (the first of the largest; a NaN never wins, one first
 // keeps index 0), whatever the ties, NaNs and signed zeros, at every length around the typed
-// path's 8 lanes.
+// path's 8 lanes; sampled choice (temperature, top-k, top-p) against the whole row sorted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -67,6 +68,53 @@ TEST(Sampler, GreedyIsTheFirstOfTheLargestInEveryDtype) {
         }
       }
     }
+}
+
+// The sampler's draw written plainly: every entry's exp((x - max) / T), the whole row sorted
+// likeliest first (ties by id), top-k then top-p cut it, one uniform draw over the kept mass
+// (the row's sum when nothing is cut) walked down that order.
+int64_t reference_draw(const std::vector<double>& x, const SamplingOptions& o, std::mt19937_64& rng) {
+  std::vector<std::pair<double, int64_t>> p(x.size());
+  double max_logit = -INFINITY, sum = 0;
+  for (double v : x) max_logit = std::max(max_logit, v);
+  for (size_t j = 0; j < x.size(); ++j) {
+    p[j] = {std::exp((x[j] - max_logit) / o.temperature), static_cast<int64_t>(j)};
+    sum += p[j].first;
+  }
+  std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+  size_t keep = p.size();
+  if (o.top_k > 0) keep = std::min(keep, static_cast<size_t>(o.top_k));
+  double mass = 0;
+  for (size_t i = 0; o.top_p < 1 && i < keep; ++i)
+    if ((mass += p[i].first / sum) >= o.top_p) keep = i + 1;
+  double kept = 0;
+  for (size_t i = 0; i < keep; ++i) kept += p[i].first;
+  if (keep == p.size()) kept = sum;
+  double u = std::uniform_real_distribution<double>(0, kept)(rng);
+  for (size_t i = 0; i < keep; ++i)
+    if ((u -= p[i].first) <= 0) return p[i].second;
+  return p[keep - 1].second;
+}
+
+TEST(Sampler, SampledTokensAreThoseOfTheWholeRowSorted) {
+  std::mt19937 gen(11);
+  for (const double spread : {0.5, 4.0, 20.0}) {  // flat to peaked rows: nuclei of thousands to a few
+    std::normal_distribution<float> logit(0.0f, static_cast<float>(spread));
+    std::vector<float> row(32000);
+    for (float& v : row) v = logit(gen);
+    for (size_t i = 0; i < 50; ++i) row[i * 613] = row[i * 613 + 1];  // ties
+    const std::vector<double> x(row.begin(), row.end());
+    const HostTensor t = HostTensor::of(ir::DType::Float32, {1, 1, 32000}, row);
+    for (const SamplingOptions o : {SamplingOptions{0.8, 1.0, 0, 3}, SamplingOptions{0.8, 0.9, 0, 4},
+                                    SamplingOptions{1.5, 0.95, 50, 5}, SamplingOptions{1.0, 1.0, 40, 6},
+                                    SamplingOptions{0.7, 0.5, 3000, 7}}) {
+      Sampler s(o);
+      std::mt19937_64 rng(o.seed);
+      for (int draw = 0; draw < 20; ++draw)
+        ASSERT_EQ(s.next(t, 0), reference_draw(x, o, rng))
+            << "spread " << spread << " T " << o.temperature << " top-p " << o.top_p << " top-k " << o.top_k << " draw " << draw;
+    }
+  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "vkc/kernels/host_tensor.h"
 
@@ -26,7 +28,8 @@ class Sampler {
  private:
   SamplingOptions options_;
   std::mt19937_64 rng_;
-  std::vector<float> row_buffer_;  // f16 logits widened (kept between calls: no allocation a token)
+  std::vector<float> row_buffer_;                       // f16 logits widened
+  std::vector<std::pair<double, int64_t>> entries_;     // (probability, token) of a sampled row
 };
 
 }  // namespace vkc::runtime
