@@ -112,22 +112,28 @@ bool has_f16c() {
 
 }  // namespace
 
-void floats_to_halves_saturated(const float* in, uint16_t* out, size_t n) {
+namespace {
+
+// out[i] = one(in[i]): the first elements by `fast` (F16C) where the CPU has it, the rest one at a time.
+template <typename In, typename Out>
+void convert(const In* in, Out* out, size_t n, [[maybe_unused]] size_t (*fast)(const In*, Out*, size_t), Out (*one)(In)) {
   size_t i = 0;
 #if defined(__x86_64__)
   static const bool f16c = has_f16c();
-  if (f16c) i = convert_f16c(in, out, n);
+  if (f16c) i = fast(in, out, n);
 #endif
-  for (; i < n; ++i) out[i] = saturated(in[i]);
+  for (; i < n; ++i) out[i] = one(in[i]);
 }
 
-void halves_to_floats(const uint16_t* in, float* out, size_t n) {
-  size_t i = 0;
-#if defined(__x86_64__)
-  static const bool f16c = has_f16c();
-  if (f16c) i = widen_f16c(in, out, n);
+#if !defined(__x86_64__)
+constexpr size_t (*convert_f16c)(const float*, uint16_t*, size_t) = nullptr;
+constexpr size_t (*widen_f16c)(const uint16_t*, float*, size_t) = nullptr;
 #endif
-  for (; i < n; ++i) out[i] = half_to_float(in[i]);
-}
+
+}  // namespace
+
+void floats_to_halves_saturated(const float* in, uint16_t* out, size_t n) { convert(in, out, n, convert_f16c, saturated); }
+
+void halves_to_floats(const uint16_t* in, float* out, size_t n) { convert(in, out, n, widen_f16c, half_to_float); }
 
 }  // namespace vkc::ir
