@@ -4,7 +4,8 @@
 # weights) compiled once by the first build, then decode tokens/s after a PROMPT_LEN-token prompt
 # from each build in turn, ROUNDS times (machines are noisy: alternate, compare ratios to the
 # first), and each build's slowest kernels in one step (VKC_VULKAN_PROFILE=1, a barrier after each
-# dispatch) over the same prompt.
+# dispatch) over the same prompt. SHAPE (tinyllama_1.1b) picks another of bench/llm_shapes
+# (llama3.2_1b, qwen3_0.6b, phi4_mini: where the weights' bytes weigh more than at 1.1B).
 #   bench/gpu/ab.sh BIN_DIR BUILD_A BUILD_B [BUILD ...]
 # BIN_DIR's lib/ (ldd's list) serves every binary. A BUILD is a vkc binary, optionally followed by
 # environment settings it runs with, joined by '+': `.vkcbin/vkc+VKC_VULKAN_ATTN_PARTS=8` (the same
@@ -18,7 +19,9 @@ BUILDS=("$@")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=carried_env.sh
 source "$(dirname "$0")/carried_env.sh"
-carried_bench "$BIN" vkc-ab tl
+SHAPE=${SHAPE:-tinyllama_1.1b}
+[ -f "$ROOT/bench/llm_shapes/$SHAPE.onnx.xz" ] || { echo "ab.sh: no bench/llm_shapes/$SHAPE.onnx.xz" >&2; exit 2; }
+carried_bench "$BIN" "vkc-ab/$SHAPE" tl
 N=${N:-64}
 ROUNDS=${ROUNDS:-2}
 PROMPT_LEN=${PROMPT_LEN:-128}
@@ -36,7 +39,7 @@ for i in "${!BUILDS[@]}"; do
   echo "${LABELS[$i]} = $(binary "${BUILDS[$i]}") $(settings "${BUILDS[$i]}" "$i")"
 done
 if [ ! -f "$WORK/tl/model.onnx.data" ]; then
-  xz -dc "$ROOT/bench/llm_shapes/tinyllama_1.1b.onnx.xz" > "$WORK/tl/model.onnx"
+  xz -dc "$ROOT/bench/llm_shapes/$SHAPE.onnx.xz" > "$WORK/tl/model.onnx"
   python3 "$ROOT/bench/fill_external_data.py" "$WORK/tl/model.onnx" >&2
 fi
 declare -A RECIPE=([fp16]="--force-fp16" [8da4w]="--quantize 8da4w-fp16-embedding" [int4]="--quantize int4-weight-only-fp16")
