@@ -71,7 +71,7 @@ std::vector<uint8_t> encode_bundle(const std::vector<BuiltVariant>& variants, co
     out.push_back(sl::CreateVariant(fbb, name, tmpl, ops, dtype, storage, in_storage, layouts, vk,
                                     static_cast<sl::Coopmat>(v.coopmat), spirv, bind, pc, v.push_constant_bytes,
                                     local, caps, exts, b.optimized, b.validated, note, hash, prm,
-                                    static_cast<uint32_t>(b.spirv.size())));
+                                    static_cast<uint32_t>(b.spirv.size()), b.reflection.shared_bytes));
   }
   const auto vec = fbb.CreateVector(out);
   const auto gen = fbb.CreateString(generator);

@@ -22,6 +22,22 @@ std::string glsl_type(const spirv_cross::SPIRType& t) {
   return prefix + "vec" + std::to_string(t.vecsize);
 }
 
+// Bytes of a Workgroup variable's type as the validation layer counts them against
+// maxComputeSharedMemorySize: elements times their size, arrays multiplied out, struct members
+// summed (no padding).
+uint64_t shared_type_bytes(const spirv_cross::Compiler& c, const spirv_cross::SPIRType& t) {
+  uint64_t bytes = 0;
+  if (t.basetype == spirv_cross::SPIRType::Struct) {
+    for (const auto member : t.member_types) bytes += shared_type_bytes(c, c.get_type(member));
+  } else {
+    const uint64_t width = t.basetype == spirv_cross::SPIRType::Boolean ? 32 : t.width;
+    bytes = width / 8 * t.vecsize * t.columns;
+  }
+  for (size_t i = 0; i < t.array.size(); ++i)
+    bytes *= t.array_size_literal[i] ? t.array[i] : c.get_constant(t.array[i]).scalar();
+  return bytes;
+}
+
 std::string words_to_string(std::span<const uint32_t> w) {
   std::string s;
   for (uint32_t word : w)
@@ -157,6 +173,16 @@ Reflection reflect(std::span<const uint32_t> spirv) {
     const spirv_cross::SPIRType& t = c.get_type(pc.base_type_id);
     r.push_constant_bytes = static_cast<uint32_t>(c.get_declared_struct_size(t));
     for (const auto member : t.member_types) r.push_constant_types.push_back(glsl_type(c.get_type(member)));
+  }
+  // Workgroup (shared) memory: every OpVariable of storage class Workgroup.
+  const std::span<const uint32_t> words = coopmat ? std::span<const uint32_t>(stripped) : spirv;
+  for (size_t i = 5; i < words.size();) {
+    const uint32_t op = words[i] & 0xffff, count = words[i] >> 16;
+    if (count == 0 || i + count > words.size()) break;
+    if (op == 59 && count >= 4 && words[i + 3] == 4)  // OpVariable, StorageClass Workgroup
+      r.shared_bytes += static_cast<uint32_t>(shared_type_bytes(c, c.get_type_from_variable(words[i + 2])));
+    if (op == 54) break;  // OpFunction: global variables come before
+    i += count;
   }
   const auto& modes = c.get_execution_mode_bitset();
   if (modes.get(spv::ExecutionModeLocalSizeId)) {

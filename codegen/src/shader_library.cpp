@@ -91,6 +91,7 @@ ShaderLibrary ShaderLibrary::parse(std::span<const uint8_t> bytes, const std::st
         for (const sl::PushConstant* p : *v->push_constants())
           x.push_constants.push_back({str(p->name()), str(p->type()), p->offset()});
       x.push_constant_bytes = v->push_constant_bytes();
+      x.shared_bytes = v->shared_bytes();
       if (v->local_size() && v->local_size()->size() == 3)
         for (uint32_t i = 0; i < 3; ++i) x.local_size[i] = v->local_size()->Get(i);
       x.capabilities = strs(v->capabilities());

@@ -133,6 +133,9 @@ class Reader {
         d.layouts = string_list(value, "layouts");
       } else if (k == "local_size") {
         d.local_size = local_size(value);
+      } else if (k == "local_size_variants") {
+        for (const auto& [suffix, size] : entries(value, "local_size_variants"))
+          d.local_size_variants.emplace_back(scalar(suffix, "local_size_variants suffix"), local_size(size));
       } else if (k == "extra_bindings") {
         if (!value.IsSequence()) fail(value, "extra_bindings must be a list");
         for (const auto& b : value) d.extra_bindings.push_back(binding(b));
@@ -141,7 +144,7 @@ class Reader {
         d.overrides.emplace_back(k, scalar(value, k));
       } else {
         fail(key, "unknown key '" + k + "' in shader_variants entry (NAME, OPS, generate_variant_forall, layouts, "
-                  "local_size, extra_bindings or a declared UPPERCASE parameter)");
+                  "local_size, local_size_variants, extra_bindings or a declared UPPERCASE parameter)");
       }
     }
     if (d.name.empty()) fail(n, "shader_variants entry without NAME");

@@ -176,8 +176,23 @@ const std::string* Variant::param(std::string_view name) const {
 
 std::vector<Variant> expand_variants(const ShaderSpec& spec) {
   Expander e{spec, {}};
-  if (spec.variants.empty()) e.expand(VariantDecl{spec.name, 1, {}, {}, std::nullopt, std::nullopt, std::nullopt});
-  for (const VariantDecl& d : spec.variants) e.expand(d);
+  if (spec.variants.empty()) {
+    VariantDecl d;
+    d.name = spec.name;
+    d.line = 1;
+    e.expand(d);
+  }
+  for (const VariantDecl& d : spec.variants) {
+    e.expand(d);
+    // Its copies with other workgroup sizes (local_size_variants), NAME_suffix.
+    for (const auto& [suffix, size] : d.local_size_variants) {
+      VariantDecl copy = d;
+      copy.name += "_" + suffix;
+      copy.local_size = size;
+      copy.local_size_variants.clear();
+      e.expand(copy);
+    }
+  }
   std::sort(e.out.begin(), e.out.end(), [](const Variant& a, const Variant& b) { return a.name < b.name; });
   for (size_t i = 1; i < e.out.size(); ++i)
     if (e.out[i].name == e.out[i - 1].name) e.fail(1, "two variants are named '" + e.out[i].name + "'");

@@ -22,7 +22,7 @@ const char* coopmat_name(codegen::Coopmat c) {
 
 struct Row {
   std::string name, templ, ops, dtype, storage, vk, coopmat;
-  size_t bindings = 0, push_bytes = 0, spirv_bytes = 0;
+  size_t bindings = 0, push_bytes = 0, spirv_bytes = 0, shared_bytes = 0;
 };
 
 void print_rows(const std::vector<Row>& rows, bool json, bool with_sizes) {
@@ -32,17 +32,21 @@ void print_rows(const std::vector<Row>& rows, bool json, bool with_sizes) {
       nlohmann::ordered_json o = {{"name", r.name}, {"template", r.templ},   {"ops", r.ops},
                                   {"dtype", r.dtype}, {"storage", r.storage}, {"vk_version", r.vk},
                                   {"coopmat", r.coopmat}, {"bindings", r.bindings}, {"push_constant_bytes", r.push_bytes}};
-      if (with_sizes) o["spirv_bytes"] = r.spirv_bytes;
+      if (with_sizes) {
+        o["spirv_bytes"] = r.spirv_bytes;
+        o["shared_bytes"] = r.shared_bytes;
+      }
       j.push_back(o);
     }
     fmt::print("{}\n", j.dump(2));
     return;
   }
   fmt::print("{:<34} {:<15} {:<4} {:<20} {:<4} {:<4} {:>4} {:>5}{}  {}\n", "variant", "template", "type", "storage", "vk",
-             "cm", "bind", "push", with_sizes ? "  spirv" : "", "ops");
+             "cm", "bind", "push", with_sizes ? "  spirv shared" : "", "ops");
   for (const Row& r : rows)
     fmt::print("{:<34} {:<15} {:<4} {:<20} {:<4} {:<4} {:>4} {:>5}{}  {}\n", r.name, r.templ, r.dtype, r.storage, r.vk,
-               r.coopmat, r.bindings, r.push_bytes, with_sizes ? fmt::format(" {:>6}", r.spirv_bytes) : "", r.ops);
+               r.coopmat, r.bindings, r.push_bytes,
+               with_sizes ? fmt::format(" {:>6} {:>6}", r.spirv_bytes, r.shared_bytes) : "", r.ops);
   fmt::print("{} variants\n", rows.size());
 }
 
@@ -54,7 +58,8 @@ int run_list(const ShadersArgs& a) {
     const auto lib = codegen::ShaderLibrary::load(a.bundle);
     for (const auto& v : lib.variants())
       rows.push_back({v.name, v.template_name, join(v.ops), v.dtype, storage_of(v.in_storage, v.storage), v.vk_version,
-                      coopmat_name(v.coopmat), v.bindings.size(), v.push_constant_bytes, v.spirv.size() * 4});
+                      coopmat_name(v.coopmat), v.bindings.size(), v.push_constant_bytes, v.spirv.size() * 4,
+                      v.shared_bytes});
   } else {
     const auto set = codegen::load_specs(a.specs);
     for (const auto& v : set.variants)

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -153,6 +154,48 @@ TEST_F(BuildTest, ReflectionMustMatchTheDeclarations) {
   } catch (const BuildError& e) {
     EXPECT_THAT(e.what(), HasSubstr("push constants are 4 bytes in the module, 8 as declared"));
   }
+}
+
+// local_size_variants: a copy of the variant per entry, NAME_suffix, with that workgroup size
+// injected as LOCAL_SIZE_X; each variant's workgroup memory is read back from its module
+// (arrays, a struct, an array sized by the workgroup) as the validation layer counts it.
+TEST_F(BuildTest, LocalSizeVariantsAndTheirSharedMemory) {
+  std::string spec = kSpec;
+  spec.replace(spec.find("OPS: [test.scale]}"), 18, "OPS: [test.scale], local_size_variants: {w128: [128, 1, 1]}}");
+  write(dir_ / "specs/scale.yaml", spec);
+  write(dir_ / "specs/scale.glsl", R"(#version 450
+#include "common.glslh"
+layout(local_size_x = LOCAL_SIZE_X) in;
+layout(set = 0, binding = 0) buffer Out { T o[]; };
+layout(set = 0, binding = 1) readonly buffer In { T x[]; };
+layout(push_constant) uniform P { int n; } p;
+struct S { ivec2 a; float b[2]; };
+shared vec4 per_invocation[LOCAL_SIZE_X];
+shared float three[3];
+shared S s;
+void main() {
+  const uint t = gl_LocalInvocationID.x;
+  per_invocation[t] = vec4(float(x[t]));
+  if (t < 3) three[t] = float(t);
+  if (t == 0) s = S(ivec2(1), float[2](2.0, 3.0));
+  barrier();
+  const int i = int(gl_GlobalInvocationID.x);
+  if (i < p.n) o[i] = T(per_invocation[(t + 1) % LOCAL_SIZE_X].x * FACTOR + three[t % 3] + s.b[t % 2] + float(s.a.x));
+}
+)");
+  build_library(options("a"));
+  const ShaderLibrary lib = ShaderLibrary::load(dir_ / "a" / "lib.vksl");
+  ASSERT_EQ(lib.variants().size(), 8u);  // 4 (dtype x factor) at 64 invocations, 4 at 128
+  for (const std::string dtype : {"f32", "f16"})
+    for (const std::string factor : {"x2", "x3"})
+      for (const uint32_t width : {64u, 128u}) {
+        const std::string name = "scale" + std::string(width == 128 ? "_w128" : "") + "_" + dtype + "_" + factor;
+        const auto it = std::find_if(lib.variants().begin(), lib.variants().end(),
+                                     [&](const LibraryVariant& v) { return v.name == name; });
+        ASSERT_NE(it, lib.variants().end()) << name;
+        EXPECT_EQ(it->local_size[0], width) << name;
+        EXPECT_EQ(it->shared_bytes, 16 * width + 3 * 4 + (8 + 2 * 4)) << name;
+      }
 }
 
 TEST_F(BuildTest, BadSpecIsOneLineWithFileAndLine) {

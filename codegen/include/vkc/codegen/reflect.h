@@ -26,6 +26,7 @@ struct Reflection {
   std::array<uint32_t, 3> local_size{0, 0, 0};
   bool local_size_id = false;              // OpExecutionModeId LocalSizeId (SPIR-V 1.6)
   uint32_t spirv_version = 0;              // 0x00010300 etc.
+  uint32_t shared_bytes = 0;               // Workgroup variables' bytes (maxComputeSharedMemorySize)
   std::vector<std::string> capabilities;   // names, in module order
   std::vector<std::string> extensions;
 };

@@ -39,6 +39,7 @@ struct LibraryVariant {
   std::vector<LibraryBinding> bindings;
   std::vector<LibraryPushConstant> push_constants;
   uint32_t push_constant_bytes = 0;
+  uint32_t shared_bytes = 0;  // workgroup memory the module declares (0: none or not recorded)
   std::array<uint32_t, 3> local_size{0, 0, 0};
   std::vector<std::string> capabilities, extensions;
   bool optimized = false, validated = false;

@@ -54,6 +54,9 @@ struct VariantDecl {
   std::optional<std::vector<std::string>> layouts;
   std::optional<std::array<uint32_t, 3>> local_size;  // replaces the spec's
   std::vector<BindingDecl> extra_bindings;     // after the spec's (numbered on from them)
+  // local_size_variants: copies of this variant with another workgroup size, named NAME_suffix
+  // (before the forall suffixes), in order.
+  std::vector<std::pair<std::string, std::array<uint32_t, 3>>> local_size_variants;
 };
 
 enum class DescriptorType : uint8_t { StorageBuffer, StorageImage, SampledImage, UniformBuffer };
