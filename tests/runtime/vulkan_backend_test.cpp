@@ -396,15 +396,17 @@ TEST_F(VulkanOps, LinearWithALongKSplitsItAcrossAWorkgroup) {
 
 // One or a few rows on a GPU (decoding): linear_gemv.glsl, a workgroup per 4 outputs reading the
 // weights in 16-byte chunks (4 f32 / 8 f16 weights). N = 9 leaves a partial block of outputs;
-// K = 72 is 18 / 9 whole chunks; 1 and 3 rows; buffers and textures. K = 130 (not whole chunks)
-// and 5 rows (K = 136) keep the split-K kernel.
+// K = 72 is 18 / 9 whole chunks; 1 and 3 rows; buffers and textures. K = 5000 (past 2048) runs the
+// subgroup family's 256-invocation copy (_w256) where the device has subgroups, never the 64-wide
+// one. K = 130 (not whole chunks) and 5 rows (K = 136) keep the split-K kernel.
 TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   struct Case { uint32_t rows, k; bool gemv; };
   for (V dt : {V::Float32, V::Float16})
     for (StorageType st : {kBuf, kTex})
-      for (const Case& c : {Case{1, 72, true}, Case{3, 72, true}, Case{1, 130, false}, Case{5, 136, false}}) {
+      for (const Case& c : {Case{1, 72, true}, Case{3, 72, true}, Case{1, 5000, true}, Case{1, 130, false},
+                            Case{5, 136, false}}) {
         VkProgramBuilder b;
         const int x = tensor(b, {c.rows, c.k}, st, kW, dt), y = tensor(b, {c.rows, 9}, st, kW, dt);
         b.call("aten.linear.default", {x, b.constant({9, c.k}, random_values(static_cast<size_t>(9 * c.k), 5)),
@@ -414,11 +416,16 @@ TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
         const std::string name = std::string(c.gemv ? "linear_gemv" : "linear_splitk") +
                                  (dt == V::Float16 ? "_f16" : "_f32") + (st == kBuf ? "_buffer" : "_texture3d");
         SCOPED_TRACE(name + " rows " + std::to_string(c.rows) + " k " + std::to_string(c.k));
-        const uint64_t before = gemv_dispatches(name);
+        const bool long_k = c.k > 2048;
+        const std::string sg_narrow = std::string("linear_gemv_sg") + name.substr(std::string("linear_gemv").size());
+        const uint64_t before = gemv_dispatches(name) + gemv_dispatches(wide_variant(name));
+        const uint64_t sg_before = runtime::vulkan_variant_dispatches(sg_narrow);
         const HostTensor in = random_f32({c.rows, c.k}, 13);
-        if (dt == V::Float16) expect_same(b.build(), {in}, 1e-2, 2e-3);
+        if (dt == V::Float16) expect_same(b.build(), {in}, 1e-2, long_k ? 1e-2 : 2e-3);
         else expect_same(b.build(), {in});
-        EXPECT_GT(gemv_dispatches(name), before) << "the backend chose another kernel";
+        EXPECT_GT(gemv_dispatches(name) + (long_k ? gemv_dispatches(wide_variant(name)) : 0), before)
+            << "the backend chose another kernel";
+        if (long_k) EXPECT_EQ(runtime::vulkan_variant_dispatches(sg_narrow), sg_before) << "64 invocations for K " << c.k;
       }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }

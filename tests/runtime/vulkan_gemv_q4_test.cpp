@@ -3,6 +3,7 @@
 // (vkc_linear_gemv.glslh's GEMV_PREFETCH): the vulkan backend against the cpu backend, with and
 // without the residual add in the epilogue, buffers and textures, f32 and f16, with subgroup sums
 // (the _sg variants, where the device has them) and without (VKC_VULKAN_SUBGROUP=0).
+#include <algorithm>
 #include <random>
 
 #include "common/gemv_dispatches.h"
@@ -70,11 +71,16 @@ std::string gemv_variant(const std::string& stem, bool residual, VkDataType dt, 
 
 // Runs the program on the cpu and vulkan backends (f16 within 1e-2 relative or 0.5, f32 within
 // f32_rtol or f32_atol) and checks that variant `name` of `family` recorded a dispatch doing so.
+// With `wide` the families in `wide_families` run their 256-invocation copies (K past 2048, the
+// specs' local_size_variants).
 void expect_same_on(const serializer::PteFile& pte, const std::vector<HostTensor>& inputs, const std::string& name,
-                    Family family, VkDataType dt, double f32_rtol, double f32_atol) {
+                    Family family, VkDataType dt, double f32_rtol, double f32_atol, bool wide,
+                    std::initializer_list<Family> wide_families) {
   const auto count = [&] {
-    if (family == Family::Dot) return runtime::vulkan_variant_dispatches(dot_variant(name));
-    return family == Family::Subgroups ? gemv_dispatches(name) : runtime::vulkan_variant_dispatches(name);
+    const bool has_wide = std::find(wide_families.begin(), wide_families.end(), family) != wide_families.end();
+    const std::string n = wide && has_wide ? wide_variant(name) : name;
+    if (family == Family::Dot) return runtime::vulkan_variant_dispatches(dot_variant(n));
+    return family == Family::Subgroups ? gemv_dispatches(n) : runtime::vulkan_variant_dispatches(n);
   };
   const uint64_t before = count();
   if (dt == V::Float16) expect_same(pte, inputs, 1e-2, 0.5);
@@ -94,14 +100,17 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
-  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"}) {
+  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"})
+  for (const bool wide : {true, false}) {
     const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1";
     if (dot && !runtime::vulkan_integer_dot_product()) continue;
+    if (!wide && !subgroups) continue;  // (the plain families have one width)
     for (V dt : {V::Float32, V::Float16})
       for (StorageType st : {kBuf, kTex})
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
+          if (!wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "0", 1);
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 3));
@@ -111,11 +120,14 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
           std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 13);
           inputs[0] = spread_chunks(kK, 13);
           const std::string name = gemv_variant("linear_q4_gemv", residual, dt, st);
-          SCOPED_TRACE(name + " " + mode);
+          SCOPED_TRACE(name + " " + mode + (wide ? "" : " VKC_VULKAN_GEMV_WIDE=0"));
           const Family family = dot && dt == V::Float16 ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
-          expect_same_on(b.build(), inputs, name, family, dt, 1e-4, 1e-3);
+          // (the int4 float products stage a span of f32 inputs: 256 invocations' span would take 37 KB
+          // of shared memory, past many devices' 32 KB, so only the _dot family has the wide copy)
+          expect_same_on(b.build(), inputs, name, family, dt, 1e-4, 1e-3, wide, {Family::Dot});
           ::unsetenv("VKC_VULKAN_SUBGROUP");
           ::unsetenv("VKC_VULKAN_INT_DOT");
+          ::unsetenv("VKC_VULKAN_GEMV_WIDE");
         }
   }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
@@ -131,14 +143,17 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
-  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"}) {
+  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"})
+  for (const bool wide : {true, false}) {
     const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1";
     if (dot && !runtime::vulkan_integer_dot_product()) continue;
+    if (!wide && !subgroups) continue;  // (the plain families have one width)
     for (V dt : {V::Float32, V::Float16})
       for (StorageType st : {kBuf, kTex})
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
+          if (!wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "0", 1);
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int scale = tensor(b, {1, 1}, st, kW, dt), zero = tensor(b, {1, 1}, st, kW, V::Int32);
@@ -153,11 +168,12 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
           b.call("et_vk.linear_dq8ca_q4gsw.default", {x, scale, zero, w, sums, scales, b.value(int64_t{kGroup}), bias, y});
           const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 15);
           const std::string name = gemv_variant("linear_dq8ca_q4_gemv_rowq", residual, dt, st);
-          SCOPED_TRACE(name + " " + mode);
+          SCOPED_TRACE(name + " " + mode + (wide ? "" : " VKC_VULKAN_GEMV_WIDE=0"));
           expect_same_on(b.build(), inputs, name, dot ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain, dt,
-                         1e-3, 1e-2);
+                         1e-3, 1e-2, wide, {Family::Subgroups, Family::Dot});
           ::unsetenv("VKC_VULKAN_SUBGROUP");
           ::unsetenv("VKC_VULKAN_INT_DOT");
+          ::unsetenv("VKC_VULKAN_GEMV_WIDE");
         }
   }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");

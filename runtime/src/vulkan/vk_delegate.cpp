@@ -524,8 +524,8 @@ void VulkanDelegate::require_unused(int32_t v, const char* what) {
   }
 }
 
-const codegen::LibraryVariant& VulkanDelegate::variant(const GpuTensor& out, std::string_view in_storage,
-                                                       std::string_view name_prefix, std::string_view op_override) {
+const codegen::LibraryVariant* VulkanDelegate::find_variant(const GpuTensor& out, std::string_view in_storage,
+                                                            std::string_view name_prefix, std::string_view op_override) {
   codegen::ShaderLibrary::Query q;
   q.op = op_override.empty() ? std::string_view(op()) : op_override;
   const std::string dtype(out.dtype_name());
@@ -540,14 +540,30 @@ const codegen::LibraryVariant& VulkanDelegate::variant(const GpuTensor& out, std
   const bool coopmat = cooperative_matrix() && name_prefix.find("coopmat") != std::string_view::npos;
   q.allow_coopmat_khr = coopmat && dev_->ctx->coopmat() == Context::Coopmat::KHR;
   q.allow_coopmat_nv = coopmat && dev_->ctx->coopmat() == Context::Coopmat::NV;
+  // (A variant whose workgroup memory the device does not have is skipped: a wide copy of a
+  // kernel, say, where its 64-invocation one fits.)
+  const uint32_t shared_limit = dev_->ctx->properties().limits.maxComputeSharedMemorySize;
   for (const codegen::LibraryVariant* v : dev_->library.find_all(q)) {
     if (!prefix.empty() && v->name.rfind(prefix, 0) != 0) continue;
     if (v->vk_version == "1.3" && !v13) continue;
-    return embedded(*v);
+    if (v->shared_bytes > shared_limit) continue;
+    return &embedded(*v);
   }
-  fail(fmt::format("no shader variant for {} {} {} {}{}{}", q.op, dtype, q.storage, q.layout,
-                   q.in_storage.empty() ? "" : fmt::format(" from {}", q.in_storage),
-                   prefix.empty() ? "" : fmt::format(" named {}*", prefix)));
+  return nullptr;
+}
+
+bool VulkanDelegate::has_variant(const GpuTensor& out, std::string_view name_prefix) {
+  return find_variant(out, {}, name_prefix, {}) != nullptr;
+}
+
+const codegen::LibraryVariant& VulkanDelegate::variant(const GpuTensor& out, std::string_view in_storage,
+                                                       std::string_view name_prefix, std::string_view op_override) {
+  if (const codegen::LibraryVariant* v = find_variant(out, in_storage, name_prefix, op_override)) return *v;
+  const std::string dtype(out.dtype_name());
+  const std::string_view in = in_storage == out.storage() ? std::string_view{} : in_storage;
+  fail(fmt::format("no shader variant for {} {} {} {}{}{}", op_override.empty() ? std::string_view(op()) : op_override,
+                   dtype, out.storage(), out.layout(), in.empty() ? "" : fmt::format(" from {}", in),
+                   name_prefix.empty() ? "" : fmt::format(" named {}_{}*", name_prefix, dtype)));
 }
 
 const codegen::LibraryVariant& VulkanDelegate::embedded(const codegen::LibraryVariant& v) {

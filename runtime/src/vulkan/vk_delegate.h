@@ -59,6 +59,9 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   const GpuTensor* input_staging(int32_t id) override;
   const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,
                                          std::string_view name_prefix, std::string_view op_override) override;
+  bool has_variant(const GpuTensor& out, std::string_view name_prefix) override;
+  const codegen::LibraryVariant* find_variant(const GpuTensor& out, std::string_view in_storage,
+                                              std::string_view name_prefix, std::string_view op_override);
   void dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
                 int64_t items) override;
 

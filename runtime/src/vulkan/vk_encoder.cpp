@@ -42,6 +42,18 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
   return rows * ((out.dims.back() + 3) / 4) * local_size;
 }
 
+// 64 invocations per 4 outputs take turns over K, 32 elements of it an invocation a pass (an int4
+// chunk, or 4 fp16 ones); each pass waits on memory (its weights, or its staged inputs' barrier),
+// so a K of several passes (a decode step's down projection, K 5632: 3) costs several latencies.
+// 256 invocations do up to 8192 in one pass.
+std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k) {
+  const char* env = std::getenv("VKC_VULKAN_GEMV_WIDE");  // (read at each record: the tests switch it)
+  const bool off = env && std::string_view(env) == "0";
+  constexpr int64_t kOnePass = 64 * 32;
+  const std::string wide = name + "_w256";
+  return !off && k > kOnePass && e.has_variant(out, wide) ? wide : name;
+}
+
 int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOperatorCall& view) {
   GpuTensor& v = e.tensor_id(view.args.back());
   if (v.dtype != out.dtype || v.texture != out.texture || v.int8x4 || out.int8x4) return -1;
@@ -150,7 +162,7 @@ bool dispatch_linear_group(
     if (!b) return false;
     bufs.push_back(std::move(*b));
   }
-  const auto& v = e.variant(out, {}, family + (gated ? "_dual" : "_multi") + (norm ? "_norm" : ""));
+  const auto& v = e.variant(out, {}, gemv_width(e, out, family + (gated ? "_dual" : "_multi") + (norm ? "_norm" : ""), k));
   ivec4 ns{0, 0, 0, 0}, splits{0, 0, 0, 0}, biases{0, 0, 0, 0}, strides{0, 0, 0, 0};
   std::vector<Resource> res;
   int64_t blocks = 0;  // the 4-output blocks the workgroups of a row take

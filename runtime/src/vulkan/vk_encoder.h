@@ -151,6 +151,8 @@ class Encoder : public CallArgs {
   virtual const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage = {},
                                                  std::string_view name_prefix = {},
                                                  std::string_view op_override = {}) = 0;
+  /// Whether variant(out, {}, name_prefix) finds one.
+  virtual bool has_variant(const GpuTensor& out, std::string_view name_prefix) = 0;
   virtual void dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
                         int64_t items) = 0;
   /// Fails unless `t` has `ref`'s storage (and layout when `same_layout`).
@@ -231,6 +233,10 @@ inline bool dq8ca_gemv(const GpuTensor& out, int64_t k, int64_t group, bool cpu_
 }
 /// Dispatch items of a matrix-vector kernel of `local_size` invocations per 4 outputs of a row.
 int64_t gemv_items(const GpuTensor& out, int64_t local_size);
+/// The matrix-vector kernel `name` for a K, or its 256-invocation copy (`name_w256`, the specs'
+/// local_size_variants) where K is past 2048 and the library has one for `out`; VKC_VULKAN_GEMV_WIDE=0
+/// keeps 64.
+std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k);
 /// Where a matrix-vector linear into `out` writes: `out`, or the output of a view_copy that alone
 /// reads it, absorbed into the linear's dispatch (a decode step's Q/K/V projections go straight
 /// into their heads): for buffers any view (the same elements in the same order); for textures a

@@ -258,7 +258,8 @@ void linear(Encoder& e) {
                            : one_row ? "linear_tiled_r1"
                            : tiled   ? "linear_tiled"
                                      : "linear";
-  const auto& v = e.variant(out, {}, norm ? name + "_norm" : name);
+  const std::string full = norm ? name + "_norm" : name;
+  const auto& v = e.variant(out, {}, gemv ? gemv_width(e, out, full, k) : full);
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("weight_kn", addmm ? 1 : 0);
   p.i("has_bias", has_bias ? 1 : 0);

@@ -94,7 +94,8 @@ void quantized_linear(Encoder& e) {
   const char* kind = fused ? "_gemv_ep" : gemv ? "_gemv" : split_k ? "_splitk" : "";
   const std::string family = q4 && gemv ? q4_gemv(e, out) + (fused ? "_ep" : "")
                                         : fmt::format("{}{}", q4 ? "linear_q4" : "linear_q8", kind);
-  const auto& v = e.variant(out, {}, family + (norm ? "_norm" : ""));
+  const std::string name = family + (norm ? "_norm" : "");
+  const auto& v = e.variant(out, {}, gemv ? gemv_width(e, out, name, k) : name);
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
@@ -297,11 +298,12 @@ void linear_dq8ca(Encoder& e) {
   GpuTensor* other = nullptr;
   GpuTensor* fused = gemv ? gemv_epilogue(e, out, in, other, op) : nullptr;
   GpuTensor& target = fused ? *fused : gemv ? gemv_output(e, out, split) : out;
-  const auto& v = e.variant(out, {}, fmt::format("{}{}{}", own_params ? dq8ca_rowq(e)
-                                                     : gemv       ? "linear_dq8ca_q4_gemv"
-                                                     : split_k    ? "linear_dq8ca_q4_splitk"
-                                                                  : "linear_dq8ca_q4",
-                                                 fused ? "_ep" : "", norm ? "_norm" : ""));
+  const std::string name = fmt::format("{}{}{}", own_params ? dq8ca_rowq(e)
+                                                : gemv       ? "linear_dq8ca_q4_gemv"
+                                                : split_k    ? "linear_dq8ca_q4_splitk"
+                                                             : "linear_dq8ca_q4",
+                                       fused ? "_ep" : "", norm ? "_norm" : "");
+  const auto& v = e.variant(out, {}, gemv ? gemv_width(e, out, name, k) : name);
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("group", group).i("scales_stride", stride);
   p.i("has_bias", has_bias ? 1 : 0);
