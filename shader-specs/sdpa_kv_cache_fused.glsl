@@ -27,11 +27,20 @@ layout(set = 0, binding = 8, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_s
 #endif
 #endif
 
+#if DECODE
+// One query row (vkc_attention_decode.glslh): its parts meet as the _split variants' do.
+#define WG_DECODE 1
+#if !SPLIT
+#error "DECODE needs SPLIT's bindings"
+#endif
+#endif
 #if SPLIT
 // Flash-decoding (vkc_attention_wg.glslh's WG_SPLIT): per workgroup (row, part) its max and sum
 // (texel 0) and unnormalized P.V (texels 1 .. dv4); the last part of a row to finish (a counter
 // per row, left at 0 for the next run) rescales and adds them up and writes the output.
+#if !DECODE
 #define WG_SPLIT 1
+#endif
 #if ROPE
 layout(set = 0, binding = 9, std430) restrict coherent buffer PartialBuf { vec4 t_partial[]; };
 layout(set = 0, binding = 10, std430) restrict coherent buffer CountBuf { int t_count[]; };

@@ -382,10 +382,13 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
 }
 
 // Flash-decoding, one token a step for 150 steps over a cache of 160 rows, the logits at every
-// step equal to the cpu backend's: (a) 2 keys a part, up to 80 parts a query row (so the last
-// part to finish adds them up in two groups of 64); (b) at most 3 parts a row, of ceil(L / 3)
-// keys each (parts that grow with the row's L keys, uneven at the end); (a) again without the
-// subgroup reductions (VKC_VULKAN_SUBGROUP=0).
+// step equal to the cpu backend's: the workgroup-per-part kernels (VKC_VULKAN_ATTN_DECODE=0) with
+// (a) 2 keys a part, up to 80 parts a query row (so the last part to finish adds them up in two
+// groups of 64); (b) at most 3 parts a row, of ceil(L / 3) keys each (parts that grow with the
+// row's L keys, uneven at the end); (a) again without the subgroup reductions
+// (VKC_VULKAN_SUBGROUP=0); and the one-row kernels, an invocation a key (the _dec variants, where
+// the device has subgroup arithmetic): (c) parts of 32 keys (_w32: up to 5 parts a row, the last
+// partial, added up by the last to finish) and (d) of 256 (one part: the output written at once).
 TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
   const std::vector<std::string> all = backends();
   if (std::find(all.begin(), all.end(), "vulkan") == all.end()) GTEST_SKIP() << "no Vulkan device";
@@ -400,20 +403,31 @@ TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
     const char* split_keys;
     const char* parts;
     bool subgroups;  // the _sg variant where the device has subgroup arithmetic, else VKC_VULKAN_SUBGROUP=0
+    const char* decode;  // VKC_VULKAN_ATTN_DECODE: "0" the workgroup-per-part kernels, "32" / "" the _dec ones
   };
-  for (const Config& c : {Config{"2", "80", true}, Config{"1", "3", true}, Config{"2", "80", false}}) {
-    SCOPED_TRACE(std::string("split keys ") + c.split_keys + ", parts " + c.parts + (c.subgroups ? "" : ", no subgroups"));
+  const bool dec = runtime::vulkan_subgroup_arithmetic();
+  for (const Config& c : {Config{"2", "80", true, "0"}, Config{"1", "3", true, "0"}, Config{"2", "80", false, "0"},
+                          Config{"16", "1", true, "32"}, Config{"16", "1", true, ""}}) {
+    const bool decode = std::string(c.decode) != "0";
+    if (decode && !dec) continue;
+    SCOPED_TRACE(decode ? std::string("one-row kernel ") + (*c.decode ? "w32" : "w256")
+                        : std::string("split keys ") + c.split_keys + ", parts " + c.parts + (c.subgroups ? "" : ", no subgroups"));
     ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
     ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", c.split_keys, 1);
     ::setenv("VKC_VULKAN_ATTN_PARTS", c.parts, 1);
+    ::setenv("VKC_VULKAN_ATTN_DECODE", c.decode, 1);
     if (!c.subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
-    const std::string split = "sdpa_kv_cache_fused_rope_split_f32_texture3d";
-    const auto count = [&] { return c.subgroups ? gemv_dispatches(split) : runtime::vulkan_variant_dispatches(split); };
+    const std::string split = decode ? std::string("sdpa_kv_cache_fused_sg_rope_dec") + (*c.decode ? "_w32" : "") + "_f32_texture3d"
+                                     : "sdpa_kv_cache_fused_rope_split_f32_texture3d";
+    const auto count = [&] {
+      return c.subgroups && !decode ? gemv_dispatches(split) : runtime::vulkan_variant_dispatches(split);
+    };
     const uint64_t before = count();
     Session gpu = open_on(r.pte, "vulkan");
     ::unsetenv("VKC_VULKAN_GPU_KERNELS");
     ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
     ::unsetenv("VKC_VULKAN_ATTN_PARTS");
+    ::unsetenv("VKC_VULKAN_ATTN_DECODE");
     ::unsetenv("VKC_VULKAN_SUBGROUP");
     ASSERT_TRUE(gpu.ok());
     for (int64_t i = 0; i < 150; ++i) {

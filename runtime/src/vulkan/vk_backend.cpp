@@ -77,4 +77,12 @@ bool vulkan_integer_dot_product() {
   }
 }
 
+bool vulkan_subgroup_arithmetic() {
+  try {
+    return vk::Context::create(false)->subgroup_arithmetic();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace vkc::runtime

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 
 #include "../symint_ops.h"
@@ -239,6 +242,17 @@ int64_t attention_split_keys() {
   return env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{16};
 }
 
+// The _dec variant a decode step's attention (one query row a call) takes, by suffix: "" (256
+// invocations, parts of 256 keys), "_w32" under VKC_VULKAN_ATTN_DECODE=32 (parts of 32 keys), none
+// (nullopt) under VKC_VULKAN_ATTN_DECODE=0: the workgroup-per-part kernels. Read at each record
+// (the tests switch it).
+std::optional<std::string> attention_decode() {
+  const char* env = std::getenv("VKC_VULKAN_ATTN_DECODE");
+  const std::string_view v = env ? env : "";
+  if (v == "0") return std::nullopt;
+  return std::string(v == "32" ? "_w32" : "");
+}
+
 // The most parts a query row's keys are split in: VKC_VULKAN_ATTN_PARTS, by default as many as
 // make about kAttentionWorkgroups workgroups for the call's query rows. The parts follow the keys
 // a row has (read on the GPU), not the cache's rows: a step early in a long cache starts no
@@ -308,16 +322,23 @@ void sdpa_with_kv_cache(Encoder& e) {
     // a 1.1B prefill's 26 ms on an H100).
     constexpr int64_t kMaxParts = 4096;
     const int64_t query_rows = q.dims[1] * q.dims[2], dv4 = (d + 3) / 4;
-    const int64_t min_keys = attention_split_keys();
-    const int64_t splits =
-        min_keys > 0 ? std::min({(rows + min_keys - 1) / min_keys, std::max<int64_t>(1, kMaxParts / query_rows),
-                                 attention_parts(query_rows)})
-                     : 1;
-    const bool split = splits > 1;
-    // (The _sg variants reduce across subgroups first, where the device has subgroup arithmetic.)
+    // One query row a call (a decode step) where the device has subgroup arithmetic: the _dec
+    // variants, an invocation a key, a part per 256 keys of the cache (attention_decode()).
+    const std::optional<std::string> dec = attention_decode();
+    const bool decode = q.dims[1] == 1 && e.subgroup_arithmetic() && dec && dv4 <= 32;
     const std::string fused = e.subgroup_arithmetic() ? "sdpa_kv_cache_fused_sg" : "sdpa_kv_cache_fused";
     const std::string base = rotate ? fused + "_rope" : fused;
-    const auto& var = e.variant(out, {}, split ? base + "_split" : base);
+    const codegen::LibraryVariant* dec_var = decode ? &e.variant(out, {}, base + "_dec" + *dec) : nullptr;
+    const int64_t part_keys = dec_var ? dec_var->local_size[0] : 0;
+    const int64_t min_keys = attention_split_keys();
+    const int64_t splits =
+        decode         ? std::min((rows + part_keys - 1) / part_keys, std::max<int64_t>(1, kMaxParts / query_rows))
+        : min_keys > 0 ? std::min({(rows + min_keys - 1) / min_keys, std::max<int64_t>(1, kMaxParts / query_rows),
+                                   attention_parts(query_rows)})
+                       : 1;
+    const bool split = decode || splits > 1;
+    // (The _sg variants reduce across subgroups first, where the device has subgroup arithmetic.)
+    const auto& var = dec_var ? *dec_var : e.variant(out, {}, split ? base + "_split" : base);
     // A chunk of several rows writes them into the caches first (phase 1) and then attends over
     // the caches alone (phase 2); one new row is read from k and v as it is written (phase 0).
     const bool two_phases = q.dims[1] > 1;

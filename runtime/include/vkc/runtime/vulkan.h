@@ -38,6 +38,10 @@ std::string vulkan_device_name();
 /// 1.3), emulated or not: where the q8ta and 8da4w _dot variants can run (VKC_VULKAN_INT_DOT=1).
 bool vulkan_integer_dot_product();
 
+/// Whether that device has subgroup arithmetic in compute shaders: where the matrix-vector linears'
+/// _sg / _dot variants and the one-row attention (_dec) can run.
+bool vulkan_subgroup_arithmetic();
+
 /// Validation-layer warnings and errors reported in this process so far.
 uint64_t vulkan_validation_messages();
 
