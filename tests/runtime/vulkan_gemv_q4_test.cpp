@@ -133,6 +133,33 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// A device with less workgroup memory than a wide copy needs gets the 64-invocation kernel: the
+// int4 _dot variants' 256-invocation copies declare ~27 KB (their staged span), so under a 16 KB
+// limit (VKC_VULKAN_SHARED_LIMIT, the least Vulkan allows) the same long-K linear runs the 64-wide
+// kernel, with the same outputs.
+TEST_F(VulkanGemvQ4, WideCopiesNeedTheirWorkgroupMemory) {
+  VKC_REQUIRE_VULKAN();
+  if (!runtime::vulkan_integer_dot_product() || !runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no _dot kernels";
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
+  constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
+  for (const bool small : {false, true}) {
+    if (small) ::setenv("VKC_VULKAN_SHARED_LIMIT", "16384", 1);
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 1, kK}, kBuf, kW, V::Float16), y = tensor(b, {1, 1, kN}, kBuf, kW, V::Float16);
+    const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 3));
+    const int scales = b.constant({kK / kGroup, kN}, random_values(static_cast<size_t>(kK / kGroup * kN), 4));
+    b.call("et_vk.linear_q4gsw.default", {x, w, scales, b.value(int64_t{kGroup}), b.constant({kN}, random_values(kN, 5)), y});
+    std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, false, kBuf, V::Float16, kK, kN, 13);
+    inputs[0] = spread_chunks(kK, 13);
+    SCOPED_TRACE(small ? "16 KB of workgroup memory" : "the device's");
+    expect_same_on(b.build(), inputs, "linear_q4_gemv_f16_buffer", Family::Dot, V::Float16, 0, 0, !small, {Family::Dot});
+    ::unsetenv("VKC_VULKAN_SHARED_LIMIT");
+  }
+  ::unsetenv("VKC_VULKAN_INT_DOT");
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 // The 8da4w pair (choose_qparams_affine, then linear_dq8ca_q4gsw over the same row) on the
 // matrix-vector kernels that compute the row's int8 parameters themselves, over the same long K:
 // the float products (with subgroups and without) and the integer dot products (the _dot variants,

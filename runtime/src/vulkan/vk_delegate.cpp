@@ -542,7 +542,10 @@ const codegen::LibraryVariant* VulkanDelegate::find_variant(const GpuTensor& out
   q.allow_coopmat_nv = coopmat && dev_->ctx->coopmat() == Context::Coopmat::NV;
   // (A variant whose workgroup memory the device does not have is skipped: a wide copy of a
   // kernel, say, where its 64-invocation one fits.)
-  const uint32_t shared_limit = dev_->ctx->properties().limits.maxComputeSharedMemorySize;
+  // (VKC_VULKAN_SHARED_LIMIT=N lowers the limit, as a smaller device's: read at each lookup.)
+  uint32_t shared_limit = dev_->ctx->properties().limits.maxComputeSharedMemorySize;
+  if (const char* env = std::getenv("VKC_VULKAN_SHARED_LIMIT"); env && *env)
+    shared_limit = std::min<uint32_t>(shared_limit, static_cast<uint32_t>(std::strtoul(env, nullptr, 10)));
   for (const codegen::LibraryVariant* v : dev_->library.find_all(q)) {
     if (!prefix.empty() && v->name.rfind(prefix, 0) != 0) continue;
     if (v->vk_version == "1.3" && !v13) continue;
