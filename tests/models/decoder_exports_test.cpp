@@ -256,8 +256,9 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
             EXPECT_GT(gemv_dispatches(rowq_norm), norm_before) << recipe << " " << model;
             EXPECT_GT(gemv_dispatches(rowq_dual), dual_before) << recipe << " " << model;
           }
-          if (gpu_kernels[0] == '1' && std::string(recipe).rfind("int4", 0) == 0)
+          if (gpu_kernels[0] == '1' && std::string(recipe).rfind("int4", 0) == 0) {
             EXPECT_GT(gemv_dispatches(q4_multi), q4_multi_before) << recipe << " " << model;
+          }
         }
     }
     for (size_t i = 1; i < tokens.size(); ++i) EXPECT_EQ(tokens[i], tokens[0]) << recipe << " program " << i;

@@ -397,11 +397,13 @@ TEST_F(VulkanOps, LinearWithALongKSplitsItAcrossAWorkgroup) {
 // One or a few rows on a GPU (decoding): linear_gemv.glsl, a workgroup per 4 outputs reading the
 // weights in 16-byte chunks (4 f32 / 8 f16 weights). N = 9 leaves a partial block of outputs;
 // K = 72 is 18 / 9 whole chunks; 1 and 3 rows; buffers and textures. K = 5000 (past 2048) runs the
-// subgroup family's 256-invocation copy (_w256) where the device has subgroups, never the 64-wide
-// one. K = 130 (not whole chunks) and 5 rows (K = 136) keep the split-K kernel.
+// subgroup family's 256-invocation copy (_w256, VKC_VULKAN_GEMV_WIDE=1) where the device has
+// subgroups, never the 64-wide one. K = 130 (not whole chunks) and 5 rows (K = 136) keep the
+// split-K kernel.
 TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
   struct Case { uint32_t rows, k; bool gemv; };
   for (V dt : {V::Float32, V::Float16})
     for (StorageType st : {kBuf, kTex})
@@ -427,6 +429,7 @@ TEST_F(VulkanOps, LinearOfFewRowsReadsTheWeightsInChunks) {
             << "the backend chose another kernel";
         if (long_k) EXPECT_EQ(runtime::vulkan_variant_dispatches(sg_narrow), sg_before) << "64 invocations for K " << c.k;
       }
+  ::unsetenv("VKC_VULKAN_GEMV_WIDE");
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 

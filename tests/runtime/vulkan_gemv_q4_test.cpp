@@ -110,7 +110,7 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-          if (!wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "0", 1);
+          if (wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 3));
@@ -120,7 +120,7 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
           std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 13);
           inputs[0] = spread_chunks(kK, 13);
           const std::string name = gemv_variant("linear_q4_gemv", residual, dt, st);
-          SCOPED_TRACE(name + " " + mode + (wide ? "" : " VKC_VULKAN_GEMV_WIDE=0"));
+          SCOPED_TRACE(name + " " + mode + (wide ? " VKC_VULKAN_GEMV_WIDE=1" : ""));
           const Family family = dot && dt == V::Float16 ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
           // (the int4 float products stage a span of f32 inputs: 256 invocations' span would take 37 KB
           // of shared memory, past many devices' 32 KB, so only the _dot family has the wide copy)
@@ -133,7 +133,8 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
-// A device with less workgroup memory than a wide copy needs gets the 64-invocation kernel: the
+// A device with less workgroup memory than a wide copy needs (VKC_VULKAN_GEMV_WIDE=1) gets the
+// 64-invocation kernel: the
 // int4 _dot variants' 256-invocation copies declare ~27 KB (their staged span), so under a 16 KB
 // limit (VKC_VULKAN_SHARED_LIMIT, the least Vulkan allows) the same long-K linear runs the 64-wide
 // kernel, with the same outputs.
@@ -142,6 +143,7 @@ TEST_F(VulkanGemvQ4, WideCopiesNeedTheirWorkgroupMemory) {
   if (!runtime::vulkan_integer_dot_product() || !runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no _dot kernels";
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
+  ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
   constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
   for (const bool small : {false, true}) {
     if (small) ::setenv("VKC_VULKAN_SHARED_LIMIT", "16384", 1);
@@ -157,6 +159,7 @@ TEST_F(VulkanGemvQ4, WideCopiesNeedTheirWorkgroupMemory) {
     ::unsetenv("VKC_VULKAN_SHARED_LIMIT");
   }
   ::unsetenv("VKC_VULKAN_INT_DOT");
+  ::unsetenv("VKC_VULKAN_GEMV_WIDE");
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
@@ -180,7 +183,7 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-          if (!wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "0", 1);
+          if (wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int scale = tensor(b, {1, 1}, st, kW, dt), zero = tensor(b, {1, 1}, st, kW, V::Int32);
@@ -195,7 +198,7 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
           b.call("et_vk.linear_dq8ca_q4gsw.default", {x, scale, zero, w, sums, scales, b.value(int64_t{kGroup}), bias, y});
           const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 15);
           const std::string name = gemv_variant("linear_dq8ca_q4_gemv_rowq", residual, dt, st);
-          SCOPED_TRACE(name + " " + mode + (wide ? "" : " VKC_VULKAN_GEMV_WIDE=0"));
+          SCOPED_TRACE(name + " " + mode + (wide ? " VKC_VULKAN_GEMV_WIDE=1" : ""));
           expect_same_on(b.build(), inputs, name, dot ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain, dt,
                          1e-3, 1e-2, wide, {Family::Subgroups, Family::Dot});
           ::unsetenv("VKC_VULKAN_SUBGROUP");

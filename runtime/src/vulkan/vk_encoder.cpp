@@ -45,13 +45,15 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
 // 64 invocations per 4 outputs take turns over K, 32 elements of it an invocation a pass (an int4
 // chunk, or 4 fp16 ones); each pass waits on memory (its weights, or its staged inputs' barrier),
 // so a K of several passes (a decode step's down projection, K 5632: 3) costs several latencies.
-// 256 invocations do up to 8192 in one pass.
+// 256 invocations do up to 8192 in one pass, but need 4x the invocations resident at once: a
+// 1.1B down projection's 512 workgroups fit a large GPU at 64 invocations and may take two waves
+// at 256 (registers), so the wide copies wait for a GPU timing before they become the default.
 std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k) {
   const char* env = std::getenv("VKC_VULKAN_GEMV_WIDE");  // (read at each record: the tests switch it)
-  const bool off = env && std::string_view(env) == "0";
+  const bool on = env && std::string_view(env) == "1";
   constexpr int64_t kOnePass = 64 * 32;
   const std::string wide = name + "_w256";
-  return !off && k > kOnePass && e.has_variant(out, wide) ? wide : name;
+  return on && k > kOnePass && e.has_variant(out, wide) ? wide : name;
 }
 
 int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOperatorCall& view) {

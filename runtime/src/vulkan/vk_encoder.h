@@ -233,9 +233,9 @@ inline bool dq8ca_gemv(const GpuTensor& out, int64_t k, int64_t group, bool cpu_
 }
 /// Dispatch items of a matrix-vector kernel of `local_size` invocations per 4 outputs of a row.
 int64_t gemv_items(const GpuTensor& out, int64_t local_size);
-/// The matrix-vector kernel `name` for a K, or its 256-invocation copy (`name_w256`, the specs'
-/// local_size_variants) where K is past 2048 and the library has one for `out`; VKC_VULKAN_GEMV_WIDE=0
-/// keeps 64.
+/// The matrix-vector kernel `name` for a K, or, under VKC_VULKAN_GEMV_WIDE=1, its 256-invocation
+/// copy (`name_w256`, the specs' local_size_variants) where K is past 2048 and the library has one
+/// for `out`. Off by default until timed on a GPU (vk_encoder.cpp).
 std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k);
 /// Where a matrix-vector linear into `out` writes: `out`, or the output of a view_copy that alone
 /// reads it, absorbed into the linear's dispatch (a decode step's Q/K/V projections go straight
