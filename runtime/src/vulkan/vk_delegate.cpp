@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -540,8 +541,14 @@ const codegen::LibraryVariant* VulkanDelegate::find_variant(const GpuTensor& out
   const bool coopmat = cooperative_matrix() && name_prefix.find("coopmat") != std::string_view::npos;
   q.allow_coopmat_khr = coopmat && dev_->ctx->coopmat() == Context::Coopmat::KHR;
   q.allow_coopmat_nv = coopmat && dev_->ctx->coopmat() == Context::Coopmat::NV;
-  // (A variant whose workgroup memory the device does not have is skipped: a wide copy of a
-  // kernel, say, where its 64-invocation one fits.)
+  // (A variant whose workgroup memory or size the device does not have is skipped: a wide copy of
+  // a kernel, say, where its 64-invocation one fits.)
+  const VkPhysicalDeviceLimits& limits = dev_->ctx->properties().limits;
+  const auto fits_workgroup = [&](const std::array<uint32_t, 3>& size) {
+    return size[0] * size[1] * size[2] <= limits.maxComputeWorkGroupInvocations &&
+           size[0] <= limits.maxComputeWorkGroupSize[0] && size[1] <= limits.maxComputeWorkGroupSize[1] &&
+           size[2] <= limits.maxComputeWorkGroupSize[2];
+  };
   // (VKC_VULKAN_SHARED_LIMIT=N lowers the limit, as a smaller device's: read at each lookup.)
   uint32_t shared_limit = dev_->ctx->properties().limits.maxComputeSharedMemorySize;
   if (const char* env = std::getenv("VKC_VULKAN_SHARED_LIMIT"); env && *env)
@@ -549,7 +556,7 @@ const codegen::LibraryVariant* VulkanDelegate::find_variant(const GpuTensor& out
   for (const codegen::LibraryVariant* v : dev_->library.find_all(q)) {
     if (!prefix.empty() && v->name.rfind(prefix, 0) != 0) continue;
     if (v->vk_version == "1.3" && !v13) continue;
-    if (v->shared_bytes > shared_limit) continue;
+    if (v->shared_bytes > shared_limit || !fits_workgroup(v->local_size)) continue;
     return &embedded(*v);
   }
   return nullptr;

@@ -325,9 +325,11 @@ void sdpa_with_kv_cache(Encoder& e) {
     // One query row a call (a decode step) where the device has subgroup arithmetic: the _dec
     // variants, an invocation a key, a part per 256 keys of the cache (attention_decode()).
     const std::optional<std::string> dec = attention_decode();
-    const bool decode = q.dims[1] == 1 && e.subgroup_arithmetic() && dec && dv4 <= 32;
     const std::string fused = e.subgroup_arithmetic() ? "sdpa_kv_cache_fused_sg" : "sdpa_kv_cache_fused";
     const std::string base = rotate ? fused + "_rope" : fused;
+    // (has_variant: a device without 256-invocation workgroups keeps the kernels below.)
+    const bool decode =
+        q.dims[1] == 1 && e.subgroup_arithmetic() && dec && dv4 <= 32 && e.has_variant(out, base + "_dec" + *dec);
     const codegen::LibraryVariant* dec_var = decode ? &e.variant(out, {}, base + "_dec" + *dec) : nullptr;
     const int64_t part_keys = dec_var ? dec_var->local_size[0] : 0;
     const int64_t min_keys = attention_split_keys();
