@@ -135,6 +135,29 @@ TEST(FoldConstants, CausalMasksAndPositionsFromTriluAndCumSum) {
   EXPECT_EQ(testing::floats(g.outputs[2]), (std::vector<float>{5, 3, 0}));
 }
 
+TEST(FoldConstants, MatMulAsNumpyMultiplies) {
+  // [2, 3] x [3] -> [2] (a vector operand loses its unit axis again); [1, 2, 1] x [2, 1, 3] -> [2, 2, 3]
+  // (leading axes broadcast); a product too large for the one-core reference kernel stays.
+  ir::Graph g;
+  ir::Node* mv = testing::onnx(g, "MatMul", {testing::constant(g, "a", {2, 3}, {1, 2, 3, 4, 5, 6}),
+                                             testing::constant(g, "v", {3}, {1, 0, -1})},
+                               f32({2}));
+  ir::Node* bc = testing::onnx(g, "MatMul", {testing::constant(g, "f", {1, 2, 1}, {0.5f, 2}),
+                                             testing::constant(g, "p", {2, 1, 3}, {1, 2, 3, 4, 5, 6})},
+                               f32({2, 2, 3}));
+  ir::Node* big = testing::onnx(g, "MatMul", {testing::constant(g, "l", {512, 512}, std::vector<float>(512 * 512, 1.f)),
+                                              testing::constant(g, "r", {512, 512}, std::vector<float>(512 * 512, 1.f))},
+                                f32({512, 512}));
+  g.outputs = {mv->output(0), bc->output(0), big->output(0)};
+  PassContext ctx;
+  fold_constants(g, ctx);
+  g.compact();
+  EXPECT_EQ(g.num_nodes(), 1u);
+  EXPECT_EQ(testing::floats(g.outputs[0]), (std::vector<float>{-2, -2}));
+  EXPECT_EQ(g.outputs[1]->type().str(), "f32[2,2,3]");
+  EXPECT_EQ(testing::floats(g.outputs[1]), (std::vector<float>{0.5f, 1, 1.5f, 2, 4, 6, 2, 2.5f, 3, 8, 10, 12}));
+}
+
 TEST(FoldConstants, LeavesNodesWithRuntimeInputsAndHugeExpansions) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({2}));

@@ -6,8 +6,8 @@
 
 namespace vkc::passes::folding {
 
-std::optional<kernels::HostTensor> evaluate(const ir::Value* target,
-                                            const std::map<const ir::Value*, kernels::HostTensor>& bound) {
+std::vector<std::optional<kernels::HostTensor>> evaluate(const std::vector<const ir::Value*>& targets,
+                                                         const std::map<const ir::Value*, kernels::HostTensor>& bound) {
   std::map<const ir::Value*, kernels::HostTensor> known = bound;
   // Depth-first over producers; a cone deeper than this is not what a mask or a position is.
   std::function<bool(const ir::Value*, int)> compute = [&](const ir::Value* v, int depth) -> bool {
@@ -42,8 +42,17 @@ std::optional<kernels::HostTensor> evaluate(const ir::Value* target,
       if (n->output(i)) known.emplace(n->output(i), std::move(outs[i]));
     return known.count(v) > 0;
   };
-  if (!target || !compute(target, 0)) return std::nullopt;
-  return known.at(target);
+  std::vector<std::optional<kernels::HostTensor>> out;
+  for (const ir::Value* t : targets) {
+    if (t && compute(t, 0)) out.emplace_back(known.at(t));
+    else out.emplace_back(std::nullopt);
+  }
+  return out;
+}
+
+std::optional<kernels::HostTensor> evaluate(const ir::Value* target,
+                                            const std::map<const ir::Value*, kernels::HostTensor>& bound) {
+  return std::move(evaluate(std::vector<const ir::Value*>{target}, bound).front());
 }
 
 }  // namespace vkc::passes::folding

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "vkc/ir/graph.h"
 #include "vkc/kernels/host_tensor.h"
@@ -15,5 +16,8 @@ namespace vkc::passes::folding {
 /// another domain or without a folder) or a folder fails.
 std::optional<kernels::HostTensor> evaluate(const ir::Value* target,
                                             const std::map<const ir::Value*, kernels::HostTensor>& bound);
+/// Several values at once: what their cones share is computed once.
+std::vector<std::optional<kernels::HostTensor>> evaluate(const std::vector<const ir::Value*>& targets,
+                                                         const std::map<const ir::Value*, kernels::HostTensor>& bound);
 
 }  // namespace vkc::passes::folding

@@ -9,6 +9,7 @@
 
 #include "vkc/kernels/data_movement.h"
 #include "vkc/kernels/elementwise.h"
+#include "vkc/kernels/linear.h"
 #include "vkc/kernels/norm.h"
 
 namespace vkc::passes::folding {
@@ -267,6 +268,34 @@ Out fold_cumsum(const ir::Node& n, const Inputs& ins) {
                           n.attr_int("reverse", 0) != 0)};
 }
 
+// MatMul of float operands as numpy multiplies them: a 1-D operand gains a unit axis (dropped
+// again), leading axes broadcast. The reference kernel multiplies naively on one core, so a product
+// of more than 2^26 multiply-adds is left to the program.
+Out fold_matmul(const ir::Node&, const Inputs& ins) {
+  HostTensor a = in(ins, 0), b = in(ins, 1);
+  if (!ir::is_float(a.dtype) || a.dtype != b.dtype) throw KernelError("MatMul: only float operands are folded");
+  if (a.shape.empty() || b.shape.empty()) throw KernelError("MatMul: scalar operand");
+  const bool a_vec = a.shape.size() == 1, b_vec = b.shape.size() == 1;
+  if (a_vec) a.shape.insert(a.shape.begin(), 1);
+  if (b_vec) b.shape.push_back(1);
+  const std::vector<int64_t> lead_a(a.shape.begin(), a.shape.end() - 2), lead_b(b.shape.begin(), b.shape.end() - 2);
+  std::vector<int64_t> lead = kernels::broadcast_shapes(lead_a, lead_b);
+  const int64_t m = a.shape[a.shape.size() - 2], k = a.shape.back(), n = b.shape.back();
+  int64_t work = m * k * n;
+  for (int64_t d : lead) work *= d;
+  if (work > (int64_t{1} << 26)) throw KernelError("MatMul: too large to fold");
+  std::vector<int64_t> shape_a = lead, shape_b = lead;
+  shape_a.insert(shape_a.end(), {m, k});
+  shape_b.insert(shape_b.end(), {b.shape[b.shape.size() - 2], n});
+  if (a.shape != shape_a) a = kernels::expand(a, shape_a);
+  if (b.shape != shape_b) b = kernels::expand(b, shape_b);
+  HostTensor out = kernels::matmul(a, b);
+  std::vector<int64_t> shape = lead;
+  if (!a_vec) shape.push_back(m);
+  if (!b_vec) shape.push_back(n);
+  return {kernels::reshape(out, shape)};
+}
+
 // BatchNormalization in inference form (timm's weight standardization normalizes constant
 // weights with statistics computed from them).
 Out fold_batch_norm(const ir::Node& n, const Inputs& ins) {
@@ -294,7 +323,7 @@ const std::map<std::string, FoldFn, std::less<>>& folders() {
       {"ReduceMax", fold_reduce}, {"ReduceMin", fold_reduce}, {"ReduceProd", fold_reduce},
       {"Trilu", fold_trilu}, {"CumSum", fold_cumsum}, {"GatherND", fold_gather_nd}, {"Split", fold_split},
       {"IsNaN", fold_is_nan}, {"Xor", fold_xor}, {"Identity", fold_identity},
-      {"BatchNormalization", fold_batch_norm},
+      {"BatchNormalization", fold_batch_norm}, {"MatMul", fold_matmul},
   };
   return kFolders;
 }
