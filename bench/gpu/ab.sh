@@ -10,7 +10,8 @@
 # BIN_DIR's lib/ (ldd's list) serves every binary. A BUILD is a vkc binary, optionally followed by
 # environment settings it runs with, joined by '+': `.vkcbin/vkc+VKC_VULKAN_ATTN_PARTS=8` (the same
 # binary twice, one side an env switch). PROGRAMS (fp16 int4) picks among fp16 8da4w int4; N (64)
-# tokens; ROUNDS (2); TOP (12) kernels; ENV_B="VAR=value ..." adds settings to the second build.
+# tokens; ROUNDS (2); TOP (12) kernels; ENV_B="VAR=value ..." adds settings to the second build;
+# COMPILE_WITH (the first build's binary) compiles the programs every build runs.
 set -euo pipefail
 BIN=${1:?usage: ab.sh BIN_DIR BUILD_A BUILD_B [BUILD ...]}
 shift
@@ -44,7 +45,8 @@ if [ ! -f "$WORK/tl/model.onnx.data" ]; then
 fi
 declare -A RECIPE=([fp16]="--force-fp16" [8da4w]="--quantize 8da4w-fp16-embedding" [int4]="--quantize int4-weight-only-fp16")
 PROGRAMS=${PROGRAMS:-fp16 int4}
-A=$(binary "${BUILDS[0]}")
+A=${COMPILE_WITH:-$(binary "${BUILDS[0]}")}
+echo "programs compiled by $A"
 for p in $PROGRAMS; do
   # shellcheck disable=SC2086
   "$A" compile "$WORK/tl/model.onnx" --max-seq-len 2048 ${RECIPE[$p]} -o "$WORK/$p.pte" >&2

@@ -84,6 +84,9 @@ const std::vector<PassInfo>& pipeline() {
       // (sdpa_with_kv_cache over fused attention); the program then takes tokens and input_pos.
       {"use-kv-cache", "under --max-seq-len, keep a decode step's KV cache inside the program (sdpa_with_kv_cache)",
        use_kv_cache, true},
+      // One lookup a step in place of the chain a step computes from input_pos (the rotary tables).
+      {"tabulate-positions", "under --max-seq-len, read float values computed from input_pos alone (RoPE tables, "
+       "position embeddings) from tables of their values at every position", tabulate_positions},
       // Folding BatchNorm needs the ONNX Conv/Gemm form, so it runs before lowering.
       {"fuse-batch-norm", "fold BatchNormalization into the preceding Conv/Gemm", fuse_batch_norm},
       // From here on nodes are runtime operators where a lowering exists.

@@ -85,11 +85,13 @@ TEST(DecoderExports, KvCacheProgramsGenerateTransformersGreedyTokens) {
       const CompileResult r = compile(model, o);
       ASSERT_TRUE(r.ok) << diags(r.diagnostics);
       const auto ops = ops_of(r);
-      // Every fusion fires: attention on the cache, RoPE (tables computed from input_pos), RMSNorm.
+      // Every fusion fires: attention on the cache, RoPE, RMSNorm; the rotary tables are read at
+      // input_pos from tables of every position (tabulate-positions), not computed each step.
       for (const char* op : {"vk.sdpa_with_kv_cache.default", "vk.et_vk.apply_rotary_emb_hf.default",
                              "vk.et_vk.rms_norm.default"})
         EXPECT_TRUE(ops.count(op)) << op << " missing";
-      for (const char* op : {"vk.et_vk.sdpa.default", "vk.aten.softmax.default", "vk.aten.pow.Tensor_Scalar"})
+      for (const char* op : {"vk.et_vk.sdpa.default", "vk.aten.softmax.default", "vk.aten.pow.Tensor_Scalar",
+                             "vk.aten.cos.default", "vk.aten.sin.default", "vk.aten.bmm.default"})
         EXPECT_FALSE(ops.count(op)) << op << " left: a pattern did not fuse";
       expect_family_tokens(r.pte, kDir / fam, /*gpu_kernels_too=*/true);
     }

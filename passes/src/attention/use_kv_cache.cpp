@@ -310,6 +310,8 @@ void use_kv_cache(ir::Graph& g, PassContext& ctx) {
   g.topo_sort();
   eliminate_dead_code(g, ctx);
   ctx.kv_cache_layers = fused;
+  ctx.kv_input_pos = input_pos;
+  ctx.kv_step_tokens = seq;
 }
 
 }  // namespace vkc::passes

@@ -50,8 +50,11 @@ struct PassContext {
   };
   std::vector<AttentionDecision> attention;
   /// Set by keep-cache-positions: the input_pos input it made for a graph that computes its
-  /// positions from the cache length (use-kv-cache then keeps it as the program's second input).
+  /// positions from the cache length (use-kv-cache then keeps it as the program's second input);
+  /// after use-kv-cache, the program's input_pos in every case.
   ir::Value* kv_input_pos = nullptr;
+  /// Set by use-kv-cache: the tokens a call takes (S; input_pos is then in [0, max_seq_len - S]).
+  int64_t kv_step_tokens = 0;
   /// Wall time of each pass run, in pipeline order (filled by run_pipeline).
   std::vector<std::pair<std::string, double>> pass_seconds;
 };

@@ -52,6 +52,8 @@ void fuse_rotary_embedding(ir::Graph& g, PassContext& ctx);
 /// Fuses MatMul -> scale -> (mask) -> Softmax -> MatMul attention into et_vk.sdpa.
 void fuse_attention(ir::Graph& g, PassContext& ctx);
 void use_kv_cache(ir::Graph& g, PassContext& ctx);
+/// Under --max-seq-len: float values computed from input_pos alone become lookups in constant tables.
+void tabulate_positions(ir::Graph& g, PassContext& ctx);
 /// Under --max-seq-len: a cache of keys and values in one [2, B, H, P, D] tensor (onnxruntime's GPT-2 Attention) becomes two caches.
 void split_packed_cache(ir::Graph& g, PassContext& ctx);
 /// Under --max-seq-len: a bool input that selects between a branch reading the caches and one that does not takes the first.

@@ -1,0 +1,144 @@
+// tabulate-positions: what a decode step computes from input_pos alone becomes a lookup in a table
+// of its values at every position input_pos may take, with the values the graph's own math gives.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common/graph_builder.h"
+#include "folding/evaluate.h"
+#include "vkc/ir/verifier.h"
+#include "vkc/passes/passes.h"
+
+namespace vkc::passes {
+namespace {
+using testing::f32;
+using Ints = std::vector<int64_t>;
+
+ir::TensorType i64(Ints shape) { return {ir::DType::Int64, ir::Shape::of(shape)}; }
+
+struct Rotary {
+  ir::Graph g;
+  ir::Value* pos = nullptr;
+  ir::Value* x = nullptr;
+  ir::Node* out = nullptr;
+};
+
+// HF's rotary angles as torch.onnx writes them for S tokens at input_pos: positions input_pos +
+// [0, S), a MatMul by the inverse frequencies, Concat(freqs, freqs), Cos and Sin, read by
+// x * cos + x * sin + x * cos (the last from a second Cos node); beside them a bool [1, S] computed from the positions (a mask's kind) picks x
+// or 0 at the end.
+void build(Rotary& r, int64_t s) {
+  ir::Graph& g = r.g;
+  r.pos = testing::input(g, "input_pos", i64({1}));
+  r.x = testing::input(g, "x", f32({1, s, 8}));
+  Ints steps(s);
+  for (int64_t i = 0; i < s; ++i) steps[i] = i;
+  ir::Node* col = testing::onnx(g, "Reshape", {r.pos, testing::constant_i64(g, "col", {1, 1})}, i64({1, 1}));
+  ir::Node* ids = testing::onnx(g, "Add", {col->output(0), testing::constant_i64(g, "steps", steps)}, i64({1, s}));
+  ir::Node* un = testing::onnx(g, "Unsqueeze", {ids->output(0), testing::constant_i64(g, "ax", {1})}, i64({1, 1, s}));
+  ir::Node* fl = testing::onnx(g, "Cast", {un->output(0)}, f32({1, 1, s}), {{"to", int64_t{1}}});
+  ir::Node* mm = testing::onnx(g, "MatMul", {testing::constant(g, "inv_freq", {1, 4, 1}, {1.f, 0.1f, 0.01f, 0.001f}),
+                                             fl->output(0)},
+                               f32({1, 4, s}));
+  ir::Node* tr = testing::onnx(g, "Transpose", {mm->output(0)}, f32({1, s, 4}), {{"perm", Ints{0, 2, 1}}});
+  ir::Node* cat = testing::onnx(g, "Concat", {tr->output(0), tr->output(0)}, f32({1, s, 8}), {{"axis", int64_t{-1}}});
+  ir::Node* cos = testing::onnx(g, "Cos", {cat->output(0)}, f32({1, s, 8}));
+  ir::Node* sin = testing::onnx(g, "Sin", {cat->output(0)}, f32({1, s, 8}));
+  ir::Node* a = testing::onnx(g, "Mul", {r.x, cos->output(0)}, f32({1, s, 8}));
+  ir::Node* b = testing::onnx(g, "Mul", {r.x, sin->output(0)}, f32({1, s, 8}));
+  ir::Node* ab = testing::onnx(g, "Add", {a->output(0), b->output(0)}, f32({1, s, 8}));
+  // The same cosines again (as each layer of an export may compute its own): one table for both.
+  ir::Node* cos2 = testing::onnx(g, "Cos", {cat->output(0)}, f32({1, s, 8}));
+  ir::Node* c = testing::onnx(g, "Mul", {r.x, cos2->output(0)}, f32({1, s, 8}));
+  ir::Node* sum = testing::onnx(g, "Add", {ab->output(0), c->output(0)}, f32({1, s, 8}));
+  ir::Node* early = testing::onnx(g, "Less", {ids->output(0), testing::constant_i64(g, "three", {3})},
+                                  {ir::DType::Bool, ir::Shape::of({1, s})});
+  ir::Node* keep = testing::onnx(g, "Unsqueeze", {early->output(0), testing::constant_i64(g, "ax2", {2})},
+                                 {ir::DType::Bool, ir::Shape::of({1, s, 1})});
+  r.out = testing::onnx(g, "Where", {keep->output(0), sum->output(0), testing::constant(g, "zero", {1}, {0.f})},
+                        f32({1, s, 8}));
+  g.outputs = {r.out->output(0)};
+}
+
+std::vector<float> at(const Rotary& r, int64_t p, int64_t s) {
+  std::vector<float> x(static_cast<size_t>(s * 8));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  const auto v = folding::evaluate(r.out->output(0), {{r.pos, kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p})},
+                                                      {r.x, kernels::HostTensor::of<float>(ir::DType::Float32, {1, s, 8}, x)}});
+  if (!v) return {};
+  auto f = v->data.as<float>();
+  return {f.begin(), f.end()};
+}
+
+size_t count(const ir::Graph& g, const char* op) {
+  size_t n = 0;
+  for (const ir::Node* node : g.nodes()) n += node->is_onnx(op) ? 1 : 0;
+  return n;
+}
+
+TEST(TabulatePositions, RotaryAnglesBecomeLookupsWithTheGraphsOwnValues) {
+  for (int64_t s : {1, 3}) {
+    SCOPED_TRACE(s);
+    Rotary r;
+    build(r, s);
+    const int64_t n = 100;
+    const Ints probes = {0, 2, 3, 57, n - s};
+    std::vector<std::vector<float>> before;
+    for (int64_t p : probes) before.push_back(at(r, p, s));
+    PassContext ctx;
+    ctx.max_seq_len = n;
+    ctx.kv_input_pos = r.pos;
+    ctx.kv_step_tokens = s;
+    tabulate_positions(r.g, ctx);
+    r.g.compact();
+    ASSERT_TRUE(ir::verify(r.g).empty()) << ir::verify(r.g).front();
+    EXPECT_EQ(count(r.g, "Cos") + count(r.g, "Sin") + count(r.g, "MatMul") + count(r.g, "Cast"), 0u);
+    size_t tables = 0;
+    for (const ir::Node* g : r.g.nodes())
+      if (g->is_onnx("Gather") && g->input(0)->is_constant() && g->input(1) == r.pos) {
+        ++tables;
+        EXPECT_EQ(g->input(0)->type().str(), fmt::format("f32[{},{}]", n - s + 1, s * 8));
+      }
+    EXPECT_EQ(tables, 2u);                   // cos (read by both) and sin
+    EXPECT_EQ(count(r.g, "Less"), 1u);       // the bool stays computed (from the positions it still needs)
+    for (size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(at(r, probes[i], s), before[i]) << "input_pos " << probes[i];
+    ASSERT_EQ(ctx.notes.size(), 1u);
+    EXPECT_NE(ctx.notes[0].find("3 value(s)"), std::string::npos) << ctx.notes[0];
+    EXPECT_NE(ctx.notes[0].find("from 2 table(s)"), std::string::npos) << ctx.notes[0];
+  }
+}
+
+TEST(TabulatePositions, TablesPastTheBudgetStayComputed) {
+  // 300,000 positions of 8 floats: 9.4 MiB a table, past the 8 MiB a graph of small weights gets.
+  Rotary r;
+  build(r, 1);
+  PassContext ctx;
+  ctx.max_seq_len = 300000;
+  ctx.kv_input_pos = r.pos;
+  ctx.kv_step_tokens = 1;
+  tabulate_positions(r.g, ctx);
+  EXPECT_EQ(count(r.g, "Cos"), 2u);
+  EXPECT_EQ(count(r.g, "Sin"), 1u);
+  ASSERT_EQ(ctx.notes.size(), 1u);
+  EXPECT_NE(ctx.notes[0].find("past the 8192 KiB"), std::string::npos) << ctx.notes[0];
+}
+
+TEST(TabulatePositions, OnlyForOneTokenCountUnderMaxSeqLen) {
+  for (bool resizing : {false, true}) {
+    Rotary r;
+    build(r, 1);
+    PassContext ctx;
+    ctx.max_seq_len = resizing ? 100 : 0;
+    ctx.sizes_resize = resizing;
+    ctx.kv_input_pos = r.pos;
+    ctx.kv_step_tokens = 1;
+    tabulate_positions(r.g, ctx);
+    EXPECT_EQ(count(r.g, "Cos"), 2u);
+    EXPECT_TRUE(ctx.notes.empty());
+  }
+}
+
+}  // namespace
+}  // namespace vkc::passes
