@@ -11,6 +11,8 @@
 // a mul reads (a decode step's projection split into heads, the residual add, SiLU(gate) * up:
 // the GPU's matrix-vector kernel writes that operation's output), and attention over the cache
 // whose output only a view reads (the heads merged). (Its other fusions are element for element.)
+// Inputs read later than their node by a fused dispatch live until then: an rms_norm's input until
+// the linears that run the norm, a rotary's until the attention that applies it.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -42,6 +44,25 @@ void plan_memory(Delegate& d) {
     for (const ir::Value* v : d.nodes[i]->inputs())
       if (v && !v->is_constant() && last_use.count(v)) last_use[v] = std::max(last_use[v], until);
   }
+  auto linear = [](const std::string& op) {
+    return op == "aten.linear.default" || op == "et_vk.linear_q4gsw.default" ||
+           op == "aten._weight_int8pack_mm.default" || op == "et_vk.linear_dq8ca_q4gsw.default";
+  };
+  // A GPU runs an rms_norm that only linears read inside them (their _norm variants read the
+  // norm's input x as they run): x lives until the last of them (a decode step's final norm, whose
+  // input nothing else reads, would otherwise give its memory to the head's output).
+  for (size_t i = 0; i < d.nodes.size(); ++i) {
+    const ir::Node* n = d.nodes[i];
+    if (n->op_type() != "et_vk.rms_norm.default" || n->outputs().size() != 1 || !n->input(0) ||
+        n->input(0)->is_constant())
+      continue;
+    const ir::Value* y = n->output(0);
+    const auto it = readers.find(y);
+    if (outputs.count(y) || it == readers.end() ||
+        !std::all_of(it->second.begin(), it->second.end(), [&](size_t r) { return linear(d.nodes[r]->op_type()); }))
+      continue;
+    last_use[n->input(0)] = std::max(last_use[n->input(0)], *it->second.rbegin());
+  }
   std::set<int32_t> free_ids;
   int32_t next_id = 0;
   std::unordered_map<size_t, std::vector<int32_t>> release_after;
@@ -64,10 +85,6 @@ void plan_memory(Delegate& d) {
     const auto pa = d.placement.find(a), pb = d.placement.find(b);
     return pa != d.placement.end() && pb != d.placement.end() && a->type() == b->type() &&
            pa->second.rep.storage == pb->second.rep.storage && pa->second.rep.layout == pb->second.rep.layout;
-  };
-  auto linear = [](const std::string& op) {
-    return op == "aten.linear.default" || op == "et_vk.linear_q4gsw.default" ||
-           op == "aten._weight_int8pack_mm.default" || op == "et_vk.linear_dq8ca_q4gsw.default";
   };
   auto keep_inputs_through_next = [&](size_t i) {
     if (i + 1 >= d.nodes.size() || d.nodes[i + 1]->outputs().empty()) return false;

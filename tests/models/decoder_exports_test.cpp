@@ -235,8 +235,9 @@ TEST(DecoderExports, QuantizedKvCacheProgramsGenerateTheSameTokensOnEveryBackend
           ::setenv("VKC_VULKAN_GPU_KERNELS", gpu_kernels, 1);
           // On a GPU the 8da4w decode step's linears compute their rows' int8 parameters
           // themselves (no choose_qparams dispatch, linear_dq8ca_q4_gemv_rowq), those after an
-          // RMSNorm with the norm inside (_norm: no rms_norm dispatch).
-          const std::string rowq = "linear_dq8ca_q4_gemv_rowq_f32_texture3d";
+          // RMSNorm with the norm inside (_norm: no rms_norm dispatch), the head too (the final
+          // norm's input kept for it by the memory plan).
+          const std::string rowq = "linear_dq8ca_q4_gemv_rowq_norm_f32_texture3d";
           // (Q, K and V as one dispatch, and gate and up: _multi_norm, _dual_norm.)
           const std::string rowq_norm = "linear_dq8ca_q4_gemv_rowq_multi_norm_f32_texture3d";
           const std::string rowq_dual = "linear_dq8ca_q4_gemv_rowq_dual_norm_f32_texture3d";

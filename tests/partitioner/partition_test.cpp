@@ -103,6 +103,33 @@ TEST(Partition, ALinearsInputOutlivesTheViewThatAloneReadsItsOutput) {
   EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(view->output(0)).mem_obj_id);
 }
 
+TEST(Partition, AnRmsNormsInputOutlivesTheLinearsThatRunTheNorm) {
+  // relu -> rms_norm -> linear (a decode step's final norm and head): on a GPU the linear runs the
+  // norm on the relu's output as it writes its own, so the two never share memory, though nothing
+  // reads the relu's output after the norm. A norm that a non-linear reads keeps the plain plan.
+  for (bool to_linear : {true, false}) {
+    ir::Graph g;
+    ir::Value* x = testing::input(g, "x", f32({1, 1, 64}));
+    ir::Value* r = relu(g, x)->output(0);
+    ir::Value* gamma = testing::constant(g, "gamma", {64}, std::vector<float>(64, 1.0f));
+    ir::Node* norm = testing::runtime(g, "et_vk.rms_norm.default", {r, gamma}, {f32({1, 1, 64})});
+    norm->attrs() = {{"eps", 1e-6}};
+    ir::Value* out;
+    if (to_linear) {
+      ir::Value* w = testing::constant(g, "w", {64, 64}, std::vector<float>(64 * 64, 0.5f));
+      out = testing::runtime(g, "aten.linear.default", {norm->output(0), w, nullptr}, {f32({1, 1, 64})})->output(0);
+    } else {
+      out = relu(g, norm->output(0))->output(0);
+    }
+    g.outputs.push_back(out);
+    Partition p = partition_graph(g, {});
+    ASSERT_EQ(p.delegates.size(), 1u);
+    const Delegate& d = p.delegates[0];
+    if (to_linear) EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(out).mem_obj_id);
+    else EXPECT_EQ(d.placement.at(r).mem_obj_id, d.placement.at(out).mem_obj_id);
+  }
+}
+
 TEST(Partition, SkipMemoryPlanningLeavesEveryTensorInItsOwnMemory) {
   ir::Graph g;
   ir::Value* x = testing::input(g, "x", f32({1, 4, 4, 4}));

@@ -105,11 +105,13 @@ void rotary(Encoder& e) {
 
 // Whether rms_norm's output y (its input x) may be left to its readers: on a GPU, every reader a
 // matrix-vector linear with a _norm variant that reads y as its input alone, y no delegate output,
-// and x kept intact until the last of them runs (some call after it reads x: the memory plan keeps
-// x's memory for x until then).
+// and x intact until the last of them has run: no call from here to it (and the one after it, which
+// a linear may take as its epilogue) writes x's memory object (vkc's memory plan keeps x's memory
+// for x until then, plan_memory.cpp; another plan may not).
 bool leave_norm_to_linears(Encoder& e, int32_t x, int32_t y) {
   if (!Encoder::fusing() || e.cpu_device() || e.is_delegate_output(y)) return false;
-  const auto& chain = e.graph()->chain;
+  const auto& g = *e.graph();
+  const auto& chain = g.chain;
   const size_t self = static_cast<size_t>(&e.call() - chain.data());
   size_t last = 0;
   for (size_t j = self + 1; j < chain.size(); ++j) {
@@ -121,11 +123,21 @@ bool leave_norm_to_linears(Encoder& e, int32_t x, int32_t y) {
     last = j;
   }
   if (last == 0) return false;
-  for (size_t j = last + 1; j < chain.size(); ++j) {
-    const auto& args = chain[j].args;
-    if (std::find(args.begin(), args.end() - 1, x) != args.end() - 1) return true;
+  const auto mem = [&](int32_t id) {
+    const auto* t = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(id)));
+    return t ? t->mem_obj_id : -1;
+  };
+  const int32_t x_mem = mem(x);
+  if (x_mem < 0) return true;  // memory of its own
+  for (size_t j = self + 1; j < chain.size() && j <= last + 1; ++j) {
+    if (chain[j].args.empty()) continue;
+    const int32_t out = chain[j].args.back();
+    std::vector<int32_t> written{out};
+    if (const auto* l = std::get_if<serializer::VkValueList>(&g.values.at(static_cast<size_t>(out)))) written = l->items;
+    for (int32_t w : written)
+      if (w != x && mem(w) == x_mem) return false;
   }
-  return false;
+  return true;
 }
 
 // rms_norm(x, w, eps): over the last dim. Left to the matrix-vector linears that alone read its
