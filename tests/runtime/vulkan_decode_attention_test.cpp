@@ -46,6 +46,7 @@ TEST_F(VulkanDecodeAttention, OneRowKernelsFollowTheCacheAsItFills) {
     b.output(out);
     const serializer::PteFile pte = b.build();
     ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+    ::setenv("VKC_VULKAN_ATTN_DECODE", "1", 1);  // (off by default)
     const uint64_t before = runtime::vulkan_variant_dispatches(variant);
     auto cpu_backend = runtime::make_backend("cpu");
     runtime::Executor cpu = runtime::Executor::from_pte(pte, *cpu_backend);
@@ -59,8 +60,10 @@ TEST_F(VulkanDecodeAttention, OneRowKernelsFollowTheCacheAsItFills) {
       const auto got = gpu.run(inputs);
       const runtime::Comparison cmp = runtime::compare(got.at(0), want.at(0), c.dt == V::Float16 ? 1e-2 : 1e-4,
                                                        c.dt == V::Float16 ? 5e-3 : 1e-5);
+      if (!cmp.pass()) ::unsetenv("VKC_VULKAN_ATTN_DECODE");
       ASSERT_TRUE(cmp.pass()) << "step " << s << ": " << cmp.mismatches << " mismatches, max abs " << cmp.max_abs;
     }
+    ::unsetenv("VKC_VULKAN_ATTN_DECODE");
     EXPECT_GT(runtime::vulkan_variant_dispatches(variant), before) << "the backend chose another kernel";
   }
 }

@@ -254,14 +254,15 @@ int64_t attention_split_keys() {
   return env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{16};
 }
 
-// The _dec variant a decode step's attention (one query row a call) takes, by suffix: "" (256
-// invocations, parts of 256 keys), "_w32" under VKC_VULKAN_ATTN_DECODE=32 (parts of 32 keys), none
-// (nullopt) under VKC_VULKAN_ATTN_DECODE=0: the workgroup-per-part kernels. Read at each record
-// (the tests switch it).
+// The _dec variant a decode step's attention (one query row a call) takes, by suffix: none
+// (nullopt, the workgroup-per-part kernels) by default, "" under VKC_VULKAN_ATTN_DECODE=1 (256
+// invocations, parts of 256 keys), "_w32" under =32 (parts of 32 keys). Off by default: on an H100
+// (2026-12-07, 1.1B shape, contexts 128-200) the one-row kernel took 20.6 us a layer where the
+// split kernels take 13.5 (decode 0.84-0.95x). Read at each record (the tests switch it).
 std::optional<std::string> attention_decode() {
   const char* env = std::getenv("VKC_VULKAN_ATTN_DECODE");
-  const std::string_view v = env ? env : "";
-  if (v == "0") return std::nullopt;
+  const std::string_view v = env ? env : "0";
+  if (v.empty() || v == "0") return std::nullopt;
   return std::string(v == "32" ? "_w32" : "");
 }
 
