@@ -571,6 +571,40 @@ TEST_F(VulkanOps, FewRowLinearsOverOneInputRunAsOneDispatch) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// An RMSNorm whose output only a matrix-vector linear reads (a decode step's final norm and head)
+// runs inside the linear when nothing up to it writes the norm's input's memory, though nothing
+// reads that input later; planned into the linear's output's memory, the norm dispatches itself.
+TEST_F(VulkanOps, AnRmsNormRunsInsideTheLinearUnlessItsInputsMemoryIsOverwritten) {
+  VKC_REQUIRE_VULKAN();
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  for (StorageType st : {kBuf, kTex})
+    for (const bool shared : {false, true}) {
+      VkProgramBuilder b;
+      const auto in_memory = [&](std::vector<uint32_t> d, int32_t mem) {
+        serializer::VkTensor v;
+        v.dims = std::move(d);
+        v.storage = st;
+        v.layout = kW;
+        v.mem_obj_id = mem;
+        return b.value(v);
+      };
+      const int x = tensor(b, {1, 1, 64}, st, kW), r = in_memory({1, 1, 64}, 0), y = tensor(b, {1, 1, 64}, st, kW);
+      const int out = in_memory({1, 1, 32}, shared ? 0 : 1);
+      b.call("aten.relu.default", {x, r});
+      b.call("et_vk.rms_norm.default", {r, b.constant({64}, random_values(64, 9)), b.value(1e-5), y});
+      b.call("aten.linear.default", {y, b.constant({32, 64}, random_values(32 * 64, 5)), b.value(VkNull{}), out});
+      b.input(x);
+      b.output(out);
+      const std::string st_name = st == kBuf ? "buffer" : "texture3d";
+      SCOPED_TRACE(st_name + (shared ? ", the output in the norm input's memory" : ""));
+      const auto norms = [&] { return gemv_dispatches("rms_norm_f32_" + st_name) + gemv_dispatches("rms_norm_wg_f32_" + st_name); };
+      const uint64_t before = norms();
+      expect_same(b.build(), {random_f32({1, 1, 64}, 13)});
+      EXPECT_EQ(norms(), before + (shared ? 1 : 0));
+    }
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 // An MLP's gate and up projections over one input with SiLU(gate) * up (sigmoid, mul, the up
 // linear, mul) run as one dispatch (linear_gemv_dual), the sigmoid and the muls dispatching nothing.
 TEST_F(VulkanOps, AGatedPairOfFewRowLinearsRunsAsOneDispatch) {
