@@ -79,34 +79,90 @@ size_t count(const ir::Graph& g, const char* op) {
 }
 
 TEST(TabulatePositions, RotaryAnglesBecomeLookupsWithTheGraphsOwnValues) {
-  for (int64_t s : {1, 3}) {
-    SCOPED_TRACE(s);
+  // One token a call: a row per input_pos. Three (fixed, or a count that resizes): a row per
+  // position, read at input_pos + [0, 3).
+  struct Case {
+    int64_t s;
+    bool resizing;
+  };
+  for (const Case c : {Case{1, false}, Case{3, false}, Case{3, true}}) {
+    SCOPED_TRACE(fmt::format("S {}{}", c.s, c.resizing ? ", resizing" : ""));
     Rotary r;
-    build(r, s);
+    build(r, c.s);
     const int64_t n = 100;
-    const Ints probes = {0, 2, 3, 57, n - s};
+    const Ints probes = {0, 2, 3, 57, n - c.s};
     std::vector<std::vector<float>> before;
-    for (int64_t p : probes) before.push_back(at(r, p, s));
+    for (int64_t p : probes) before.push_back(at(r, p, c.s));
     PassContext ctx;
     ctx.max_seq_len = n;
     ctx.kv_input_pos = r.pos;
-    ctx.kv_step_tokens = s;
+    ctx.kv_step_tokens = c.s;
+    ctx.sizes_resize = c.resizing;
     tabulate_positions(r.g, ctx);
     r.g.compact();
     ASSERT_TRUE(ir::verify(r.g).empty()) << ir::verify(r.g).front();
     EXPECT_EQ(count(r.g, "Cos") + count(r.g, "Sin") + count(r.g, "MatMul") + count(r.g, "Cast"), 0u);
     size_t tables = 0;
     for (const ir::Node* g : r.g.nodes())
-      if (g->is_onnx("Gather") && g->input(0)->is_constant() && g->input(1) == r.pos) {
+      if (g->is_onnx("Gather") && g->input(0)->is_constant()) {
         ++tables;
-        EXPECT_EQ(g->input(0)->type().str(), fmt::format("f32[{},{}]", n - s + 1, s * 8));
+        EXPECT_EQ(g->input(0)->type().str(), fmt::format("f32[{},8]", n));
+        EXPECT_EQ(g->input(1) == r.pos, c.s == 1);  // else the positions input_pos + [0, S)
+        EXPECT_EQ(g->output(0)->type().str(), c.s == 1 ? "f32[1,8]" : "f32[1,3,8]");
       }
     EXPECT_EQ(tables, 2u);                   // cos (read by both) and sin
     EXPECT_EQ(count(r.g, "Less"), 1u);       // the bool stays computed (from the positions it still needs)
-    for (size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(at(r, probes[i], s), before[i]) << "input_pos " << probes[i];
+    for (size_t i = 0; i < probes.size(); ++i) EXPECT_EQ(at(r, probes[i], c.s), before[i]) << "input_pos " << probes[i];
     ASSERT_EQ(ctx.notes.size(), 1u);
     EXPECT_NE(ctx.notes[0].find("3 value(s)"), std::string::npos) << ctx.notes[0];
     EXPECT_NE(ctx.notes[0].find("from 2 table(s)"), std::string::npos) << ctx.notes[0];
+  }
+}
+
+TEST(TabulatePositions, AValueNotPositionByPositionIsARowPerInputPosOrStaysComputed) {
+  // CumSum over the tokens' axis of the positions as floats: row i is p + (p + 1) + ... + (p + i),
+  // not a function of p + i alone. With 3 tokens a call it is a row of all 3 per input_pos; where
+  // the count resizes (a row of 3 is not a prefix of one of 2) it stays computed.
+  for (bool resizing : {false, true}) {
+    SCOPED_TRACE(resizing ? "resizing" : "fixed");
+    ir::Graph g;
+    ir::Value* pos = testing::input(g, "input_pos", i64({1}));
+    ir::Value* x = testing::input(g, "x", f32({1, 3, 1}));
+    ir::Node* col = testing::onnx(g, "Reshape", {pos, testing::constant_i64(g, "col", {1, 1})}, i64({1, 1}));
+    ir::Node* ids = testing::onnx(g, "Add", {col->output(0), testing::constant_i64(g, "steps", {0, 1, 2})}, i64({1, 3}));
+    ir::Node* un = testing::onnx(g, "Unsqueeze", {ids->output(0), testing::constant_i64(g, "ax", {2})}, i64({1, 3, 1}));
+    ir::Node* fl = testing::onnx(g, "Cast", {un->output(0)}, f32({1, 3, 1}), {{"to", int64_t{1}}});
+    ir::Node* cum = testing::onnx(g, "CumSum", {fl->output(0), testing::constant_i64(g, "axis", {1})}, f32({1, 3, 1}));
+    ir::Node* out = testing::onnx(g, "Mul", {x, cum->output(0)}, f32({1, 3, 1}));
+    g.outputs = {out->output(0)};
+    const auto value_at = [&](int64_t p) {
+      const auto v = folding::evaluate(out->output(0), {{pos, kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p})},
+                                                        {x, kernels::HostTensor::of<float>(ir::DType::Float32, {1, 3, 1}, {1.f, 2.f, 3.f})}});
+      if (!v) return std::vector<float>{};
+      const auto f = v->data.as<float>();
+      return std::vector<float>(f.begin(), f.end());
+    };
+    const std::vector<float> before = value_at(40);
+    EXPECT_EQ(before, (std::vector<float>{40, 2 * 81, 3 * 123}));
+    PassContext ctx;
+    ctx.max_seq_len = 64;
+    ctx.kv_input_pos = pos;
+    ctx.kv_step_tokens = 3;
+    ctx.sizes_resize = resizing;
+    tabulate_positions(g, ctx);
+    g.compact();
+    ASSERT_TRUE(ir::verify(g).empty()) << ir::verify(g).front();
+    EXPECT_EQ(count(g, "CumSum"), resizing ? 1u : 0u);
+    if (!resizing) {
+      ir::Node* lookup = nullptr;
+      for (ir::Node* node : g.nodes())
+        if (node->is_onnx("Gather")) lookup = node;
+      ASSERT_NE(lookup, nullptr);
+      EXPECT_EQ(lookup->input(0)->type().str(), "f32[62,3]");  // input_pos 0 .. 61, 3 values a row
+      EXPECT_EQ(lookup->input(1), pos);
+    }
+    EXPECT_EQ(value_at(40), before);
+    EXPECT_EQ(value_at(61), (std::vector<float>{61, 2 * 123, 3 * 186}));
   }
 }
 
@@ -125,19 +181,15 @@ TEST(TabulatePositions, TablesPastTheBudgetStayComputed) {
   EXPECT_NE(ctx.notes[0].find("past the 8192 KiB"), std::string::npos) << ctx.notes[0];
 }
 
-TEST(TabulatePositions, OnlyForOneTokenCountUnderMaxSeqLen) {
-  for (bool resizing : {false, true}) {
-    Rotary r;
-    build(r, 1);
-    PassContext ctx;
-    ctx.max_seq_len = resizing ? 100 : 0;
-    ctx.sizes_resize = resizing;
-    ctx.kv_input_pos = r.pos;
-    ctx.kv_step_tokens = 1;
-    tabulate_positions(r.g, ctx);
-    EXPECT_EQ(count(r.g, "Cos"), 2u);
-    EXPECT_TRUE(ctx.notes.empty());
-  }
+TEST(TabulatePositions, OnlyUnderMaxSeqLen) {
+  Rotary r;
+  build(r, 1);
+  PassContext ctx;
+  ctx.kv_input_pos = r.pos;
+  ctx.kv_step_tokens = 1;
+  tabulate_positions(r.g, ctx);
+  EXPECT_EQ(count(r.g, "Cos"), 2u);
+  EXPECT_TRUE(ctx.notes.empty());
 }
 
 }  // namespace
