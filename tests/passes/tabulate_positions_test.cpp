@@ -166,6 +166,36 @@ TEST(TabulatePositions, AValueNotPositionByPositionIsARowPerInputPosOrStaysCompu
   }
 }
 
+TEST(TabulatePositions, ALearnedPositionEmbeddingReadThroughANodeOnConstants) {
+  // Whisper's decoder as torch.onnx writes it: the position embedding gathered from a Reshape of
+  // the weights that folding left (made after it); that node counts as a constant.
+  ir::Graph g;
+  ir::Value* pos = testing::input(g, "input_pos", i64({1}));
+  ir::Value* x = testing::input(g, "x", f32({1, 1, 4}));
+  std::vector<float> w(16 * 4);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.5f * static_cast<float>(i) - 3.0f;
+  ir::Node* rows = testing::onnx(g, "Reshape", {testing::constant(g, "w", {64}, w), testing::constant_i64(g, "shape", {16, 4})},
+                                 f32({16, 4}));
+  ir::Node* col = testing::onnx(g, "Reshape", {pos, testing::constant_i64(g, "col", {1, 1})}, i64({1, 1}));
+  ir::Node* pe = testing::onnx(g, "Gather", {rows->output(0), col->output(0)}, f32({1, 1, 4}), {{"axis", int64_t{0}}});
+  ir::Node* out = testing::onnx(g, "Add", {x, pe->output(0)}, f32({1, 1, 4}));
+  g.outputs = {out->output(0)};
+  PassContext ctx;
+  ctx.max_seq_len = 16;
+  ctx.kv_input_pos = pos;
+  ctx.kv_step_tokens = 1;
+  tabulate_positions(g, ctx);
+  g.compact();
+  ASSERT_TRUE(ir::verify(g).empty()) << ir::verify(g).front();
+  ASSERT_EQ(ctx.notes.size(), 1u);
+  EXPECT_NE(ctx.notes[0].find("1 value(s)"), std::string::npos) << ctx.notes[0];
+  ASSERT_NE(out->input(1)->producer(), nullptr);
+  const auto v = folding::evaluate(out->input(1), {{pos, kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {9})}});
+  ASSERT_TRUE(v.has_value());
+  const auto f = v->data.as<float>();
+  EXPECT_EQ(std::vector<float>(f.begin(), f.end()), std::vector<float>(w.begin() + 36, w.begin() + 40));
+}
+
 TEST(TabulatePositions, TablesPastTheBudgetStayComputed) {
   // 300,000 positions of 8 floats: 9.4 MiB a table, past the 8 MiB a graph of small weights gets.
   Rotary r;

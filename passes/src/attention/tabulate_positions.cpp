@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "../constants.h"
@@ -36,20 +37,27 @@ namespace {
 
 constexpr uint64_t kMinBudget = 8ull << 20;
 
-// The values computed from `input_pos` and constants only, by ONNX nodes the folders can evaluate.
-std::set<const ir::Value*> position_functions(const ir::Graph& g, const ir::Value* input_pos) {
+// The values computed from `input_pos` and constants only, by ONNX nodes the folders can evaluate;
+// what such nodes compute from constants alone (left by passes after folding) counts as constant,
+// up to kMaxConstantLike elements, and goes into `constant`.
+constexpr int64_t kMaxConstantLike = int64_t{1} << 24;
+std::set<const ir::Value*> position_functions(const ir::Graph& g, const ir::Value* input_pos,
+                                              std::set<const ir::Value*>& constant) {
   std::set<const ir::Value*> derived = {input_pos};
   for (const ir::Node* n : g.nodes()) {
     if (n->domain() != ir::kOnnxDomain || !folding::find_folder(n->op_type())) continue;
     bool reads_position = false, only = true;
     for (const ir::Value* in : n->inputs()) {
-      if (!in || in->is_constant()) continue;
+      if (!in || in->is_constant() || constant.count(in)) continue;
       if (derived.count(in)) reads_position = true;
       else only = false;
     }
-    if (!reads_position || !only) continue;
-    for (const ir::Value* o : n->outputs())
-      if (o) derived.insert(o);
+    if (!only) continue;
+    for (const ir::Value* o : n->outputs()) {
+      if (!o) continue;
+      if (reads_position) derived.insert(o);
+      else if (o->type().known() && o->shape().is_static() && o->shape().numel() <= kMaxConstantLike) constant.insert(o);
+    }
   }
   return derived;
 }
@@ -72,11 +80,14 @@ struct Table {
 };
 
 // Fills the tables: each value evaluated at every input_pos p in [0, starts), S tokens a call.
-void fill(const std::vector<Table*>& tables, const ir::Value* input_pos, int64_t starts, int64_t s) {
+// `known`: the constant-like values the tables read, computed once.
+void fill(const std::vector<Table*>& tables, const ir::Value* input_pos, int64_t starts, int64_t s,
+          std::map<const ir::Value*, kernels::HostTensor> known) {
   std::vector<const ir::Value*> targets;
   for (const Table* t : tables) targets.push_back(t->v);
   for (int64_t p = 0; p < starts; ++p) {
-    const auto values = folding::evaluate(targets, {{input_pos, kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p})}});
+    known[input_pos] = kernels::HostTensor::of<int64_t>(ir::DType::Int64, {1}, {p});
+    const auto values = folding::evaluate(targets, known);
     for (size_t i = 0; i < tables.size(); ++i) {
       Table& t = *tables[i];
       const auto& r = values[i];
@@ -109,7 +120,8 @@ void tabulate_positions(ir::Graph& g, PassContext& ctx) {
   const int64_t n = ctx.max_seq_len, s = ctx.kv_step_tokens;
   if (n <= 0 || !input_pos || s <= 0 || n < s) return;
   const int64_t starts = n - s + 1;  // the values input_pos takes
-  const std::set<const ir::Value*> derived = position_functions(g, input_pos);
+  std::set<const ir::Value*> constant;
+  const std::set<const ir::Value*> derived = position_functions(g, input_pos, constant);
 
   // The frontier: float values of static shape that a node outside the set (or the graph's
   // outputs) reads.
@@ -166,7 +178,17 @@ void tabulate_positions(ir::Graph& g, PassContext& ctx) {
   std::vector<Table*> chosen, again;
   for (Table& t : tables)
     if (take(t, t.by_position)) chosen.push_back(&t);
-  fill(chosen, input_pos, starts, s);
+  // The constant-like values the derived nodes read, once.
+  std::map<const ir::Value*, kernels::HostTensor> known;
+  for (const ir::Node* node : g.nodes()) {
+    bool reads_derived = false;
+    for (const ir::Value* o : node->outputs()) reads_derived = reads_derived || (o && derived.count(o));
+    if (!reads_derived) continue;
+    for (const ir::Value* in : node->inputs())
+      if (in && constant.count(in) && !known.count(in))
+        if (auto v = folding::evaluate(in, {})) known.emplace(in, std::move(*v));
+  }
+  fill(chosen, input_pos, starts, s, known);
   // Not position by position with a fixed S: a row of all S per input_pos.
   for (Table* t : chosen)
     if (!t->ok && t->by_position && !ctx.sizes_resize) {
@@ -175,7 +197,7 @@ void tabulate_positions(ir::Graph& g, PassContext& ctx) {
       if (take(*t, false)) again.push_back(t);
       else t->ok = false;
     }
-  fill(again, input_pos, starts, s);
+  fill(again, input_pos, starts, s, known);
   if (!left.empty())
     ctx.notes.push_back(fmt::format("--max-seq-len: computed from input_pos at every call, their tables past the {} "
                                     "KiB kept for such tables: {}",
