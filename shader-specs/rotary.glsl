@@ -1,5 +1,7 @@
 #version 450
-// Rotary embedding of x [.., S, H, D] with cos/sin [rows, cols], table row = start_pos + s:
+// Rotary embedding of x [.., S, H, D] with cos/sin [rows, cols], table row = start_pos + s, plus
+// element pos_index of the int32 buffer t_pos where pos_index >= 0 (a SymInt start_pos set at run
+// time: the tables hold every position, read at input_pos):
 //   HALVES 1: for i < cols/2 (h = cols/2), out[i] = x[i] cos[i] - x[i+h] sin[i] and
 //             out[i+h] = x[i+h] cos[i] + x[i] sin[i]; out[j] = x[j] for j >= cols (partial rotation).
 //   HALVES 0: for the pair (2i, 2i+1), out[2i] = x[2i] cos[i] - x[2i+1] sin[i] and
@@ -24,15 +26,18 @@ float texel_lane(vec4 texel, int lane) { return texel[lane]; }
   texel_lane(vec4(imageLoad(t, whcn_to_texel(ivec4(col, row, 0, 0), p.table_sizes, 0).xyz)), (col) & 3)
 #endif
 
+layout(set = 0, binding = 4, std430) restrict readonly buffer PosBuf { int t_pos[]; };
+
 layout(push_constant) uniform Params {
   ivec4 sizes;
   ivec4 table_sizes;
   int start_pos;
+  int pos_index;
 } p;
 
 float rotated(ivec4 w) {
   const int d = w.x;
-  const int row = w.z + p.start_pos;
+  const int row = w.z + p.start_pos + (p.pos_index >= 0 ? t_pos[p.pos_index] : 0);
   ivec4 partner = w;
 #if HALVES
   const int half_cols = p.table_sizes.x / 2;

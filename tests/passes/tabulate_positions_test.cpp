@@ -196,6 +196,52 @@ TEST(TabulatePositions, ALearnedPositionEmbeddingReadThroughANodeOnConstants) {
   EXPECT_EQ(std::vector<float>(f.begin(), f.end()), std::vector<float>(w.begin() + 36, w.begin() + 40));
 }
 
+TEST(TabulatePositions, ARotaryEmbeddingReadsItsTablesAtInputPos) {
+  // The fused rotary embedding (fuse-rotary-embedding's form: cos and sin viewed as [S, cols])
+  // over lookups in tables of every position takes the tables and input_pos as its SymInt
+  // start_pos: rows start_pos + s, no lookup. With 1 and 3 tokens a call.
+  for (int64_t s : {1, 3}) {
+    SCOPED_TRACE(s);
+    Rotary r;
+    build(r, s);
+    ir::Value* cos = nullptr;
+    ir::Value* sin = nullptr;
+    for (ir::Node* node : r.g.nodes()) {
+      if (node->is_onnx("Cos")) cos = cos ? cos : node->output(0);
+      if (node->is_onnx("Sin")) sin = node->output(0);
+    }
+    ASSERT_TRUE(cos && sin);
+    const auto view = [&](ir::Value* t) {
+      ir::Node* v = testing::runtime(r.g, "aten.view_copy.default", {t}, {f32({s, 8})});
+      v->attrs() = {{"size", Ints{s, 8}}};
+      return v->output(0);
+    };
+    ir::Value* q = testing::input(r.g, "q", f32({1, s, 2, 8}));
+    ir::Node* rope = testing::runtime(r.g, "et_vk.apply_rotary_emb_hf.default", {q, q, view(cos), view(sin)},
+                                      {f32({1, s, 2, 8}), f32({1, s, 2, 8})}, {{"start_pos", int64_t{0}}});
+    r.g.outputs.push_back(rope->output(0));
+    PassContext ctx;
+    ctx.max_seq_len = 100;
+    ctx.kv_input_pos = r.pos;
+    ctx.kv_step_tokens = s;
+    tabulate_positions(r.g, ctx);
+    ASSERT_TRUE(ir::verify(r.g).empty()) << ir::verify(r.g).front();
+    ASSERT_EQ(rope->num_inputs(), 5u);
+    EXPECT_EQ(rope->input(4), r.pos);
+    EXPECT_FALSE(rope->has_attr("start_pos"));
+    for (size_t i : {2u, 3u}) {
+      ASSERT_TRUE(rope->input(i)->is_constant());
+      EXPECT_EQ(rope->input(i)->type().str(), "f32[100,8]");
+    }
+    // Row 57 of the cosines is cos(57 * inv_freq) (Concat(freqs, freqs)), as the graph computes it.
+    const auto table = rope->input(2)->data().as<float>();
+    for (int64_t c = 0; c < 8; ++c)
+      EXPECT_FLOAT_EQ(table[57 * 8 + c], std::cos(57.0f * std::vector<float>{1.f, 0.1f, 0.01f, 0.001f}[c % 4]));
+    ASSERT_EQ(ctx.notes.size(), 1u);
+    EXPECT_NE(ctx.notes[0].find("1 rotary embedding(s) read theirs at input_pos"), std::string::npos) << ctx.notes[0];
+  }
+}
+
 TEST(TabulatePositions, TablesPastTheBudgetStayComputed) {
   // 300,000 positions of 8 floats: 9.4 MiB a table, past the 8 MiB a graph of small weights gets.
   Rotary r;

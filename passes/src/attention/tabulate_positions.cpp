@@ -113,6 +113,42 @@ void fill(const std::vector<Table*>& tables, const ir::Value* input_pos, int64_t
   }
 }
 
+// The rotary embeddings (apply_rotary_emb_hf, start_pos 0) whose cos and sin are views of lookups
+// in tables of every position take the tables themselves and input_pos as their SymInt start_pos
+// (the op reads rows start_pos + s, as ExecuTorch's own exports call it): no lookup a step.
+// Returns how many.
+size_t read_tables_at_input_pos(ir::Graph& g,
+                                const std::map<const ir::Value*, std::pair<const Table*, ir::Value*>>& lookups,
+                                ir::Value* input_pos, int64_t n, int64_t s) {
+  // The table (a constant of n rows) a value views, or null.
+  const auto table_of = [&](const ir::Value* v, int64_t cols) -> ir::Value* {
+    if (!v || v->shape().sizes() != std::vector<int64_t>{s, cols}) return nullptr;
+    while (v->producer() && !lookups.count(v) &&
+           (is_view(v->producer()) || v->producer()->is(ir::kVulkanDomain, "aten.view_copy.default")))
+      v = v->producer()->input(0);
+    const auto it = lookups.find(v);
+    if (it == lookups.end()) return nullptr;
+    const Table& t = *it->second.first;
+    return t.rows == n && t.width == cols && (t.by_position || s == 1) ? it->second.second : nullptr;
+  };
+  size_t rewritten = 0;
+  for (ir::Node* r : g.nodes()) {
+    if (!r->is(ir::kVulkanDomain, "et_vk.apply_rotary_emb_hf.default") || r->num_inputs() != 4 || !r->input(2) ||
+        !r->input(2)->type().known() || r->input(2)->shape().rank() != 2)
+      continue;
+    const ir::Attribute* start = r->attr("start_pos");
+    if (!start || !std::holds_alternative<int64_t>(*start) || std::get<int64_t>(*start) != 0) continue;
+    const int64_t cols = r->input(2)->shape().sizes()[1];
+    ir::Value* cos = table_of(r->input(2), cols);
+    ir::Value* sin = table_of(r->input(3), cols);
+    if (!cos || !sin) continue;
+    r->set_inputs({r->input(0), r->input(1), cos, sin, input_pos});
+    r->attrs().erase("start_pos");
+    ++rewritten;
+  }
+  return rewritten;
+}
+
 }  // namespace
 
 void tabulate_positions(ir::Graph& g, PassContext& ctx) {
@@ -221,6 +257,7 @@ void tabulate_positions(ir::Graph& g, PassContext& ctx) {
   size_t made = 0;
   uint64_t made_bytes = 0;
   std::vector<std::pair<const Table*, ir::Value*>> rows_made;  // (table, its lookup)
+  std::map<const ir::Value*, std::pair<const Table*, ir::Value*>> lookups;  // lookup -> (table, its constant)
   for (Table* t : chosen) {
     if (!t->ok) continue;
     ir::Value* v = t->v;
@@ -237,6 +274,7 @@ void tabulate_positions(ir::Graph& g, PassContext& ctx) {
       row = add_onnx_node(g, at, "Gather", {table, t->by_position ? positions_at(at) : input_pos},
                           {v->dtype(), ir::Shape::of(looked_up)}, {{"axis", int64_t{0}}});
       rows_made.emplace_back(t, row);
+      lookups[row] = {t, table};
     }
     if (v->shape().sizes() != looked_up)
       row = add_onnx_node(g, at, "Reshape", {row, add_i64_constant(g, g.unique_name(v->name() + "_shape"),
@@ -247,11 +285,13 @@ void tabulate_positions(ir::Graph& g, PassContext& ctx) {
     ++made;
   }
   if (made == 0) return;
+  const size_t rotary = read_tables_at_input_pos(g, lookups, input_pos, n, s);
   g.topo_sort();
   eliminate_dead_code(g, ctx);
   ctx.notes.push_back(fmt::format("--max-seq-len: {} value(s) computed from input_pos alone (rotary tables, position "
-                                  "embeddings, masks) are read from {} table(s) of their values ({} KiB)",
-                                  made, rows_made.size(), made_bytes >> 10));
+                                  "embeddings, masks) are read from {} table(s) of their values ({} KiB){}",
+                                  made, rows_made.size(), made_bytes >> 10,
+                                  rotary ? fmt::format("; {} rotary embedding(s) read theirs at input_pos", rotary) : ""));
 }
 
 }  // namespace vkc::passes

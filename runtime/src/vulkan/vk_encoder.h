@@ -114,6 +114,7 @@ class Encoder : public CallArgs {
   struct PendingRope {
     int32_t q_out = -1, k_out = -1, q_in = -1, k_in = -1, cos = -1, sin = -1;
     int32_t start = 0;
+    bool at_pos = false;  // the tables hold every position: rows from the attention's start_pos
   };
   std::optional<PendingRope> pending_rope;
   /// RMSNorms left to the matrix-vector linears that alone read their outputs (the _norm variants

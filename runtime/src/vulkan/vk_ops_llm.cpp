@@ -22,16 +22,17 @@ namespace {
 bool fused_cache_attention(const Encoder& e, int64_t d) { return !e.cpu_device() && d <= 256 && Encoder::fusing(); }
 
 // Whether apply_rotary_emb_hf's outputs `outs` (q, k) are read only by the next call that dispatches,
-// a sdpa_with_kv_cache taking them as its q and k, which runs fused and can rotate them itself.
-bool rope_into_attention(Encoder& e, const std::vector<int32_t>& outs) {
+// a sdpa_with_kv_cache taking them as its q and k, which runs fused and can rotate them itself (a
+// start_pos set at run time, `start_symint`, must be that attention's own).
+bool rope_into_attention(Encoder& e, const std::vector<int32_t>& outs, int32_t start_symint) {
   const serializer::VkGraph& g = *e.graph();
   // The next call that dispatches: select_as_symint (the attention's start_pos, read on the host)
   // may come between.
   const serializer::VkOperatorCall* next = e.next_call();
   const serializer::VkOperatorCall* end = g.chain.data() + g.chain.size();
   while (next && next->name == "et_vk.select_as_symint.default") next = next + 1 < end ? next + 1 : nullptr;
-  if (!next || next->name != "sdpa_with_kv_cache.default" || next->args.size() < 5 || next->args[0] != outs[0] ||
-      next->args[1] != outs[1] || outs[0] == outs[1])
+  if (!next || next->name != "sdpa_with_kv_cache.default" || next->args.size() < 6 || next->args[0] != outs[0] ||
+      next->args[1] != outs[1] || outs[0] == outs[1] || (start_symint >= 0 && next->args[5] != start_symint))
     return false;
   for (int32_t t : {e.id(2), e.id(3)}) {
     const auto* vt = std::get_if<serializer::VkTensor>(&g.values.at(static_cast<size_t>(t)));
@@ -73,17 +74,22 @@ void rotary(Encoder& e) {
   GpuTensor& q_out = e.tensor_id(outs[0]);
   GpuTensor& cos = e.tensor(2, &q_out);
   GpuTensor& sin = e.tensor(3, &q_out);
-  const int32_t start = halves ? static_cast<int32_t>(e.int_arg(4)) : 0;
+  // start_pos: a number, or a SymInt set at run time (the tables then hold every position, read at
+  // input_pos as ExecuTorch's exports call it: the shaders add its buffer element).
+  const bool at_pos = halves && std::holds_alternative<serializer::VkSymInt>(e.value(4)) &&
+                      e.symint_sources.count(e.id(4)) > 0;
+  const int32_t start = halves && !at_pos ? static_cast<int32_t>(e.int_arg(4)) : 0;
   if (cos.dims.size() != 2 || sin.dims != cos.dims) e.fail("cos and sin must both be [rows, cols]");
-  if (halves && q_out.texture == cos.texture && cos.packed_dim == 0 && rope_into_attention(e, outs)) {
+  if (halves && q_out.texture == cos.texture && cos.packed_dim == 0 && rope_into_attention(e, outs, at_pos ? e.id(4) : -1)) {
     GpuTensor& x = e.tensor(0, &q_out);
     const int64_t d = x.dims.back(), cols = cos.dims[1];
     // (whole texels per half: the attention kernel rotates a texel with its partner texel's 4)
     if (cols % 8 == 0 && cols <= d && cos.dims[0] >= start + x.dims[x.dims.size() - 3]) {
-      e.pending_rope = Encoder::PendingRope{outs[0], outs[1], e.id(0), e.id(1), e.id(2), e.id(3), start};
+      e.pending_rope = Encoder::PendingRope{outs[0], outs[1], e.id(0), e.id(1), e.id(2), e.id(3), start, at_pos};
       return;
     }
   }
+  const Encoder::SymIntSource pos = at_pos ? e.symint_source(4) : Encoder::SymIntSource{};
   for (size_t k = 0; k < 2; ++k) {
     GpuTensor& out = e.tensor_id(outs[k]);
     GpuTensor& x = e.tensor(k, &out);
@@ -98,8 +104,11 @@ void rotary(Encoder& e) {
     if (cos.dims[0] < start + seq) e.fail(fmt::format("the table has {} rows, {} needed", cos.dims[0], start + seq));
     const auto& v = e.variant(out);
     Push p(v);
-    p.iv("sizes", out.sizes).iv("table_sizes", cos.sizes).i("start_pos", start);
-    e.dispatch(v, {out.resource(), x.resource(), cos.resource(), sin.resource()}, p, out.items());
+    p.iv("sizes", out.sizes).iv("table_sizes", cos.sizes).i("start_pos", start).i("pos_index", at_pos ? pos.index : -1);
+    // (without a run-time start the position buffer is not read: any buffer binds)
+    const VkBuffer pos_buffer = at_pos ? pos.buffer : e.filled(1, 0, out.dtype);
+    e.dispatch(v, {out.resource(), x.resource(), cos.resource(), sin.resource(), {pos_buffer, VK_NULL_HANDLE}}, p,
+               out.items());
   }
 }
 
@@ -362,7 +371,8 @@ void sdpa_with_kv_cache(Encoder& e) {
       p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
       p.i("pos_index", pos.index).i("out_merge", merge).i("phase", phase);
       p.i("splits", static_cast<int32_t>(splits)).i("split_keys", static_cast<int32_t>(split ? min_keys : rows));
-      if (rotate) p.iv("table_sizes", e.tensor_id(rope->cos).sizes).i("rope_start", rope->start);
+      if (rotate)
+        p.iv("table_sizes", e.tensor_id(rope->cos).sizes).i("rope_start", rope->start).i("rope_at_pos", rope->at_pos ? 1 : 0);
       return p;
     };
     std::vector<Resource> res{target->resource(),
