@@ -72,6 +72,17 @@ std::vector<float> at(const Rotary& r, int64_t p, int64_t s) {
   return {f.begin(), f.end()};
 }
 
+// tabulate-positions over `r` as use-kv-cache leaves its context: N positions, S tokens a call.
+PassContext tabulate(Rotary& r, int64_t n, int64_t s, bool resizing = false) {
+  PassContext ctx;
+  ctx.max_seq_len = n;
+  ctx.kv_input_pos = r.pos;
+  ctx.kv_step_tokens = s;
+  ctx.sizes_resize = resizing;
+  tabulate_positions(r.g, ctx);
+  return ctx;
+}
+
 size_t count(const ir::Graph& g, const char* op) {
   size_t n = 0;
   for (const ir::Node* node : g.nodes()) n += node->is_onnx(op) ? 1 : 0;
@@ -93,12 +104,7 @@ TEST(TabulatePositions, RotaryAnglesBecomeLookupsWithTheGraphsOwnValues) {
     const Ints probes = {0, 2, 3, 57, n - c.s};
     std::vector<std::vector<float>> before;
     for (int64_t p : probes) before.push_back(at(r, p, c.s));
-    PassContext ctx;
-    ctx.max_seq_len = n;
-    ctx.kv_input_pos = r.pos;
-    ctx.kv_step_tokens = c.s;
-    ctx.sizes_resize = c.resizing;
-    tabulate_positions(r.g, ctx);
+    const PassContext ctx = tabulate(r, n, c.s, c.resizing);
     r.g.compact();
     ASSERT_TRUE(ir::verify(r.g).empty()) << ir::verify(r.g).front();
     EXPECT_EQ(count(r.g, "Cos") + count(r.g, "Sin") + count(r.g, "MatMul") + count(r.g, "Cast"), 0u);
@@ -220,11 +226,7 @@ TEST(TabulatePositions, ARotaryEmbeddingReadsItsTablesAtInputPos) {
     ir::Node* rope = testing::runtime(r.g, "et_vk.apply_rotary_emb_hf.default", {q, q, view(cos), view(sin)},
                                       {f32({1, s, 2, 8}), f32({1, s, 2, 8})}, {{"start_pos", int64_t{0}}});
     r.g.outputs.push_back(rope->output(0));
-    PassContext ctx;
-    ctx.max_seq_len = 100;
-    ctx.kv_input_pos = r.pos;
-    ctx.kv_step_tokens = s;
-    tabulate_positions(r.g, ctx);
+    const PassContext ctx = tabulate(r, 100, s);
     ASSERT_TRUE(ir::verify(r.g).empty()) << ir::verify(r.g).front();
     ASSERT_EQ(rope->num_inputs(), 5u);
     EXPECT_EQ(rope->input(4), r.pos);
@@ -242,30 +244,17 @@ TEST(TabulatePositions, ARotaryEmbeddingReadsItsTablesAtInputPos) {
   }
 }
 
-TEST(TabulatePositions, TablesPastTheBudgetStayComputed) {
-  // 300,000 positions of 8 floats: 9.4 MiB a table, past the 8 MiB a graph of small weights gets.
-  Rotary r;
-  build(r, 1);
-  PassContext ctx;
-  ctx.max_seq_len = 300000;
-  ctx.kv_input_pos = r.pos;
-  ctx.kv_step_tokens = 1;
-  tabulate_positions(r.g, ctx);
-  EXPECT_EQ(count(r.g, "Cos"), 2u);
-  EXPECT_EQ(count(r.g, "Sin"), 1u);
-  ASSERT_EQ(ctx.notes.size(), 1u);
-  EXPECT_NE(ctx.notes[0].find("past the 8192 KiB"), std::string::npos) << ctx.notes[0];
-}
-
-TEST(TabulatePositions, OnlyUnderMaxSeqLen) {
-  Rotary r;
-  build(r, 1);
-  PassContext ctx;
-  ctx.kv_input_pos = r.pos;
-  ctx.kv_step_tokens = 1;
-  tabulate_positions(r.g, ctx);
-  EXPECT_EQ(count(r.g, "Cos"), 2u);
-  EXPECT_TRUE(ctx.notes.empty());
+TEST(TabulatePositions, TablesPastTheBudgetAndStepsWithoutMaxSeqLenStayComputed) {
+  // 300,000 positions of 8 floats: 9.4 MiB a table, past the 8 MiB a graph of small weights gets
+  // (a note names them); no --max-seq-len: nothing to do.
+  for (const int64_t n : {int64_t{300000}, int64_t{0}}) {
+    Rotary r;
+    build(r, 1);
+    const PassContext ctx = tabulate(r, n, 1);
+    EXPECT_EQ(count(r.g, "Cos") + count(r.g, "Sin"), 3u);
+    ASSERT_EQ(ctx.notes.size(), n ? 1u : 0u);
+    if (n) EXPECT_NE(ctx.notes[0].find("past the 8192 KiB"), std::string::npos) << ctx.notes[0];
+  }
 }
 
 }  // namespace
