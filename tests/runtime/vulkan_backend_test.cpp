@@ -571,6 +571,30 @@ TEST_F(VulkanOps, FewRowLinearsOverOneInputRunAsOneDispatch) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// A delegate input that only select_as_symint reads (a decode step's input_pos once the attention
+// and the rotary take it as their start_pos) is read from its staging buffer: no copy into its
+// tensor. Read by a kernel too, it is copied.
+TEST_F(VulkanOps, AnInputOnlyASymIntReadsIsNotCopiedIntoItsTensor) {
+  VKC_REQUIRE_VULKAN();
+  for (const bool also_read : {false, true}) {
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 4}, kTex, kW), y = tensor(b, {1, 4}, kTex, kW);
+    const int pos = tensor(b, {1}, kTex, kW, V::Int32), twice = tensor(b, {1}, kTex, kW, V::Int32);
+    b.call("et_vk.select_as_symint.default", {pos, b.value(int64_t{0}), b.value(int64_t{0}), b.value(serializer::VkSymInt{0})});
+    b.call("aten.relu.default", {x, y});
+    if (also_read) b.call("aten.add.Tensor", {pos, pos, b.value(int64_t{1}), twice});
+    b.input(x);
+    b.input(pos, serializer::ScalarType::Long);
+    b.output(y);
+    if (also_read) b.output(twice);
+    SCOPED_TRACE(also_read ? "read by an add too" : "read by select_as_symint alone");
+    const uint64_t before = runtime::vulkan_variant_dispatches("copy_i32_buffer_texture3d");
+    std::vector<HostTensor> inputs{random_f32({1, 4}, 3), HostTensor::of(ir::DType::Int64, {1}, std::vector<int64_t>{5})};
+    expect_same(b.build(), inputs);
+    EXPECT_EQ(runtime::vulkan_variant_dispatches("copy_i32_buffer_texture3d") > before, also_read);
+  }
+}
+
 // An RMSNorm whose output only a matrix-vector linear reads (a decode step's final norm and head)
 // runs inside the linear when nothing up to it writes the norm's input's memory, though nothing
 // reads that input later; planned into the linear's output's memory, the norm dispatches itself.

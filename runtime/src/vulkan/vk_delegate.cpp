@@ -80,15 +80,18 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
   call_ = &planning_call;
   bind_memory_objects();
 
-  // Inputs: host staging buffer -> tensor (copy.glsl), first in the recorded command buffer.
+  // Inputs: host staging buffer -> tensor (copy.glsl), first in the recorded command buffer; not
+  // for an input that only select_as_symint reads (it reads the staging buffer: a decode step's
+  // input_pos once the attention and the rotary take it as their start_pos).
   serializer::VkOperatorCall staging_call{kStagingNode, "staging", {}};
   call_ = &staging_call;
   for (size_t i = 0; i < graph_.input_ids.size(); ++i) {
     staging_call.name = fmt::format("input {}", i);
-    GpuTensor& t = tensor_id(static_cast<int32_t>(graph_.input_ids[i]));
+    const int32_t id = static_cast<int32_t>(graph_.input_ids[i]);
+    GpuTensor& t = tensor_id(id);
     if (t.int8x4) fail("an int8 activation (packed int8 layout) cannot be a delegate input");
     in_stage_.push_back(staging(t, Context::Mem::Upload));
-    encode_staging_copy(*this, t, *in_stage_.back());
+    if (read_by_kernels(id)) encode_staging_copy(*this, t, *in_stage_.back());
   }
   const auto& ops = vulkan_ops();
   // Argument slots naming each value (value lists included), for sole_next's fusions.
@@ -442,6 +445,21 @@ VkBuffer VulkanDelegate::filled(int64_t n, double v, ir::DType dtype) {
   std::memcpy(g->buffer.mapped, h.data.data(), h.data.size());
   scratch_.push_back(std::move(g));
   return scratch_.back()->buffer.buffer;
+}
+
+bool VulkanDelegate::read_by_kernels(int32_t id) const {
+  for (uint32_t o : graph_.output_ids)
+    if (static_cast<int32_t>(o) == id) return true;
+  for (const serializer::VkOperatorCall& c : graph_.chain) {
+    if (c.name == "et_vk.select_as_symint.default") continue;
+    for (int32_t a : c.args) {
+      if (a == id) return true;
+      if (a >= 0 && static_cast<size_t>(a) < graph_.values.size())
+        if (const auto* list = std::get_if<serializer::VkValueList>(&graph_.values[a]))
+          if (std::find(list->items.begin(), list->items.end(), id) != list->items.end()) return true;
+    }
+  }
+  return false;
 }
 
 const GpuTensor* VulkanDelegate::input_staging(int32_t id) {

@@ -57,6 +57,9 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   bool integer_dot_product() const override;
   bool subgroup_arithmetic() const override;
   const GpuTensor* input_staging(int32_t id) override;
+  /// Whether a call other than select_as_symint (which reads the staging buffer) reads value `id`, or
+  /// it is a delegate output: an input nothing else reads is not copied from its staging buffer.
+  bool read_by_kernels(int32_t id) const;
   const codegen::LibraryVariant& variant(const GpuTensor& out, std::string_view in_storage,
                                          std::string_view name_prefix, std::string_view op_override) override;
   bool has_variant(const GpuTensor& out, std::string_view name_prefix) override;
