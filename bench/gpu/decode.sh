@@ -16,7 +16,8 @@
 # MODEL=FILE.onnx compiles another decode-step export instead (the PyTorch rows keep the 1.1B
 # shape); N (128) tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch;
 # TOP (3) kernels are listed per profile; PROGRAMS picks among fp16 8da4w int4 fp16-base; SPLITK=0
-# skips the rows without the matrix-vector linears.
+# skips the rows without the matrix-vector linears; HOST_LOOP=0 the rows of the steps through the host (the
+# vkc rows decode as a loop on the GPU, runtime/generate.h; these with VKC_VULKAN_DECODE_LOOP=0).
 # The machine needs a Vulkan loader: unpack Debian's libvulkan1 and glvnd first (bench/README.md).
 set -euo pipefail
 BIN=${1:?usage: decode.sh BIN_DIR}
@@ -74,6 +75,12 @@ if m:
              f" {float(m.group(4)):.2f} ms, execute {float(m.group(5)):.2f} ms, {gb / gpu_ms * 1e3:.0f} GB/s of {gb:.2f} GB")
 print(line + f"  tokens {d['tokens'][:4]}")
 PY
+    # The same steps with a round trip through the host each (the decode loop off: VKC_VULKAN_DECODE_LOOP=0).
+    if [ "${HOST_LOOP:-1}" = 1 ] && [ $gemv = 1 ]; then
+      VKC_VULKAN_DECODE_LOOP=0 "$VKC" run "$WORK/$p.pte" --backend vulkan --generate "$N" --prompt-ids "$PROMPT" --json |
+        python3 -c 'import json, sys; d = json.load(sys.stdin); print("%-22s decode %7.1f tok/s  tokens %s" % (sys.argv[1], d["decode_tokens_per_s"], d["tokens"][:4]))' \
+          "vkc $p host loop" | tee -a "$results"
+    fi
   done
   # ExecuTorch's runtime on the same program, where BIN_DIR has et_runner (bench/executorch/build.sh).
   if [ -x "$BIN/et_runner" ] && [ "$p" != fp16-base ]; then

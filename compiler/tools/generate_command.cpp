@@ -82,9 +82,10 @@ runtime::SamplingOptions sampling(const RunArgs& a) {
 }
 
 void print_speeds(size_t prompt, const runtime::GenerateResult& r) {
-  fmt::print(stderr, "prefill: {} tokens in {:.3f} s ({:.1f} tokens/s); decode: {} tokens in {:.3f} s ({:.1f} tokens/s)\n",
+  fmt::print(stderr,
+             "prefill: {} tokens in {:.3f} s ({:.1f} tokens/s); decode: {} tokens in {:.3f} s ({:.1f} tokens/s{})\n",
              prompt, r.prefill_seconds, r.prefill_tokens_per_s(), r.tokens.empty() ? 0 : r.tokens.size() - 1,
-             r.decode_seconds, r.decode_tokens_per_s());
+             r.decode_seconds, r.decode_tokens_per_s(), r.device_loop ? ", a loop on the device" : "");
 }
 
 nlohmann::ordered_json stats_json(const RunArgs& a, const Loaded& l, const runtime::GenerateResult& r) {
@@ -94,7 +95,8 @@ nlohmann::ordered_json stats_json(const RunArgs& a, const Loaded& l, const runti
           {"prefill_s", r.prefill_seconds},
           {"decode_s", r.decode_seconds},
           {"prefill_tokens_per_s", r.prefill_tokens_per_s()},
-          {"decode_tokens_per_s", r.decode_tokens_per_s()}};
+          {"decode_tokens_per_s", r.decode_tokens_per_s()},
+          {"decode_loop", r.device_loop ? "device" : "host"}};
 }
 
 }  // namespace
@@ -162,16 +164,18 @@ int run_prompt(const RunArgs& a) {
                                 {"prefill_s", r.prefill_seconds},
                                 {"decode_s", r.decode_seconds},
                                 {"prefill_tokens_per_s", r.prefill_tokens_per_s},
-                                {"decode_tokens_per_s", r.decode_tokens_per_s}};
+                                {"decode_tokens_per_s", r.decode_tokens_per_s},
+                                {"decode_loop", r.device_loop ? "device" : "host"}};
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
   fmt::print("\n");
   std::fflush(stdout);
   fmt::print(stderr, "{} tokens{}; prefill: {} tokens in {:.3f} s ({:.1f} tokens/s); decode: {} tokens in {:.3f} s "
-                     "({:.1f} tokens/s)\n",
+                     "({:.1f} tokens/s{})\n",
              r.tokens.size(), r.stopped_at_eos ? " (stopped at EOS)" : "", r.prompt_ids.size(), r.prefill_seconds,
-             r.prefill_tokens_per_s, r.tokens.empty() ? 0 : r.tokens.size() - 1, r.decode_seconds, r.decode_tokens_per_s);
+             r.prefill_tokens_per_s, r.tokens.empty() ? 0 : r.tokens.size() - 1, r.decode_seconds, r.decode_tokens_per_s,
+             r.device_loop ? ", a loop on the device" : "");
   return 0;
 }
 

@@ -131,14 +131,30 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, cons
   r.prefill_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   t0 = Clock::now();
   int64_t pos = static_cast<int64_t>(prompt.size());
-  for (size_t i = 0; i < n; ++i) {
-    r.tokens.push_back(next);
-    if (options.on_token) options.on_token(next);
-    if (std::find(options.stop_ids.begin(), options.stop_ids.end(), next) != options.stop_ids.end()) {
-      r.stopped = true;
-      break;
+  // Each token in order; false once generation ends at it.
+  const auto take = [&](int64_t token) {
+    r.tokens.push_back(token);
+    if (options.on_token) options.on_token(token);
+    r.stopped = std::find(options.stop_ids.begin(), options.stop_ids.end(), token) != options.stop_ids.end();
+    return !r.stopped;
+  };
+  // Greedy steps of one token run as a loop on the device where the program allows (the backend
+  // picks each step's token there, as the sampler would); otherwise each step returns to the host.
+  const bool one_token = tok_spec.dynamic || sig.seq == 1;
+  if (n > 0 && take(next) && n > 1) {
+    bool looped = false;
+    if (options.sampling.temperature <= 0 && one_token) {
+      std::vector<kernels::HostTensor> ins(2);
+      ins.insert(ins.end(), options.context.begin(), options.context.end());
+      ins[sig.tokens] = int_tensor(tok_spec, {next}, {1, 1});
+      ins[sig.position] = int_tensor(pos_spec, {pos}, pos_spec.shape);
+      looped = exec.run_decode_loop(ins, sig.tokens, sig.position, options.vocab, n - 1, take);
+      r.device_loop = looped;
     }
-    if (i + 1 < n) next = step({next}, pos++);
+    for (size_t i = 1; !looped && i < n; ++i) {
+      next = step({next}, pos++);
+      if (!take(next)) break;
+    }
   }
   r.decode_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;

@@ -52,6 +52,17 @@ class ResizingDelegate final : public DelegateInstance {
     inst.delegate->execute(args);
   }
 
+  // The loop of the instance for the step's sizes.
+  DecodeLoop* decode_loop(const DecodeLoopSpec& spec) override {
+    std::vector<int64_t> symbols;
+    try {
+      symbols = table_.symbol_values(spec.input_shapes);
+    } catch (const serializer::SerializeError&) {
+      return nullptr;
+    }
+    return instance_for(symbols).delegate->decode_loop(spec);
+  }
+
  private:
   struct Instance {
     std::vector<int64_t> symbols;

@@ -73,6 +73,7 @@ TextResult generate_text(runtime::Executor& exec, const tokenizer::Tokenizer& to
   r.decode_seconds = out.decode_seconds;
   r.prefill_tokens_per_s = out.prefill_tokens_per_s();
   r.decode_tokens_per_s = out.decode_tokens_per_s();
+  r.device_loop = out.device_loop;
   r.ok = true;
   return r;
 }

@@ -152,6 +152,7 @@ GenerateResult Session::generate(const std::vector<int64_t>& prompt, size_t n, c
         r.tokens = g.tokens;
         r.prefill_tokens_per_s = g.prefill_tokens_per_s();
         r.decode_tokens_per_s = g.decode_tokens_per_s();
+        r.device_loop = g.device_loop;
       })) {
     r.diagnostics.push_back(*err);
     return r;

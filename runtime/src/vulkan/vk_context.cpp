@@ -463,11 +463,19 @@ VkCommandBuffer Context::begin_commands() const {
 }
 
 void Context::run(VkCommandBuffer cb) const {
+  submit(cb, fence_);
+  wait(fence_);
+}
+
+void Context::submit(VkCommandBuffer cb, VkFence fence) const {
   auto si = make_info<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
-  check(vkResetFences(device_, 1, &fence_), "vkResetFences");
-  check(vkQueueSubmit(queue_, 1, &si, fence_), "vkQueueSubmit");
+  check(vkResetFences(device_, 1, &fence), "vkResetFences");
+  check(vkQueueSubmit(queue_, 1, &si, fence), "vkQueueSubmit");
+}
+
+void Context::wait(VkFence fence) const {
   // Poll the fence for up to VKC_VULKAN_SPIN_US microseconds before blocking: a driver's blocking
   // wait may sleep far longer than a small program runs. Default: 2 ms on a GPU, none on a CPU
   // device (lavapipe), whose work runs on the cores a spinning thread would take.
@@ -476,12 +484,23 @@ void Context::run(VkCommandBuffer cb) const {
   if (spin_us > 0) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_us);
     while (std::chrono::steady_clock::now() < until) {
-      const VkResult r = vkGetFenceStatus(device_, fence_);
+      const VkResult r = vkGetFenceStatus(device_, fence);
       if (r == VK_SUCCESS) return;
       if (r != VK_NOT_READY) check(r, "vkGetFenceStatus");
     }
   }
-  check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  check(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+VkFence Context::make_fence() const {
+  auto fci = make_info<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  VkFence f = VK_NULL_HANDLE;
+  check(vkCreateFence(device_, &fci, nullptr, &f), "vkCreateFence");
+  return f;
+}
+
+void Context::destroy_fence(VkFence fence) const {
+  if (fence) vkDestroyFence(device_, fence, nullptr);
 }
 
 void Context::submit_and_wait(VkCommandBuffer cb) const {

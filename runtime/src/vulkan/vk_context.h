@@ -121,6 +121,12 @@ class Context {
   void submit_and_wait(VkCommandBuffer cb) const;
   /// Submits a recorded (reusable) command buffer and waits.
   void run(VkCommandBuffer cb) const;
+  /// Submits a recorded command buffer to signal `fence` (reset here), without waiting.
+  void submit(VkCommandBuffer cb, VkFence fence) const;
+  /// Waits for `fence`, polling first for up to VKC_VULKAN_SPIN_US (see run()).
+  void wait(VkFence fence) const;
+  VkFence make_fence() const;
+  void destroy_fence(VkFence fence) const;
   void free_commands(VkCommandBuffer cb) const;
 
  private:

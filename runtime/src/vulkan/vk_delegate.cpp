@@ -117,6 +117,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     k += static_cast<size_t>(absorbed_);  // the next call(s) ran inside this one's dispatch
   }
   next_call_ = after_next_call_ = nullptr;
+  step_end_ = run_.size();
   // VKC_VULKAN_STAGED_READBACK=1 / 0 forces the readback through device memory on / off.
   const char* staged_env = std::getenv("VKC_VULKAN_STAGED_READBACK");
   const bool discrete = staged_env && *staged_env
@@ -185,15 +186,7 @@ void VulkanDelegate::execute(std::span<HostTensor* const> args) {
   const size_t n_in = graph_.input_ids.size(), n_out = graph_.output_ids.size();
   if (args.size() != n_in + n_out)
     throw RuntimeError(fmt::format("{} args for {} inputs and {} outputs", args.size(), n_in, n_out));
-  for (size_t i = 0; i < n_in; ++i) {
-    const GpuTensor& s = *in_stage_[i];
-    const HostTensor& x = *args[i];
-    if (x.numel() != HostTensor{x.dtype, s.dims, {}}.numel() || x.shape.size() != s.dims.size())
-      throw RuntimeError(fmt::format("input {}: [{}] does not match the delegate's [{}]", i, fmt::join(x.shape, ","),
-                                     fmt::join(s.dims, ",")));
-    const HostTensor g = x.dtype == s.dtype ? x : kernels::cast(x, s.dtype);
-    std::memcpy(s.buffer.mapped, g.data.data(), g.data.size());
-  }
+  for (size_t i = 0; i < n_in; ++i) stage_input(i, *args[i]);
   recording_->run();
   for (size_t j = 0; j < n_out; ++j) {
     const GpuTensor& s = *out_stage_[j];
@@ -207,6 +200,61 @@ void VulkanDelegate::execute(std::span<HostTensor* const> args) {
     dst = HostTensor{dst.dtype, dst.shape, out.data};
   }
   recording_->add_execute_ns(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count());
+}
+
+void VulkanDelegate::stage_input(size_t i, const HostTensor& x) {
+  const GpuTensor& s = *in_stage_[i];
+  if (x.numel() != HostTensor{x.dtype, s.dims, {}}.numel() || x.shape.size() != s.dims.size())
+    throw RuntimeError(fmt::format("input {}: [{}] does not match the delegate's [{}]", i, fmt::join(x.shape, ","),
+                                   fmt::join(s.dims, ",")));
+  const HostTensor g = x.dtype == s.dtype ? x : kernels::cast(x, s.dtype);
+  std::memcpy(s.buffer.mapped, g.data.data(), g.data.size());
+}
+
+DecodeLoop* VulkanDelegate::decode_loop(const DecodeLoopSpec& spec) {
+  const size_t batch = VulkanDecodeLoop::batch_from_env();
+  if (batch == 0 || std::getenv("VKC_VULKAN_PROFILE")) return nullptr;
+  const auto key = std::make_tuple(spec.tokens, spec.position, spec.logits, spec.vocab, batch);
+  if (loop_ && loop_key_ == key) return loop_.get();
+  const size_t n_in = graph_.input_ids.size();
+  if (spec.tokens >= n_in || spec.position >= n_in || spec.tokens == spec.position ||
+      spec.logits >= graph_.output_ids.size())
+    return nullptr;
+  const GpuTensor &tok = *in_stage_[spec.tokens], &pos = *in_stage_[spec.position];
+  const auto one_int = [](const GpuTensor& t) {
+    return (t.dtype == ir::DType::Int32 || t.dtype == ir::DType::Int64) && HostTensor{t.dtype, t.dims, {}}.numel() == 1;
+  };
+  if (!one_int(tok) || !one_int(pos)) return nullptr;
+  GpuTensor& logits = tensor_id(static_cast<int32_t>(graph_.output_ids[spec.logits]));
+  if ((logits.dtype != ir::DType::Float16 && logits.dtype != ir::DType::Float32) || logits.int8x4 ||
+      (logits.texture && logits.packed_dim != 0) || logits.dims.empty() || logits.dims.back() <= 0)
+    return nullptr;
+  const int64_t width = logits.dims.back();
+  if (HostTensor{logits.dtype, logits.dims, {}}.numel() != width) return nullptr;  // one row
+  const codegen::LibraryVariant* v = find_variant(logits, {}, "greedy_token", "aten.argmax.default");
+  if (!v) return nullptr;
+  constexpr size_t kPerBatch = 4;  // the token ring holds 4 batches (two in flight, one being read)
+  const size_t capacity = kPerBatch * batch;
+  Buffer state = dev_->ctx->make_buffer((1 + capacity) * sizeof(int32_t), Context::Mem::Readback);
+  Push p(*v);
+  p.iv("sizes", logits.sizes).i("row", 0).i("vocab", static_cast<int32_t>(spec.vocab > 0 ? std::min(spec.vocab, width) : width));
+  p.i("capacity", static_cast<int32_t>(capacity));
+  p.i("token_words", tok.dtype == ir::DType::Int64 ? 2 : 1).i("pos_words", pos.dtype == ir::DType::Int64 ? 2 : 1);
+  std::vector<Dispatch> step(run_.begin(), run_.begin() + static_cast<std::ptrdiff_t>(step_end_));
+  step.push_back(make_dispatch(*v, {logits.resource(), {state.buffer, VK_NULL_HANDLE}, {tok.buffer.buffer, VK_NULL_HANDLE},
+                                    {pos.buffer.buffer, VK_NULL_HANDLE}},
+                               p, v->local_size[0]));
+  step.back().where = "decode loop (the greedy token)";
+  loop_.reset();
+  loop_ = std::make_unique<VulkanDecodeLoop>(dev_->ctx, *dev_->pipelines, std::move(step), std::move(state), capacity,
+                                             batch, [this](std::span<const HostTensor* const> inputs) {
+                                               if (inputs.size() != in_stage_.size())
+                                                 throw RuntimeError(fmt::format("{} inputs for {}", inputs.size(),
+                                                                                in_stage_.size()));
+                                               for (size_t i = 0; i < inputs.size(); ++i) stage_input(i, *inputs[i]);
+                                             });
+  loop_key_ = key;
+  return loop_.get();
 }
 
 std::unique_ptr<GpuTensor> VulkanDelegate::make_tensor(const VkTensor& t, const Representation& r, bool bound) {
@@ -615,15 +663,21 @@ uint64_t VulkanDelegate::memory_key(const Resource& r) const {
   return it == shared_memory_of_.end() ? key : it->second;
 }
 
-void VulkanDelegate::dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
-                              int64_t items) {
-  if (items <= 0) return;  // an empty tensor: nothing to compute
+Dispatch VulkanDelegate::make_dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources,
+                                       const Push& push, int64_t items) const {
   Dispatch d;
   d.variant = &v;
   d.resources = std::move(resources);
   for (const Resource& r : d.resources) d.memory.push_back(memory_key(r));
   d.push = push.bytes();
   d.items = items;
+  return d;
+}
+
+void VulkanDelegate::dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
+                              int64_t items) {
+  if (items <= 0) return;  // an empty tensor: nothing to compute
+  Dispatch d = make_dispatch(v, std::move(resources), push, items);
   d.where = call_ ? where() : std::string("staging");
   {
     std::lock_guard<std::mutex> lock(g_variant_mutex);

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "vk_decode_loop.h"
 #include "vk_encoder.h"
 #include "vkc/runtime/backend.h"
 
@@ -39,6 +40,11 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
                  std::shared_ptr<SharedDelegateState>* shared = nullptr);
   ~VulkanDelegate() override;
   void execute(std::span<kernels::HostTensor* const> args) override;
+  /// A decode loop over this delegate's step (vk_decode_loop.h), made on first use; null where
+  /// VKC_VULKAN_DECODE_LOOP=0, VKC_VULKAN_PROFILE is set (the steps stay profiled one by one), or
+  /// the spec does not fit: integer tokens and input_pos of one element, logits of one row in a
+  /// width-packed texture or a buffer.
+  DecodeLoop* decode_loop(const DecodeLoopSpec& spec) override;
 
  private:
   GpuTensor& tensor_id(int32_t id) override;
@@ -82,6 +88,10 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   kernels::HostTensor constant_host(int32_t id, ir::DType dtype);
   std::unique_ptr<GpuTensor> upload(std::vector<int64_t> dims, ir::DType dtype, const std::vector<uint8_t>& bytes);
   std::unique_ptr<GpuTensor> staging(const GpuTensor& like, Context::Mem mem);
+  /// Input i's host tensor into its staging buffer (checked against the delegate's input).
+  void stage_input(size_t i, const kernels::HostTensor& x);
+  Dispatch make_dispatch(const codegen::LibraryVariant& v, std::vector<Resource> resources, const Push& push,
+                         int64_t items) const;
 
   std::shared_ptr<Device> dev_;
   const NamedDataMap& named_;
@@ -105,12 +115,15 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::vector<std::unique_ptr<GpuTensor>> out_device_;
   std::vector<BufferCopy> readback_;
   std::vector<Dispatch> prepack_, run_;
+  size_t step_end_ = 0;  // run_'s dispatches before the outputs' staging copies
   // A resource's memory key (Dispatch::memory): its handle, or for tensors bound to a shared
   // memory object, that object's memory (so aliased tensors order their dispatches).
   std::unordered_map<uint64_t, uint64_t> shared_memory_of_;
   uint64_t memory_key(const Resource& r) const;
   bool prepacking_ = false;
   std::unique_ptr<Recording> recording_;
+  std::unique_ptr<VulkanDecodeLoop> loop_;  // (declared last: released before what it records)
+  std::tuple<size_t, size_t, size_t, int64_t, size_t> loop_key_{};  // tokens, position, logits, vocab, batch
 };
 
 }  // namespace vkc::runtime::vk

@@ -94,6 +94,9 @@ class Recording {
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
   void run();
+  /// Submits the command buffer to signal `fence` without waiting (not profiled); it may not be
+  /// submitted again before the fence signals.
+  void submit(VkFence fence) { ctx_->submit(cb_, fence); }
   /// Profile::Run: adds the wall time of one whole execute() (staging and readback included).
   void add_execute_ns(double ns) { execute_ns_ += ns; }
 

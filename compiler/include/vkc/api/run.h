@@ -49,6 +49,7 @@ struct GenerateResult {
   std::vector<Diagnostic> diagnostics;  // one error when !ok
   std::vector<int64_t> tokens;          // the generated ids
   double prefill_tokens_per_s = 0, decode_tokens_per_s = 0;
+  bool device_loop = false;  // the decode steps ran as a loop on the device (runtime/generate.h)
 
   explicit operator bool() const { return ok; }
 };
@@ -79,6 +80,7 @@ struct TextResult {
   bool stopped_at_eos = false;
   double prefill_seconds = 0, decode_seconds = 0;
   double prefill_tokens_per_s = 0, decode_tokens_per_s = 0;
+  bool device_loop = false;  // the decode steps ran as a loop on the device (runtime/generate.h)
 
   explicit operator bool() const { return ok; }
 };

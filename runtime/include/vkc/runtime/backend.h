@@ -4,6 +4,8 @@
 // session) will dispatch the shader library on a GPU behind the same interface.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -26,6 +28,28 @@ struct RuntimeError : std::runtime_error {
 /// Program::named_data by key (the constants delegates reference).
 using NamedDataMap = std::unordered_map<std::string, ir::TensorData>;
 
+/// Greedy decoding kept on the device: each step's most likely token becomes the next step's
+/// token at the next position there, with no host work between steps (the host reads the tokens
+/// a batch of steps at a time). A backend that can keep one gives it (DelegateInstance::decode_loop).
+class DecodeLoop {
+ public:
+  virtual ~DecodeLoop() = default;
+  /// `inputs` are the delegate's inputs, the tokens [1, 1] and input_pos of the first step among
+  /// them (the others stay as given for every step). Runs up to `steps` steps; `on_token` gets each
+  /// step's token in order and returns false to stop (steps already under way finish; their tokens
+  /// are dropped). Returns the number of tokens given to on_token. Throws RuntimeError.
+  virtual size_t run(std::span<const kernels::HostTensor* const> inputs, size_t steps,
+                     const std::function<bool(int64_t)>& on_token) = 0;
+};
+
+/// Which of a delegate's inputs and outputs a decode loop feeds and reads.
+struct DecodeLoopSpec {
+  size_t tokens = 0, position = 1;  // input indices: tokens [1, 1], input_pos (one element)
+  size_t logits = 0;                // output index: logits of one row, [..., V]
+  int64_t vocab = 0;                // only the first `vocab` logits are candidates (0: all)
+  std::vector<std::vector<int64_t>> input_shapes;  // every input's shape at a step
+};
+
 /// One delegate, decoded and ready to run.
 class DelegateInstance {
  public:
@@ -34,6 +58,12 @@ class DelegateInstance {
   /// with the plan's dtype and shape (and no data); execute() replaces each with a tensor of
   /// exactly that dtype and shape. Throws RuntimeError.
   virtual void execute(std::span<kernels::HostTensor* const> args) = 0;
+  /// A greedy decode loop over this delegate (owned by it, valid until its next execute() or
+  /// decode_loop() call), or null where the backend keeps none or the spec does not fit.
+  virtual DecodeLoop* decode_loop(const DecodeLoopSpec& spec) {
+    (void)spec;
+    return nullptr;
+  }
 };
 
 /// What the instances of one delegate share when a program with bounded dynamic dims is

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,14 @@ class Executor {
   std::vector<int64_t> metadata_ints(const std::string& name) const;
   /// Runs the plan once. Inputs must match inputs() in dtype and shape. Throws RuntimeError.
   std::vector<kernels::HostTensor> run(const std::vector<kernels::HostTensor>& inputs);
+  /// Greedy decoding kept on the device (backend.h's DecodeLoop): `inputs` as run() takes them, with
+  /// the first step's token (input `tokens_input`, [1, 1]) and position (input `position_input`);
+  /// each step's greedy token over the first `vocab` logits of output 0 (0: all) is the next step's,
+  /// at the next position. `on_token` gets each token in order; false stops. Returns false, having
+  /// run nothing, where the program cannot loop on the device (the plan is not one delegate call
+  /// from its inputs to its outputs, or the backend keeps no loop for it). Throws RuntimeError.
+  bool run_decode_loop(const std::vector<kernels::HostTensor>& inputs, size_t tokens_input, size_t position_input,
+                       int64_t vocab, size_t steps, const std::function<bool(int64_t)>& on_token);
 
  private:
   std::string no_variant(const std::vector<kernels::HostTensor>& inputs) const;

@@ -45,6 +45,9 @@ std::vector<kernels::HostTensor> encode(Executor& encoder, const Executor& decod
 struct GenerateResult {
   std::vector<int64_t> tokens;  // the generated ids, in order
   bool stopped = false;         // ended at a stop id
+  /// The decode steps ran as a loop on the device (greedy sampling, a backend that keeps one:
+  /// Executor::run_decode_loop), not a host round trip a step.
+  bool device_loop = false;
   double prefill_seconds = 0, decode_seconds = 0;
   size_t prompt_tokens = 0;
   /// Tokens per second of each phase (0 when the phase had no tokens).
@@ -55,7 +58,8 @@ struct GenerateResult {
 /// Why `exec` cannot generate (its signature), or empty.
 std::string generate_misfit(const Executor& exec);
 
-/// Runs the prompt, then up to options.max_new_tokens steps. The cache state starts empty only on
+/// Runs the prompt, then up to options.max_new_tokens steps (greedy ones as a loop on the device
+/// where the program and backend allow: the same tokens, no host work between steps). The cache state starts empty only on
 /// a freshly loaded executor. Throws RuntimeError (a program that does not fit, a prompt + new
 /// tokens over the cache).
 GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, const GenerateOptions& options);

@@ -1,0 +1,88 @@
+#include "vk_decode_loop.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <deque>
+
+namespace vkc::runtime::vk {
+
+size_t VulkanDecodeLoop::batch_from_env() {
+  const char* env = std::getenv("VKC_VULKAN_DECODE_LOOP");  // (read at each call: the tests switch it)
+  if (!env || !*env) return 8;
+  return static_cast<size_t>(std::max(0L, std::strtol(env, nullptr, 10)));
+}
+
+VulkanDecodeLoop::VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& cache, std::vector<Dispatch> step,
+                                   Buffer state, size_t capacity, size_t batch,
+                                   std::function<void(std::span<const kernels::HostTensor* const>)> stage)
+    : ctx_(std::move(ctx)),
+      cache_(cache),
+      step_(std::move(step)),
+      state_(std::move(state)),
+      capacity_(capacity),
+      batch_(batch),
+      stage_(std::move(stage)) {
+  if (batch_ == 0 || capacity_ < 4 * batch_) throw RuntimeError("decode loop: the token ring is too small");
+}
+
+VulkanDecodeLoop::~VulkanDecodeLoop() {
+  for (Slot& s : slots_) {
+    s.recording.reset();
+    ctx_->destroy_fence(s.fence);
+  }
+}
+
+VulkanDecodeLoop::Slot& VulkanDecodeLoop::slot(size_t index, size_t steps) {
+  Slot& s = slots_[index];
+  if (!s.fence) s.fence = ctx_->make_fence();
+  if (s.recording && s.steps == steps) return s;
+  std::vector<Dispatch> ds;
+  ds.reserve(step_.size() * steps);
+  for (size_t i = 0; i < steps; ++i) ds.insert(ds.end(), step_.begin(), step_.end());
+  s.recording.reset();
+  s.recording = std::make_unique<Recording>(ctx_, cache_, ds, std::vector<VkImage>{});
+  s.steps = steps;
+  return s;
+}
+
+size_t VulkanDecodeLoop::run(std::span<const kernels::HostTensor* const> inputs, size_t steps,
+                             const std::function<bool(int64_t)>& on_token) {
+  stage_(inputs);
+  auto* state = static_cast<int32_t*>(state_.mapped);
+  state[0] = 0;
+  struct InFlight {
+    Slot* slot;
+    size_t end;  // the steps submitted up to and with it
+  };
+  std::deque<InFlight> in_flight;
+  size_t submitted = 0, delivered = 0, next_slot = 0;
+  const auto submit_next = [&] {
+    const size_t n = std::min(batch_, steps - submitted);
+    Slot& s = n == batch_ ? slot(next_slot, n) : slot(2, n);
+    if (n == batch_) next_slot ^= 1;
+    s.recording->submit(s.fence);
+    submitted += n;
+    in_flight.push_back({&s, submitted});
+  };
+  bool stop = false;
+  try {
+    while (submitted < steps && in_flight.size() < 2) submit_next();
+    while (!in_flight.empty()) {
+      const InFlight done = in_flight.front();
+      in_flight.pop_front();
+      ctx_->wait(done.slot->fence);
+      if (stop) continue;
+      if (submitted < steps) submit_next();  // the GPU goes on while the host reads these tokens
+      for (; delivered < done.end && !stop; ++delivered)
+        stop = !on_token(state[1 + delivered % capacity_]);
+    }
+  } catch (...) {
+    for (const InFlight& f : in_flight) ctx_->wait(f.slot->fence);  // nothing left running on our buffers
+    throw;
+  }
+  return delivered;
+}
+
+}  // namespace vkc::runtime::vk
