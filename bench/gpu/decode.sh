@@ -58,12 +58,19 @@ for p in $PROGRAMS; do
     VKC_VULKAN_GEMV=$gemv "$VKC" run "$WORK/$p.pte" --backend vulkan --generate "$N" --prompt-ids "$PROMPT" --json \
       > "$WORK/$p-$gemv.json"
     # (the same prompt as the tok/s run: the step's figures at the contexts its tokens see)
+    # (steps through the host, VKC_VULKAN_DECODE_LOOP=0, one profile line a step program; then the
+    # decode loop's own line: its GPU time a step beside the host's wall time a step)
+    VKC_VULKAN_GEMV=$gemv VKC_VULKAN_DECODE_LOOP=0 VKC_VULKAN_PROFILE=run "$VKC" run "$WORK/$p.pte" --backend vulkan \
+      --generate 32 --prompt-ids "$PROMPT" > /dev/null 2> "$WORK/$p-$gemv.run"
     VKC_VULKAN_GEMV=$gemv VKC_VULKAN_PROFILE=run "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 32 \
-      --prompt-ids "$PROMPT" > /dev/null 2> "$WORK/$p-$gemv.run"
+      --prompt-ids "$PROMPT" > /dev/null 2>> "$WORK/$p-$gemv.run"
     python3 - "$WORK/$p-$gemv.json" "$WORK/$p-$gemv.run" "$name" "$(weights_gb "$WORK/$p.pte")" <<'PY' | tee -a "$results"
 import json, re, sys
 d = json.load(open(sys.argv[1]))
-runs = [l for l in open(sys.argv[2]) if l.startswith("vulkan run profile:")]
+text = open(sys.argv[2]).read()
+loop = re.search(r"vulkan decode loop profile: (\d+) step\(s\) in batches of (\d+) \((\d+) dispatches a step\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall", text)
+text = text[:text.find("vulkan decode loop profile")] if loop else text
+runs = [l for l in text.splitlines() if l.startswith("vulkan run profile:")]
 # The decode-step instance runs most: take the line with the most runs.
 best = max(runs, key=lambda l: int(re.search(r"mean of (\d+)", l).group(1))) if runs else ""
 m = re.search(r"(\d+) dispatch\(es\), (\d+) barrier\(s\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall \(submit to fence\), ([\d.]+) ms execute", best)
@@ -73,6 +80,8 @@ if m:
     gpu_ms = float(m.group(3))
     line += (f"  | step: {m.group(1)} dispatches, {m.group(2)} barriers, GPU {gpu_ms:.2f} ms, submit-to-fence"
              f" {float(m.group(4)):.2f} ms, execute {float(m.group(5)):.2f} ms, {gb / gpu_ms * 1e3:.0f} GB/s of {gb:.2f} GB")
+if loop:
+    line += f"  | loop: GPU {float(loop.group(4)):.3f} ms, wall {float(loop.group(5)):.3f} ms a step"
 print(line + f"  tokens {d['tokens'][:4]}")
 PY
     # The same steps with a round trip through the host each (the decode loop off: VKC_VULKAN_DECODE_LOOP=0).

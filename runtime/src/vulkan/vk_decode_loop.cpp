@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <deque>
+#include <string_view>
 
 namespace vkc::runtime::vk {
 
@@ -12,6 +14,11 @@ size_t VulkanDecodeLoop::batch_from_env() {
   const char* env = std::getenv("VKC_VULKAN_DECODE_LOOP");  // (read at each call: the tests switch it)
   if (!env || !*env) return 8;
   return static_cast<size_t>(std::max(0L, std::strtol(env, nullptr, 10)));
+}
+
+bool VulkanDecodeLoop::profile_allows() {
+  const char* env = std::getenv("VKC_VULKAN_PROFILE");
+  return !env || !*env || std::string_view(env) == "run";
 }
 
 VulkanDecodeLoop::VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& cache, std::vector<Dispatch> step,
@@ -25,9 +32,17 @@ VulkanDecodeLoop::VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& 
       batch_(batch),
       stage_(std::move(stage)) {
   if (batch_ == 0 || capacity_ < 4 * batch_) throw RuntimeError("decode loop: the token ring is too small");
+  const char* env = std::getenv("VKC_VULKAN_PROFILE");
+  profile_ = env && std::string_view(env) == "run";
 }
 
 VulkanDecodeLoop::~VulkanDecodeLoop() {
+  if (profile_ && profiled_steps_ > 0)
+    fmt::print(stderr,
+               "vulkan decode loop profile: {} step(s) in batches of {} ({} dispatches a step); {:.3f} ms GPU time, "
+               "{:.3f} ms host wall a step\n",
+               profiled_steps_, batch_, step_.size(), gpu_ns_ / static_cast<double>(profiled_steps_) / 1e6,
+               wall_ns_ / static_cast<double>(profiled_steps_) / 1e6);
   for (Slot& s : slots_) {
     s.recording.reset();
     ctx_->destroy_fence(s.fence);
@@ -42,13 +57,15 @@ VulkanDecodeLoop::Slot& VulkanDecodeLoop::slot(size_t index, size_t steps) {
   ds.reserve(step_.size() * steps);
   for (size_t i = 0; i < steps; ++i) ds.insert(ds.end(), step_.begin(), step_.end());
   s.recording.reset();
-  s.recording = std::make_unique<Recording>(ctx_, cache_, ds, std::vector<VkImage>{});
+  s.recording = std::make_unique<Recording>(ctx_, cache_, ds, std::vector<VkImage>{},
+                                            profile_ ? Profile::Run : Profile::Off);
   s.steps = steps;
   return s;
 }
 
 size_t VulkanDecodeLoop::run(std::span<const kernels::HostTensor* const> inputs, size_t steps,
                              const std::function<bool(int64_t)>& on_token) {
+  const auto t0 = std::chrono::steady_clock::now();
   stage_(inputs);
   auto* state = static_cast<int32_t*>(state_.mapped);
   state[0] = 0;
@@ -73,6 +90,7 @@ size_t VulkanDecodeLoop::run(std::span<const kernels::HostTensor* const> inputs,
       const InFlight done = in_flight.front();
       in_flight.pop_front();
       ctx_->wait(done.slot->fence);
+      if (profile_) gpu_ns_ += done.slot->recording->submitted_gpu_ns();
       if (stop) continue;
       if (submitted < steps) submit_next();  // the GPU goes on while the host reads these tokens
       for (; delivered < done.end && !stop; ++delivered)
@@ -81,6 +99,10 @@ size_t VulkanDecodeLoop::run(std::span<const kernels::HostTensor* const> inputs,
   } catch (...) {
     for (const InFlight& f : in_flight) ctx_->wait(f.slot->fence);  // nothing left running on our buffers
     throw;
+  }
+  if (profile_) {
+    wall_ns_ += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    profiled_steps_ += submitted;
   }
   return delivered;
 }

@@ -30,6 +30,9 @@ class VulkanDecodeLoop final : public DecodeLoop {
 
   /// The steps a command buffer holds at most: VKC_VULKAN_DECODE_LOOP=N (0: no loop), default 8.
   static size_t batch_from_env();
+  /// Whether VKC_VULKAN_PROFILE allows the loop: unset, or `run` (the loop then times each batch
+  /// on the GPU and prints, when released, its GPU time a step beside the host's wall time a step).
+  static bool profile_allows();
 
  private:
   struct Slot {
@@ -47,6 +50,9 @@ class VulkanDecodeLoop final : public DecodeLoop {
   size_t capacity_, batch_;
   std::function<void(std::span<const kernels::HostTensor* const>)> stage_;
   Slot slots_[3];  // two of `batch_` steps, alternating; one for a shorter last batch
+  bool profile_ = false;  // VKC_VULKAN_PROFILE=run
+  double gpu_ns_ = 0, wall_ns_ = 0;
+  size_t profiled_steps_ = 0;
 };
 
 }  // namespace vkc::runtime::vk

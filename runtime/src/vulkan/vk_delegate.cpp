@@ -213,7 +213,7 @@ void VulkanDelegate::stage_input(size_t i, const HostTensor& x) {
 
 DecodeLoop* VulkanDelegate::decode_loop(const DecodeLoopSpec& spec) {
   const size_t batch = VulkanDecodeLoop::batch_from_env();
-  if (batch == 0 || std::getenv("VKC_VULKAN_PROFILE")) return nullptr;
+  if (batch == 0 || !VulkanDecodeLoop::profile_allows()) return nullptr;
   const auto key = std::make_tuple(spec.tokens, spec.position, spec.logits, spec.vocab, batch);
   if (loop_ && loop_key_ == key) return loop_.get();
   const size_t n_in = graph_.input_ids.size();

@@ -41,7 +41,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   ~VulkanDelegate() override;
   void execute(std::span<kernels::HostTensor* const> args) override;
   /// A decode loop over this delegate's step (vk_decode_loop.h), made on first use; null where
-  /// VKC_VULKAN_DECODE_LOOP=0, VKC_VULKAN_PROFILE is set (the steps stay profiled one by one), or
+  /// VKC_VULKAN_DECODE_LOOP=0, VKC_VULKAN_PROFILE=1 (the steps stay timed dispatch by dispatch), or
   /// the spec does not fit: integer tokens and input_pos of one element, logits of one row in a
   /// width-packed texture or a buffer.
   DecodeLoop* decode_loop(const DecodeLoopSpec& spec) override;

@@ -312,6 +312,15 @@ void Recording::run() {
   ++runs_;
 }
 
+double Recording::submitted_gpu_ns() const {
+  if (!queries_ || !whole_run_) return 0;
+  uint64_t ticks[2] = {0, 0};
+  check(vkGetQueryPoolResults(ctx_->device(), queries_, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  return static_cast<double>(ticks[1] - ticks[0]) * ctx_->properties().limits.timestampPeriod;
+}
+
 // The mean GPU time per run of each dispatch (in dispatch order), then the total.
 void Recording::print_profile() const {
   if (!queries_ || runs_ == 0) return;

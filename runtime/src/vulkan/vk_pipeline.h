@@ -94,9 +94,12 @@ class Recording {
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
   void run();
-  /// Submits the command buffer to signal `fence` without waiting (not profiled); it may not be
-  /// submitted again before the fence signals.
+  /// Submits the command buffer to signal `fence` without waiting; it may not be submitted again
+  /// before the fence signals.
   void submit(VkFence fence) { ctx_->submit(cb_, fence); }
+  /// Profile::Run, once the last submit()'s fence signalled: its GPU time in ns (0 without a
+  /// profile; not added to the profile the destructor prints).
+  double submitted_gpu_ns() const;
   /// Profile::Run: adds the wall time of one whole execute() (staging and readback included).
   void add_execute_ns(double ns) { execute_ns_ += ns; }
 
