@@ -112,6 +112,8 @@ TEST(EncoderDecoderExports, OneProgramGeneratesTransformersGreedyTokens) {
         ::unsetenv("VKC_VULKAN_GPU_KERNELS");
         ASSERT_TRUE(g.ok) << diags(g.diagnostics);
         EXPECT_EQ(g.tokens, want) << "on " << b << (gpu_kernels[0] == '1' ? " with GPU kernels" : "");
+        // On the GPU the steps run as a loop there, the cross-attention inputs staged once.
+        EXPECT_EQ(g.device_loop, b == "vulkan") << "on " << b;
       }
   }
 }
