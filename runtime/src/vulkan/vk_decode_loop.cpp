@@ -63,6 +63,12 @@ VulkanDecodeLoop::Slot& VulkanDecodeLoop::slot(size_t index, size_t steps) {
   return s;
 }
 
+void VulkanDecodeLoop::prepare(size_t steps) {
+  if (steps >= batch_) slot(0, batch_);
+  if (steps >= 2 * batch_) slot(1, batch_);
+  if (steps % batch_ != 0) slot(2, steps % batch_);
+}
+
 size_t VulkanDecodeLoop::run(std::span<const kernels::HostTensor* const> inputs, size_t steps,
                              const std::function<bool(int64_t)>& on_token) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -27,6 +27,7 @@ class VulkanDecodeLoop final : public DecodeLoop {
   ~VulkanDecodeLoop() override;
   size_t run(std::span<const kernels::HostTensor* const> inputs, size_t steps,
              const std::function<bool(int64_t)>& on_token) override;
+  void prepare(size_t steps) override;
 
   /// The steps a command buffer holds at most: VKC_VULKAN_DECODE_LOOP=N (0: no loop), default 8.
   static size_t batch_from_env();

@@ -40,6 +40,9 @@ class DecodeLoop {
   /// are dropped). Returns the number of tokens given to on_token. Throws RuntimeError.
   virtual size_t run(std::span<const kernels::HostTensor* const> inputs, size_t steps,
                      const std::function<bool(int64_t)>& on_token) = 0;
+  /// Does now the one-time work a run of `steps` steps needs (recording its command buffers), so
+  /// that run() starts at once.
+  virtual void prepare(size_t steps) = 0;
 };
 
 /// Which of a delegate's inputs and outputs a decode loop feeds and reads.

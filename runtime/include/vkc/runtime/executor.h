@@ -65,9 +65,17 @@ class Executor {
   /// from its inputs to its outputs, or the backend keeps no loop for it). Throws RuntimeError.
   bool run_decode_loop(const std::vector<kernels::HostTensor>& inputs, size_t tokens_input, size_t position_input,
                        int64_t vocab, size_t steps, const std::function<bool(int64_t)>& on_token);
+  /// Whether run_decode_loop with these arguments (the inputs' values aside) would loop on the
+  /// device; if so, its one-time work (recording) is done now, so that the loop starts at once.
+  bool prepare_decode_loop(const std::vector<kernels::HostTensor>& inputs, size_t tokens_input, size_t position_input,
+                           int64_t vocab, size_t steps);
 
  private:
   std::string no_variant(const std::vector<kernels::HostTensor>& inputs) const;
+  /// The delegate's decode loop for these inputs (DecodeLoopSpec), its arguments in `args`; null
+  /// where the plan or the backend keeps none.
+  DecodeLoop* decode_loop(const std::vector<kernels::HostTensor>& inputs, size_t tokens_input, size_t position_input,
+                          int64_t vocab, std::vector<const kernels::HostTensor*>& args);
   struct State;
   explicit Executor(std::unique_ptr<State> s);
   std::unique_ptr<State> s_;
