@@ -44,12 +44,14 @@ CompileResult compiled(const fs::path& model, CompileOptions o) {
   return r;
 }
 
-// The step programs of the tiny Llama in fp32, fp16 and int4, and its program whose token count
-// resizes (--dim sequence=1..4: the one-token instance loops): 21 tokens (20 steps, a whole number
-// of neither 3 nor 8) in batches of 1, 3 and 8 equal the host loop's, on the device each time.
+// The step programs of the tiny Llama in fp32 (logits in a texture, and in a buffer: textures 16
+// texels wide), fp16 and int4, and its program whose token count resizes (--dim sequence=1..4: the
+// one-token instance loops): 21 tokens (20 steps, a whole number of neither 3 nor 8) in batches of
+// 1, 3 and 8 equal the host loop's, on the device each time.
 TEST(DecodeLoop, GreedyStepsOnTheDeviceGiveTheHostLoopsTokens) {
   if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
-  CompileOptions fp16, int4, resizing;
+  CompileOptions buffers, fp16, int4, resizing;
+  buffers.texture_limits = TextureLimits{16, 2048, 2048};  // (the 256 logits are 64 texels)
   fp16.force_fp16 = true;
   int4.quantization_recipe = "int4-weight-only-fp16";
   int4.quantize_min_elements = 0;  // (every linear of the tiny model)
@@ -57,6 +59,7 @@ TEST(DecodeLoop, GreedyStepsOnTheDeviceGiveTheHostLoopsTokens) {
   const fs::path step = kDir / "llama/llama_step_dynamo/model.onnx";
   const std::vector<std::pair<std::string, CompileResult>> programs = {
       {"fp32", compiled(step, {})},
+      {"fp32 buffers", compiled(step, buffers)},
       {"fp16", compiled(step, fp16)},
       {"int4", compiled(step, int4)},
       {"resizing", compiled(kDir / "llama/llama_dyn_dynamo/model.onnx", resizing)}};
@@ -79,6 +82,9 @@ TEST(DecodeLoop, GreedyStepsOnTheDeviceGiveTheHostLoopsTokens) {
       EXPECT_EQ(got.tokens, host.tokens) << "batch " << batch;
     }
   }
+  // The greedy token read the logits from a texture and from a buffer, in f32 and f16.
+  for (const char* v : {"greedy_token_f32_texture3d", "greedy_token_f32_buffer", "greedy_token_f16_texture3d"})
+    EXPECT_GT(runtime::vulkan_variant_dispatches(v), 0u) << v;
 }
 
 // Stopping at a stop id in the middle of a batch: the tokens end at its first occurrence, as the

@@ -245,6 +245,10 @@ DecodeLoop* VulkanDelegate::decode_loop(const DecodeLoopSpec& spec) {
                                     {pos.buffer.buffer, VK_NULL_HANDLE}},
                                p, v->local_size[0]));
   step.back().where = "decode loop (the greedy token)";
+  {
+    std::lock_guard<std::mutex> lock(g_variant_mutex);
+    ++g_variant_dispatches[v->name];
+  }
   loop_.reset();
   loop_ = std::make_unique<VulkanDecodeLoop>(dev_->ctx, *dev_->pipelines, std::move(step), std::move(state), capacity,
                                              batch, [this](std::span<const HostTensor* const> inputs) {
