@@ -1,7 +1,9 @@
 // Greedy shared-object planning, as ET-VK plans (inputs and outputs included):
 // walking the delegate in order, each tensor takes the lowest-numbered memory
-// object that no live tensor holds. Inputs are live from the start, outputs to the
-// end; prepacked constants keep their own memory. The runtime sizes each object
+// object that no live tensor holds. Inputs and outputs are live for the whole delegate
+// (an input keeps its value through the call, so a runtime that runs the delegate again with an
+// input unchanged may leave it in place: the decode loop's context inputs, an encoder-decoder's
+// cross-attention keys and values); prepacked constants keep their own memory. The runtime sizes each object
 // for the largest tensor bound to it. A view whose output only a clone (a layout
 // transition, as before a linear) reads keeps its input's memory through that clone
 // where the clone's output differs from it in shape, dtype or representation: the
@@ -50,7 +52,18 @@ void plan_memory(Delegate& d) {
   };
   // A GPU runs an rms_norm that only linears read inside them (their _norm variants read the
   // norm's input x as they run): x lives until the last of them (a decode step's final norm, whose
-  // input nothing else reads, would otherwise give its memory to the head's output).
+  // input nothing else reads, would otherwise give its memory to the head's output). An 8da4w
+  // linear's row parameters (choose_qparams over the norm's output, read by linears alone) are
+  // computed inside the linears too: such a choose_qparams counts as one of them.
+  const auto only_linears_read = [&](const ir::Node* n) {
+    for (const ir::Value* out : n->outputs()) {
+      const auto it = readers.find(out);
+      if (!out || outputs.count(out) || it == readers.end() ||
+          !std::all_of(it->second.begin(), it->second.end(), [&](size_t r) { return linear(d.nodes[r]->op_type()); }))
+        return false;
+    }
+    return true;
+  };
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     const ir::Node* n = d.nodes[i];
     if (n->op_type() != "et_vk.rms_norm.default" || n->outputs().size() != 1 || !n->input(0) ||
@@ -58,15 +71,18 @@ void plan_memory(Delegate& d) {
       continue;
     const ir::Value* y = n->output(0);
     const auto it = readers.find(y);
-    if (outputs.count(y) || it == readers.end() ||
-        !std::all_of(it->second.begin(), it->second.end(), [&](size_t r) { return linear(d.nodes[r]->op_type()); }))
+    if (outputs.count(y) || it == readers.end() || !std::all_of(it->second.begin(), it->second.end(), [&](size_t r) {
+          const ir::Node* reader = d.nodes[r];
+          return linear(reader->op_type()) ||
+                 (reader->op_type() == "torchao.choose_qparams_affine.default" && only_linears_read(reader));
+        }))
       continue;
     last_use[n->input(0)] = std::max(last_use[n->input(0)], *it->second.rbegin());
   }
   std::set<int32_t> free_ids;
   int32_t next_id = 0;
   std::unordered_map<size_t, std::vector<int32_t>> release_after;
-  auto assign = [&](const ir::Value* v, size_t defined_at) {
+  auto assign = [&](const ir::Value* v, size_t defined_at, bool whole_call = false) {
     int32_t id;
     if (!free_ids.empty()) {
       id = *free_ids.begin();
@@ -75,7 +91,7 @@ void plan_memory(Delegate& d) {
       id = next_id++;
     }
     d.placement[v].mem_obj_id = id;
-    if (outputs.count(v)) return;
+    if (whole_call || outputs.count(v)) return;
     auto lu = last_use.find(v);
     release_after[lu == last_use.end() ? defined_at : lu->second].push_back(id);
   };
@@ -107,7 +123,7 @@ void plan_memory(Delegate& d) {
     return false;
   };
   std::vector<int32_t> deferred;  // released after the next node, whatever that node does
-  for (const ir::Value* v : d.inputs) assign(v, kNever);
+  for (const ir::Value* v : d.inputs) assign(v, kNever, true);
   for (size_t i = 0; i < d.nodes.size(); ++i) {
     const ir::Node* n = d.nodes[i];
     if (n->op_type() != ir::kPrepackOp)  // prepacked constants keep their own memory

@@ -58,9 +58,11 @@ TEST(Partition, MemoryPlanSharesObjectsBetweenTensorsWhoseLifetimesDoNotOverlap)
   g.outputs.push_back(v);
   Partition p = partition_graph(g, {});
   const Delegate& d = p.delegates[0];
-  // Inputs and outputs are planned too; a chain needs only a few objects in turn.
+  // Inputs and outputs are planned too; a chain needs only a few objects in turn. The input keeps
+  // its object for the whole delegate (its value stays through the call): no later tensor takes it.
   EXPECT_GE(d.placement.at(x).mem_obj_id, 0);
-  EXPECT_EQ(d.num_memory_objects, 2);
+  EXPECT_EQ(d.num_memory_objects, 3);
+  for (ir::Value* c : chain) EXPECT_NE(d.placement.at(c).mem_obj_id, d.placement.at(x).mem_obj_id);
   for (size_t i = 1; i < chain.size(); ++i)
     EXPECT_NE(d.placement.at(chain[i]).mem_obj_id, d.placement.at(chain[i - 1]).mem_obj_id);
   EXPECT_EQ(d.placement.at(chain[0]).mem_obj_id, d.placement.at(chain[2]).mem_obj_id);
@@ -128,6 +130,31 @@ TEST(Partition, AnRmsNormsInputOutlivesTheLinearsThatRunTheNorm) {
     if (to_linear) EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(out).mem_obj_id);
     else EXPECT_EQ(d.placement.at(r).mem_obj_id, d.placement.at(out).mem_obj_id);
   }
+}
+
+TEST(Partition, AnRmsNormsInputOutlivesThe8da4wLinearsThatQuantizeTheNormsRows) {
+  // relu -> rms_norm -> choose_qparams -> linear_dq8ca (an 8da4w decode step's final norm and
+  // head): on a GPU the linear computes the rows' parameters and runs the norm as it writes its
+  // output, so the relu's output lives until the linear: nothing defined after the norm takes its
+  // memory.
+  ir::Graph g;
+  ir::Value* x = testing::input(g, "x", f32({1, 1, 64}));
+  ir::Value* r = relu(g, x)->output(0);
+  ir::Value* gamma = testing::constant(g, "gamma", {64}, std::vector<float>(64, 1.0f));
+  ir::Node* norm = testing::runtime(g, "et_vk.rms_norm.default", {r, gamma}, {f32({1, 1, 64})});
+  norm->attrs() = {{"eps", 1e-6}};
+  ir::Node* q = testing::runtime(g, "torchao.choose_qparams_affine.default", {norm->output(0)},
+                                 {f32({1, 1, 1}), ir::TensorType{ir::DType::Int32, ir::Shape::of({1, 1, 1})}});
+  ir::Value* w = testing::constant(g, "w", {64, 64}, std::vector<float>(64 * 64, 0.5f));
+  ir::Value* out = testing::runtime(g, "et_vk.linear_dq8ca_q4gsw.default",
+                                    {norm->output(0), q->output(0), q->output(1), w}, {f32({1, 1, 64})})
+                       ->output(0);
+  g.outputs.push_back(out);
+  Partition p = partition_graph(g, {});
+  ASSERT_EQ(p.delegates.size(), 1u);
+  const Delegate& d = p.delegates[0];
+  for (const ir::Value* v : {q->output(0), q->output(1), out})
+    EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(v).mem_obj_id);
 }
 
 TEST(Partition, SkipMemoryPlanningLeavesEveryTensorInItsOwnMemory) {
