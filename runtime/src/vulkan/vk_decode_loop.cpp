@@ -21,8 +21,8 @@ bool VulkanDecodeLoop::profile_allows() {
   return !env || !*env || std::string_view(env) == "run";
 }
 
-VulkanDecodeLoop::VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& cache, std::vector<Dispatch> step,
-                                   Buffer state, size_t capacity, size_t batch,
+VulkanDecodeLoop::VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& cache, std::vector<Dispatch> prologue,
+                                   std::vector<Dispatch> step, Buffer state, size_t capacity, size_t batch,
                                    std::function<void(std::span<const kernels::HostTensor* const>)> stage)
     : ctx_(std::move(ctx)),
       cache_(cache),
@@ -30,7 +30,8 @@ VulkanDecodeLoop::VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& 
       state_(std::move(state)),
       capacity_(capacity),
       batch_(batch),
-      stage_(std::move(stage)) {
+      stage_(std::move(stage)),
+      prologue_(std::move(prologue)) {
   if (batch_ == 0 || capacity_ < 4 * batch_) throw RuntimeError("decode loop: the token ring is too small");
   const char* env = std::getenv("VKC_VULKAN_PROFILE");
   profile_ = env && std::string_view(env) == "run";
@@ -43,9 +44,9 @@ VulkanDecodeLoop::~VulkanDecodeLoop() {
                "{:.3f} ms host wall a step\n",
                profiled_steps_, batch_, step_.size(), gpu_ns_ / static_cast<double>(profiled_steps_) / 1e6,
                wall_ns_ / static_cast<double>(profiled_steps_) / 1e6);
-  for (Slot& s : slots_) {
-    s.recording.reset();
-    ctx_->destroy_fence(s.fence);
+  for (Slot* s : {&slots_[0], &slots_[1], &slots_[2], &prologue_slot_}) {
+    s->recording.reset();
+    ctx_->destroy_fence(s->fence);
   }
 }
 
@@ -64,6 +65,10 @@ VulkanDecodeLoop::Slot& VulkanDecodeLoop::slot(size_t index, size_t steps) {
 }
 
 void VulkanDecodeLoop::prepare(size_t steps) {
+  if (!prologue_.empty() && !prologue_slot_.recording) {
+    prologue_slot_.fence = ctx_->make_fence();
+    prologue_slot_.recording = std::make_unique<Recording>(ctx_, cache_, prologue_, std::vector<VkImage>{});
+  }
   if (steps >= batch_) slot(0, batch_);
   if (steps >= 2 * batch_) slot(1, batch_);
   if (steps % batch_ != 0) slot(2, steps % batch_);
@@ -90,12 +95,18 @@ size_t VulkanDecodeLoop::run(std::span<const kernels::HostTensor* const> inputs,
     in_flight.push_back({&s, submitted});
   };
   bool stop = false;
+  prepare(0);  // (the prologue's recording, where prepare() was not called)
+  if (prologue_slot_.recording) {
+    prologue_slot_.recording->submit(prologue_slot_.fence);
+    in_flight.push_back({&prologue_slot_, 0});
+  }
   try {
-    while (submitted < steps && in_flight.size() < 2) submit_next();
+    while (submitted < steps && in_flight.size() < 2 + (prologue_slot_.recording ? 1 : 0)) submit_next();
     while (!in_flight.empty()) {
       const InFlight done = in_flight.front();
       in_flight.pop_front();
       ctx_->wait(done.slot->fence);
+      if (done.slot == &prologue_slot_) continue;
       if (profile_) gpu_ns_ += done.slot->recording->submitted_gpu_ns();
       if (stop) continue;
       if (submitted < steps) submit_next();  // the GPU goes on while the host reads these tokens

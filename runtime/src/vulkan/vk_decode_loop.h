@@ -20,9 +20,10 @@ class VulkanDecodeLoop final : public DecodeLoop {
  public:
   /// `step`: one step's dispatches, greedy_token's last, which keeps step i's token at
   /// state[1 + i % capacity] and counts the steps in state[0] (`state`: host-visible, mapped).
-  /// `stage` writes the delegate's inputs into their staging buffers.
-  VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& cache, std::vector<Dispatch> step, Buffer state,
-                   size_t capacity, size_t batch,
+  /// `prologue`: dispatches run once a run before the steps (the copies of inputs that keep their
+  /// value across steps). `stage` writes the delegate's inputs into their staging buffers.
+  VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& cache, std::vector<Dispatch> prologue,
+                   std::vector<Dispatch> step, Buffer state, size_t capacity, size_t batch,
                    std::function<void(std::span<const kernels::HostTensor* const>)> stage);
   ~VulkanDecodeLoop() override;
   size_t run(std::span<const kernels::HostTensor* const> inputs, size_t steps,
@@ -51,6 +52,8 @@ class VulkanDecodeLoop final : public DecodeLoop {
   size_t capacity_, batch_;
   std::function<void(std::span<const kernels::HostTensor* const>)> stage_;
   Slot slots_[3];  // two of `batch_` steps, alternating; one for a shorter last batch
+  std::vector<Dispatch> prologue_;
+  Slot prologue_slot_;
   bool profile_ = false;  // VKC_VULKAN_PROFILE=run
   double gpu_ns_ = 0, wall_ns_ = 0;
   size_t profiled_steps_ = 0;

@@ -91,7 +91,9 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
     GpuTensor& t = tensor_id(id);
     if (t.int8x4) fail("an int8 activation (packed int8 layout) cannot be a delegate input");
     in_stage_.push_back(staging(t, Context::Mem::Upload));
+    const size_t first = run_.size();
     if (read_by_kernels(id)) encode_staging_copy(*this, t, *in_stage_.back());
+    input_copies_.emplace_back(first, run_.size());
   }
   const auto& ops = vulkan_ops();
   // Argument slots naming each value (value lists included), for sole_next's fusions.
@@ -240,7 +242,26 @@ DecodeLoop* VulkanDelegate::decode_loop(const DecodeLoopSpec& spec) {
   p.iv("sizes", logits.sizes).i("row", 0).i("vocab", static_cast<int32_t>(spec.vocab > 0 ? std::min(spec.vocab, width) : width));
   p.i("capacity", static_cast<int32_t>(capacity));
   p.i("token_words", tok.dtype == ir::DType::Int64 ? 2 : 1).i("pos_words", pos.dtype == ir::DType::Int64 ? 2 : 1);
-  std::vector<Dispatch> step(run_.begin(), run_.begin() + static_cast<std::ptrdiff_t>(step_end_));
+  // An input other than the token and the position whose memory no dispatch of the step writes
+  // (a context input: an encoder-decoder's cross-attention keys and values) keeps its value across
+  // the steps: it is copied from its staging buffer once a run (the loop's prologue), not every step.
+  std::vector<bool> once(step_end_, false);
+  for (size_t i = 0; i < n_in; ++i) {
+    const auto [first, last] = input_copies_[i];
+    if (i == spec.tokens || i == spec.position || first == last) continue;
+    const uint64_t key = memory_key(tensor_id(static_cast<int32_t>(graph_.input_ids[i])).resource());
+    bool written = false;
+    for (size_t k = 0; k < step_end_ && !written; ++k) {
+      if (k >= first && k < last) continue;
+      const Dispatch& d = run_[k];
+      for (size_t b = 0; b < d.memory.size() && b < d.variant->bindings.size(); ++b)
+        written = written || (d.memory[b] == key && d.variant->bindings[b].access != "read");
+    }
+    if (!written)
+      for (size_t k = first; k < last; ++k) once[k] = true;
+  }
+  std::vector<Dispatch> prologue, step;
+  for (size_t k = 0; k < step_end_; ++k) (once[k] ? prologue : step).push_back(run_[k]);
   step.push_back(make_dispatch(*v, {logits.resource(), {state.buffer, VK_NULL_HANDLE}, {tok.buffer.buffer, VK_NULL_HANDLE},
                                     {pos.buffer.buffer, VK_NULL_HANDLE}},
                                p, v->local_size[0]));
@@ -250,8 +271,8 @@ DecodeLoop* VulkanDelegate::decode_loop(const DecodeLoopSpec& spec) {
     ++g_variant_dispatches[v->name];
   }
   loop_.reset();
-  loop_ = std::make_unique<VulkanDecodeLoop>(dev_->ctx, *dev_->pipelines, std::move(step), std::move(state), capacity,
-                                             batch, [this](std::span<const HostTensor* const> inputs) {
+  loop_ = std::make_unique<VulkanDecodeLoop>(dev_->ctx, *dev_->pipelines, std::move(prologue), std::move(step),
+                                             std::move(state), capacity, batch, [this](std::span<const HostTensor* const> inputs) {
                                                if (inputs.size() != in_stage_.size())
                                                  throw RuntimeError(fmt::format("{} inputs for {}", inputs.size(),
                                                                                 in_stage_.size()));

@@ -116,6 +116,7 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::vector<BufferCopy> readback_;
   std::vector<Dispatch> prepack_, run_;
   size_t step_end_ = 0;  // run_'s dispatches before the outputs' staging copies
+  std::vector<std::pair<size_t, size_t>> input_copies_;  // by input: its staging copy's dispatches in run_
   // A resource's memory key (Dispatch::memory): its handle, or for tensors bound to a shared
   // memory object, that object's memory (so aliased tensors order their dispatches).
   std::unordered_map<uint64_t, uint64_t> shared_memory_of_;
