@@ -105,17 +105,23 @@ TEST(Partition, ALinearsInputOutlivesTheViewThatAloneReadsItsOutput) {
   EXPECT_NE(d.placement.at(r).mem_obj_id, d.placement.at(view->output(0)).mem_obj_id);
 }
 
+// x -> relu -> rms_norm in `g`: the relu's output and the norm.
+std::pair<ir::Value*, ir::Node*> relu_then_rms_norm(ir::Graph& g) {
+  ir::Value* x = testing::input(g, "x", f32({1, 1, 64}));
+  ir::Value* r = relu(g, x)->output(0);
+  ir::Value* gamma = testing::constant(g, "gamma", {64}, std::vector<float>(64, 1.0f));
+  ir::Node* norm = testing::runtime(g, "et_vk.rms_norm.default", {r, gamma}, {f32({1, 1, 64})});
+  norm->attrs() = {{"eps", 1e-6}};
+  return {r, norm};
+}
+
 TEST(Partition, AnRmsNormsInputOutlivesTheLinearsThatRunTheNorm) {
   // relu -> rms_norm -> linear (a decode step's final norm and head): on a GPU the linear runs the
   // norm on the relu's output as it writes its own, so the two never share memory, though nothing
   // reads the relu's output after the norm. A norm that a non-linear reads keeps the plain plan.
   for (bool to_linear : {true, false}) {
     ir::Graph g;
-    ir::Value* x = testing::input(g, "x", f32({1, 1, 64}));
-    ir::Value* r = relu(g, x)->output(0);
-    ir::Value* gamma = testing::constant(g, "gamma", {64}, std::vector<float>(64, 1.0f));
-    ir::Node* norm = testing::runtime(g, "et_vk.rms_norm.default", {r, gamma}, {f32({1, 1, 64})});
-    norm->attrs() = {{"eps", 1e-6}};
+    const auto [r, norm] = relu_then_rms_norm(g);
     ir::Value* out;
     if (to_linear) {
       ir::Value* w = testing::constant(g, "w", {64, 64}, std::vector<float>(64 * 64, 0.5f));
@@ -138,11 +144,7 @@ TEST(Partition, AnRmsNormsInputOutlivesThe8da4wLinearsThatQuantizeTheNormsRows) 
   // output, so the relu's output lives until the linear: nothing defined after the norm takes its
   // memory.
   ir::Graph g;
-  ir::Value* x = testing::input(g, "x", f32({1, 1, 64}));
-  ir::Value* r = relu(g, x)->output(0);
-  ir::Value* gamma = testing::constant(g, "gamma", {64}, std::vector<float>(64, 1.0f));
-  ir::Node* norm = testing::runtime(g, "et_vk.rms_norm.default", {r, gamma}, {f32({1, 1, 64})});
-  norm->attrs() = {{"eps", 1e-6}};
+  const auto [r, norm] = relu_then_rms_norm(g);
   ir::Node* q = testing::runtime(g, "torchao.choose_qparams_affine.default", {norm->output(0)},
                                  {f32({1, 1, 1}), ir::TensorType{ir::DType::Int32, ir::Shape::of({1, 1, 1})}});
   ir::Value* w = testing::constant(g, "w", {64, 64}, std::vector<float>(64 * 64, 0.5f));
