@@ -36,10 +36,11 @@ inline std::string dot_variant(const std::string& name) {
 
 // The 256-invocation copy of a matrix-vector variant ("linear_q4_gemv_sg_ep_f16_buffer" ->
 // "linear_q4_gemv_sg_ep_w256_f16_buffer"): the runtime's choice past K = 2048 under
-// VKC_VULKAN_GEMV_WIDE=1 where the family has one (the specs' local_size_variants).
-inline std::string wide_variant(const std::string& name) {
+// VKC_VULKAN_GEMV_WIDE=1 where the family has one (the specs' local_size_variants); with `copy`
+// "_w32", the 32-invocation copy VKC_VULKAN_GEMV_WIDE=32 takes.
+inline std::string wide_variant(const std::string& name, const std::string& copy = "_w256") {
   for (const std::string dtype : {"_f32_", "_f16_"})
-    if (const size_t at = name.rfind(dtype); at != std::string::npos) return name.substr(0, at) + "_w256" + name.substr(at);
+    if (const size_t at = name.rfind(dtype); at != std::string::npos) return name.substr(0, at) + copy + name.substr(at);
   return name;
 }
 

@@ -133,6 +133,36 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
+// The int4 _dot kernels' 32-invocation copies (VKC_VULKAN_GEMV_WIDE=32: two chunks an invocation
+// a pass, so a pass still covers 64 chunks) over the same long K (the last pass's second chunks
+// past the end for all but one invocation), with and without the residual add, in buffers and
+// textures: the outputs of the 64-invocation kernels' math.
+TEST_F(VulkanGemvQ4, NarrowDotCopiesTakeTwoChunksAnInvocation) {
+  VKC_REQUIRE_VULKAN();
+  if (!runtime::vulkan_integer_dot_product() || !runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no _dot kernels";
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
+  ::setenv("VKC_VULKAN_GEMV_WIDE", "32", 1);
+  constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
+  for (StorageType st : {kBuf, kTex})
+    for (bool residual : {false, true}) {
+      VkProgramBuilder b;
+      const int x = tensor(b, {1, 1, kK}, st, kW, V::Float16), y = tensor(b, {1, 1, kN}, st, kW, V::Float16);
+      const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 3));
+      const int scales = b.constant({kK / kGroup, kN}, random_values(static_cast<size_t>(kK / kGroup * kN), 4));
+      const int bias = residual ? b.value(VkNull{}) : b.constant({kN}, random_values(kN, 5));
+      b.call("et_vk.linear_q4gsw.default", {x, w, scales, b.value(int64_t{kGroup}), bias, y});
+      std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, V::Float16, kK, kN, 13);
+      inputs[0] = spread_chunks(kK, 13);
+      const std::string name = wide_variant(gemv_variant("linear_q4_gemv", residual, V::Float16, st), "_w32");
+      SCOPED_TRACE(name);
+      expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, false, {});
+    }
+  ::unsetenv("VKC_VULKAN_GEMV_WIDE");
+  ::unsetenv("VKC_VULKAN_INT_DOT");
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 // A device with less workgroup memory than a wide copy needs (VKC_VULKAN_GEMV_WIDE=1) gets the
 // 64-invocation kernel: the int4 _dot variants' 256-invocation copies declare 4 KB (a partial sum
 // per invocation), the 64-invocation ones 1 KB, so under a 2 KB limit (VKC_VULKAN_SHARED_LIMIT,

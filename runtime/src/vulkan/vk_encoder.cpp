@@ -48,12 +48,18 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
 // 256 invocations do up to 8192 in one pass, but need 4x the invocations resident at once: a
 // 1.1B down projection's 512 workgroups fit a large GPU at 64 invocations and may take two waves
 // at 256 (registers), so the wide copies wait for a GPU timing before they become the default.
+// VKC_VULKAN_GEMV_WIDE=32 takes the 32-invocation copies where there are some (the int4 _dot
+// kernels: one subgroup a workgroup on most GPUs, twice the chunks an invocation), also untimed.
 std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k) {
   const char* env = std::getenv("VKC_VULKAN_GEMV_WIDE");  // (read at each record: the tests switch it)
-  const bool on = env && std::string_view(env) == "1";
+  const std::string_view mode = env ? env : "";
+  if (mode == "32") {
+    const std::string narrow = name + "_w32";
+    return e.has_variant(out, narrow) ? narrow : name;
+  }
   constexpr int64_t kOnePass = 64 * 32;
   const std::string wide = name + "_w256";
-  return on && k > kOnePass && e.has_variant(out, wide) ? wide : name;
+  return mode == "1" && k > kOnePass && e.has_variant(out, wide) ? wide : name;
 }
 
 int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOperatorCall& view) {

@@ -236,7 +236,8 @@ inline bool dq8ca_gemv(const GpuTensor& out, int64_t k, int64_t group, bool cpu_
 int64_t gemv_items(const GpuTensor& out, int64_t local_size);
 /// The matrix-vector kernel `name` for a K, or, under VKC_VULKAN_GEMV_WIDE=1, its 256-invocation
 /// copy (`name_w256`, the specs' local_size_variants) where K is past 2048 and the library has one
-/// for `out`. Off by default until timed on a GPU (vk_encoder.cpp).
+/// for `out`; under VKC_VULKAN_GEMV_WIDE=32 its 32-invocation copy (`name_w32`) where there is one.
+/// Off by default until timed on a GPU (vk_encoder.cpp).
 std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k);
 /// Where a matrix-vector linear into `out` writes: `out`, or the output of a view_copy that alone
 /// reads it, absorbed into the linear's dispatch (a decode step's Q/K/V projections go straight
