@@ -16,6 +16,8 @@
 // The _dot variants (q4): the workgroup stages its row's inputs as 16-bit integers, a scale a chunk,
 // and multiplies them by the int4 weights with integer dot products (vkc_linear_gemv.glslh's GEMV_DOT16).
 #define GEMV_DOT16 1
+// Teams of 64 (the _t4 copies: 4 teams sharing one staged row).
+#define GEMV_TEAM 64
 #endif
 #endif
 

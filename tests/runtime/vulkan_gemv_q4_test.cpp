@@ -122,9 +122,9 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
           const std::string name = gemv_variant("linear_q4_gemv", residual, dt, st);
           SCOPED_TRACE(name + " " + mode + (wide ? " VKC_VULKAN_GEMV_WIDE=1" : ""));
           const Family family = dot && dt == V::Float16 ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
-          // (the int4 float products stage a span of f32 inputs: 256 invocations' span would take 37 KB
-          // of shared memory, past many devices' 32 KB, so only the _dot family has the wide copy)
-          expect_same_on(b.build(), inputs, name, family, dt, 1e-4, 1e-3, wide, {Family::Dot});
+          // (no int4 family has a wide copy: the float products stage a span of f32 inputs, 37 KB of
+          // shared memory at 256 invocations, and the _dot family's 256 are teams, tested below)
+          expect_same_on(b.build(), inputs, name, family, dt, 1e-4, 1e-3, wide, {});
           ::unsetenv("VKC_VULKAN_SUBGROUP");
           ::unsetenv("VKC_VULKAN_INT_DOT");
           ::unsetenv("VKC_VULKAN_GEMV_WIDE");
@@ -133,17 +133,18 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
-// The int4 _dot kernels' 32-invocation copies (VKC_VULKAN_GEMV_WIDE=32: two chunks an invocation
-// a pass, so a pass still covers 64 chunks) over the same long K (the last pass's second chunks
-// past the end for all but one invocation), with and without the residual add, in buffers and
-// textures: the outputs of the 64-invocation kernels' math.
-TEST_F(VulkanGemvQ4, NarrowDotCopiesTakeTwoChunksAnInvocation) {
+// The int4 _dot kernels' copies of 4 teams (VKC_VULKAN_GEMV_TEAMS=4: 16 outputs a workgroup of
+// 256, the row's inputs staged once for the 4 teams) over the same long K, with N = 10 (the
+// workgroup's third and fourth teams past N: they store nothing) and N = 40 (3 workgroups),
+// with and without the residual add, in buffers and textures: the 64-invocation kernels' math.
+TEST_F(VulkanGemvQ4, TeamsOfFourShareOneStagingOfTheRow) {
   VKC_REQUIRE_VULKAN();
   if (!runtime::vulkan_integer_dot_product() || !runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no _dot kernels";
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-  ::setenv("VKC_VULKAN_GEMV_WIDE", "32", 1);
-  constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
+  ::setenv("VKC_VULKAN_GEMV_TEAMS", "4", 1);
+  constexpr uint32_t kK = 6304, kGroup = 32;
+  for (const uint32_t kN : {10u, 40u})
   for (StorageType st : {kBuf, kTex})
     for (bool residual : {false, true}) {
       VkProgramBuilder b;
@@ -154,26 +155,26 @@ TEST_F(VulkanGemvQ4, NarrowDotCopiesTakeTwoChunksAnInvocation) {
       b.call("et_vk.linear_q4gsw.default", {x, w, scales, b.value(int64_t{kGroup}), bias, y});
       std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, V::Float16, kK, kN, 13);
       inputs[0] = spread_chunks(kK, 13);
-      const std::string name = wide_variant(gemv_variant("linear_q4_gemv", residual, V::Float16, st), "_w32");
+      const std::string name = wide_variant(gemv_variant("linear_q4_gemv", residual, V::Float16, st), "_t4");
       SCOPED_TRACE(name);
       expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, false, {});
     }
-  ::unsetenv("VKC_VULKAN_GEMV_WIDE");
+  ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
   ::unsetenv("VKC_VULKAN_INT_DOT");
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
-// A device with less workgroup memory than a wide copy needs (VKC_VULKAN_GEMV_WIDE=1) gets the
-// 64-invocation kernel: the int4 _dot variants' 256-invocation copies declare 4 KB (a partial sum
-// per invocation), the 64-invocation ones 1 KB, so under a 2 KB limit (VKC_VULKAN_SHARED_LIMIT,
-// below what Vulkan allows a device but between the two) the same long-K linear runs the 64-wide
-// kernel, with the same outputs.
-TEST_F(VulkanGemvQ4, WideCopiesNeedTheirWorkgroupMemory) {
+// A device with less workgroup memory than a copy of 4 teams needs (VKC_VULKAN_GEMV_TEAMS=4) gets
+// the 64-invocation kernel: the int4 _dot variants' _t4 copies declare ~9 KB (the staged span and a
+// partial sum per invocation), the 64-invocation ones 1 KB, so under a 2 KB limit
+// (VKC_VULKAN_SHARED_LIMIT, below what Vulkan allows a device but between the two) the same long-K
+// linear runs the 64-wide kernel, with the same outputs.
+TEST_F(VulkanGemvQ4, TeamCopiesNeedTheirWorkgroupMemory) {
   VKC_REQUIRE_VULKAN();
   if (!runtime::vulkan_integer_dot_product() || !runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no _dot kernels";
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-  ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
+  ::setenv("VKC_VULKAN_GEMV_TEAMS", "4", 1);
   constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
   for (const bool small : {false, true}) {
     if (small) ::setenv("VKC_VULKAN_SHARED_LIMIT", "2048", 1);
@@ -185,11 +186,12 @@ TEST_F(VulkanGemvQ4, WideCopiesNeedTheirWorkgroupMemory) {
     std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, false, kBuf, V::Float16, kK, kN, 13);
     inputs[0] = spread_chunks(kK, 13);
     SCOPED_TRACE(small ? "2 KB of workgroup memory" : "the device's");
-    expect_same_on(b.build(), inputs, "linear_q4_gemv_f16_buffer", Family::Dot, V::Float16, 0, 0, !small, {Family::Dot});
+    const std::string name = small ? "linear_q4_gemv_f16_buffer" : "linear_q4_gemv_t4_f16_buffer";
+    expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, false, {});
     ::unsetenv("VKC_VULKAN_SHARED_LIMIT");
   }
   ::unsetenv("VKC_VULKAN_INT_DOT");
-  ::unsetenv("VKC_VULKAN_GEMV_WIDE");
+  ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 

@@ -36,10 +36,11 @@ bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device) {
   return out.dims.back() > 0 && k > 0 && k % chunk == 0 && rows <= 4;
 }
 
-int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
+int64_t gemv_items(const GpuTensor& out, const codegen::LibraryVariant& v) {
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
-  return rows * ((out.dims.back() + 3) / 4) * local_size;
+  const int64_t teams = gemv_teams(v);
+  return rows * (((out.dims.back() + 3) / 4 + teams - 1) / teams) * v.local_size[0];
 }
 
 // 64 invocations per 4 outputs take turns over K, 32 elements of it an invocation a pass (an int4
@@ -48,19 +49,19 @@ int64_t gemv_items(const GpuTensor& out, int64_t local_size) {
 // 256 invocations do up to 8192 in one pass, but need 4x the invocations resident at once: a
 // 1.1B down projection's 512 workgroups fit a large GPU at 64 invocations and may take two waves
 // at 256 (registers), so the wide copies wait for a GPU timing before they become the default.
-// VKC_VULKAN_GEMV_WIDE=32 takes the 32-invocation copies where there are some (the int4 _dot
-// kernels: one subgroup a workgroup on most GPUs, twice the chunks an invocation), also untimed.
+// VKC_VULKAN_GEMV_TEAMS=4 takes the copies of 4 teams (`_t4`, the int4 _dot kernels: 16 outputs
+// a workgroup of 256 sharing one staging of the row's inputs), also untimed.
 std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k) {
   const char* env = std::getenv("VKC_VULKAN_GEMV_WIDE");  // (read at each record: the tests switch it)
-  const std::string_view mode = env ? env : "";
-  if (mode == "32") {
-    const std::string narrow = name + "_w32";
-    return e.has_variant(out, narrow) ? narrow : name;
-  }
+  const char* teams = std::getenv("VKC_VULKAN_GEMV_TEAMS");
+  if (teams && std::string_view(teams) == "4" && e.has_variant(out, name + "_t4")) return name + "_t4";
+  const bool on = env && std::string_view(env) == "1";
   constexpr int64_t kOnePass = 64 * 32;
   const std::string wide = name + "_w256";
-  return mode == "1" && k > kOnePass && e.has_variant(out, wide) ? wide : name;
+  return on && k > kOnePass && e.has_variant(out, wide) ? wide : name;
 }
+
+int64_t gemv_teams(const codegen::LibraryVariant& v) { return v.name.find("_t4_") != std::string::npos ? 4 : 1; }
 
 int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOperatorCall& view) {
   GpuTensor& v = e.tensor_id(view.args.back());
@@ -196,7 +197,8 @@ bool dispatch_linear_group(
   push(p, strides);
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
-  e.dispatch(v, std::move(res), p, rows * blocks * v.local_size[0]);
+  const int64_t teams = gemv_teams(v);
+  e.dispatch(v, std::move(res), p, rows * ((blocks + teams - 1) / teams) * v.local_size[0]);
   e.absorb_next(absorb);
   return true;
 }

@@ -268,7 +268,7 @@ void linear(Encoder& e) {
   if (norm) p.f("norm_eps", norm->eps);
   int64_t items = split_k ? out.items() * v.local_size[0] : out.items();
   if (tiled) items = n4 * ((rows + tile_rows - 1) / tile_rows) * planes;
-  if (gemv) items = gemv_items(out, v.local_size[0]);
+  if (gemv) items = gemv_items(out, v);
   std::vector<Resource> res{target.resource(), src.resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}};
   if (fused) res.push_back(other->resource());
   if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});

@@ -106,7 +106,7 @@ void quantized_linear(Encoder& e) {
   if (fused) res.push_back(other->resource());
   if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
   e.dispatch(v, std::move(res), p,
-             gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
+             gemv ? gemv_items(out, v) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 }  // namespace
@@ -315,7 +315,7 @@ void linear_dq8ca(Encoder& e) {
   if (fused) res.push_back(other->resource());
   if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
   e.dispatch(v, std::move(res),
-             p, gemv ? gemv_items(out, v.local_size[0]) : split_k ? out.items() * v.local_size[0] : out.items());
+             p, gemv ? gemv_items(out, v) : split_k ? out.items() * v.local_size[0] : out.items());
 }
 
 // et_vk.embedding_q4gsw(weight [V, pad8(D) / 2] uint8, weight_scales [V, D / group], group_size,
