@@ -70,15 +70,13 @@ std::string gemv_variant(const std::string& stem, bool residual, VkDataType dt, 
 }
 
 // Runs the program on the cpu and vulkan backends (f16 within 1e-2 relative or 0.5, f32 within
-// f32_rtol or f32_atol) and checks that variant `name` of `family` recorded a dispatch doing so.
-// With `wide` the families in `wide_families` run their 256-invocation copies (K past 2048, the
-// specs' local_size_variants).
+// f32_rtol or f32_atol) and checks that variant `name` of `family` recorded a dispatch doing so,
+// or its copy `copy` ("_w256": 256 invocations over K past 2048; "_t4": 4 teams; the specs'
+// local_size_variants) where not empty.
 void expect_same_on(const serializer::PteFile& pte, const std::vector<HostTensor>& inputs, const std::string& name,
-                    Family family, VkDataType dt, double f32_rtol, double f32_atol, bool wide,
-                    std::initializer_list<Family> wide_families) {
+                    Family family, VkDataType dt, double f32_rtol, double f32_atol, const std::string& copy) {
   const auto count = [&] {
-    const bool has_wide = std::find(wide_families.begin(), wide_families.end(), family) != wide_families.end();
-    const std::string n = wide && has_wide ? wide_variant(name) : name;
+    const std::string n = copy.empty() ? name : wide_variant(name, copy);
     if (family == Family::Dot) return runtime::vulkan_variant_dispatches(dot_variant(n));
     return family == Family::Subgroups ? gemv_dispatches(n) : runtime::vulkan_variant_dispatches(n);
   };
@@ -111,6 +109,7 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
           if (wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
+          ::setenv("VKC_VULKAN_GEMV_TEAMS", "1", 1);  // (the _dot family's teams: below)
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int w = b.constant_bytes({kN, kK / 2}, V::UInt8, random_q4_rows(kN, kK, 3));
@@ -124,7 +123,8 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
           const Family family = dot && dt == V::Float16 ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
           // (no int4 family has a wide copy: the float products stage a span of f32 inputs, 37 KB of
           // shared memory at 256 invocations, and the _dot family's 256 are teams, tested below)
-          expect_same_on(b.build(), inputs, name, family, dt, 1e-4, 1e-3, wide, {});
+          expect_same_on(b.build(), inputs, name, family, dt, 1e-4, 1e-3, "");
+          ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
           ::unsetenv("VKC_VULKAN_SUBGROUP");
           ::unsetenv("VKC_VULKAN_INT_DOT");
           ::unsetenv("VKC_VULKAN_GEMV_WIDE");
@@ -157,15 +157,15 @@ TEST_F(VulkanGemvQ4, TeamsOfFourShareOneStagingOfTheRow) {
       inputs[0] = spread_chunks(kK, 13);
       const std::string name = wide_variant(gemv_variant("linear_q4_gemv", residual, V::Float16, st), "_t4");
       SCOPED_TRACE(name);
-      expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, false, {});
+      expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, "");
     }
   ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
   ::unsetenv("VKC_VULKAN_INT_DOT");
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
-// A device with less workgroup memory than a copy of 4 teams needs (VKC_VULKAN_GEMV_TEAMS=4) gets
-// the 64-invocation kernel: the int4 _dot variants' _t4 copies declare ~9 KB (the staged span and a
+// The int4 _dot kernels take their copies of 4 teams by default; a device with less workgroup
+// memory than those need gets the 64-invocation kernel: the int4 _dot variants' _t4 copies declare ~9 KB (the staged span and a
 // partial sum per invocation), the 64-invocation ones 1 KB, so under a 2 KB limit
 // (VKC_VULKAN_SHARED_LIMIT, below what Vulkan allows a device but between the two) the same long-K
 // linear runs the 64-wide kernel, with the same outputs.
@@ -174,7 +174,6 @@ TEST_F(VulkanGemvQ4, TeamCopiesNeedTheirWorkgroupMemory) {
   if (!runtime::vulkan_integer_dot_product() || !runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no _dot kernels";
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-  ::setenv("VKC_VULKAN_GEMV_TEAMS", "4", 1);
   constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
   for (const bool small : {false, true}) {
     if (small) ::setenv("VKC_VULKAN_SHARED_LIMIT", "2048", 1);
@@ -187,11 +186,10 @@ TEST_F(VulkanGemvQ4, TeamCopiesNeedTheirWorkgroupMemory) {
     inputs[0] = spread_chunks(kK, 13);
     SCOPED_TRACE(small ? "2 KB of workgroup memory" : "the device's");
     const std::string name = small ? "linear_q4_gemv_f16_buffer" : "linear_q4_gemv_t4_f16_buffer";
-    expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, false, {});
+    expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, "");
     ::unsetenv("VKC_VULKAN_SHARED_LIMIT");
   }
   ::unsetenv("VKC_VULKAN_INT_DOT");
-  ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
@@ -215,7 +213,8 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-          if (wide) ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
+          // (the _dot family's other width: its copies of 4 teams)
+          if (wide) ::setenv(dot ? "VKC_VULKAN_GEMV_TEAMS" : "VKC_VULKAN_GEMV_WIDE", dot ? "4" : "1", 1);
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int scale = tensor(b, {1, 1}, st, kW, dt), zero = tensor(b, {1, 1}, st, kW, V::Int32);
@@ -230,12 +229,14 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
           b.call("et_vk.linear_dq8ca_q4gsw.default", {x, scale, zero, w, sums, scales, b.value(int64_t{kGroup}), bias, y});
           const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 15);
           const std::string name = gemv_variant("linear_dq8ca_q4_gemv_rowq", residual, dt, st);
-          SCOPED_TRACE(name + " " + mode + (wide ? " VKC_VULKAN_GEMV_WIDE=1" : ""));
-          expect_same_on(b.build(), inputs, name, dot ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain, dt,
-                         1e-3, 1e-2, wide, {Family::Subgroups, Family::Dot});
+          SCOPED_TRACE(name + " " + mode + (wide ? " wide" : ""));
+          const Family family = dot ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
+          expect_same_on(b.build(), inputs, name, family, dt, 1e-3, 1e-2,
+                         !wide || family == Family::Plain ? "" : dot ? "_t4" : "_w256");
           ::unsetenv("VKC_VULKAN_SUBGROUP");
           ::unsetenv("VKC_VULKAN_INT_DOT");
           ::unsetenv("VKC_VULKAN_GEMV_WIDE");
+          ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
         }
   }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
