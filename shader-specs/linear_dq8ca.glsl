@@ -20,7 +20,7 @@
 // int4 weights with integer dot products (vkc_linear_gemv.glslh's GEMV_DOT8).
 #define GEMV_STAGE_X 1
 #define GEMV_DOT8 1
-// Teams of 64 (the _t4 and _t8 copies: 4 or 8 teams sharing the row's parameters and staging).
+// Teams of 64 (the _t4 copies: 4 teams sharing the row's parameters and staging).
 #define GEMV_TEAM 64
 #else
 // Each invocation reads its own chunks' inputs (vkc_linear_gemv.glslh): the 8da4w decode step on

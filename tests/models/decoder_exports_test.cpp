@@ -349,8 +349,8 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
     // The kernels with subgroup sums (where the device has them, as lavapipe does) and without
     // (VKC_VULKAN_SUBGROUP=0: exactly the named variants); the 8da4w ones and the fp16 int4 ones
     // also on integer dot products (VKC_VULKAN_INT_DOT=1: the _dot variants, where the device has
-    // the instruction) in workgroups of 64 (VKC_VULKAN_GEMV_TEAMS=1) and of 4 teams of 64 (=4, _t4:
-    // the int4 ones' default).
+    // the instruction) in workgroups of 64 (VKC_VULKAN_GEMV_TEAMS=1) and of 4 teams of 64 (_t4: the
+    // default).
     const bool has_dot = c.kernels[0].find("dq8ca") != std::string::npos || (c.fp16 && c.kernels[0].find("_q4_") != std::string::npos);
     for (const std::string mode : {"subgroup sums", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1", "teams"}) {
       const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", teams = mode == "teams";
@@ -361,7 +361,7 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
       ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
       if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
       if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-      ::setenv("VKC_VULKAN_GEMV_TEAMS", teams ? "4" : "1", 1);
+      if (!teams) ::setenv("VKC_VULKAN_GEMV_TEAMS", "1", 1);
       const auto count = [&](const std::string& k) {
         if (teams) return runtime::vulkan_variant_dispatches(wide_variant(dot_variant(k), "_t4"));
         if (dot) return runtime::vulkan_variant_dispatches(dot_variant(k));

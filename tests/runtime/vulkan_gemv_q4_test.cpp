@@ -133,8 +133,8 @@ TEST_F(VulkanGemvQ4, LongKInSpansWithTheNextWeightsLoadedAhead) {
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
 
-// The int4 _dot kernels' copies of 4 teams (VKC_VULKAN_GEMV_TEAMS=4: 16 outputs a workgroup of
-// 256, the row's inputs staged once for the 4 teams) over the same long K, with N = 10 (the
+// The int4 _dot kernels' copies of 4 teams (the default: 16 outputs a workgroup of 256, the row's
+// inputs staged once for the 4 teams) over the same long K, with N = 10 (the
 // workgroup's third and fourth teams past N: they store nothing) and N = 40 (3 workgroups),
 // with and without the residual add, in buffers and textures: the 64-invocation kernels' math.
 TEST_F(VulkanGemvQ4, TeamsOfFourShareOneStagingOfTheRow) {
@@ -142,7 +142,6 @@ TEST_F(VulkanGemvQ4, TeamsOfFourShareOneStagingOfTheRow) {
   if (!runtime::vulkan_integer_dot_product() || !runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no _dot kernels";
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-  ::setenv("VKC_VULKAN_GEMV_TEAMS", "4", 1);
   constexpr uint32_t kK = 6304, kGroup = 32;
   for (const uint32_t kN : {10u, 40u})
   for (StorageType st : {kBuf, kTex})
@@ -159,7 +158,6 @@ TEST_F(VulkanGemvQ4, TeamsOfFourShareOneStagingOfTheRow) {
       SCOPED_TRACE(name);
       expect_same_on(b.build(), inputs, name, Family::Dot, V::Float16, 0, 0, "");
     }
-  ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
   ::unsetenv("VKC_VULKAN_INT_DOT");
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");
 }
@@ -213,8 +211,9 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
-          // (the _dot family's other width: its copies of 4 teams)
-          if (wide) ::setenv(dot ? "VKC_VULKAN_GEMV_TEAMS" : "VKC_VULKAN_GEMV_WIDE", dot ? "4" : "1", 1);
+          // (the _dot family's widths: its copies of 4 teams, the default, and its 64-wide kernels)
+          if (wide && !dot) ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
+          if (!wide && dot) ::setenv("VKC_VULKAN_GEMV_TEAMS", "1", 1);
           VkProgramBuilder b;
           const int x = tensor(b, {1, 1, kK}, st, kW, dt), y = tensor(b, {1, 1, kN}, st, kW, dt);
           const int scale = tensor(b, {1, 1}, st, kW, dt), zero = tensor(b, {1, 1}, st, kW, V::Int32);

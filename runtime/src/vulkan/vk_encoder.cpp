@@ -49,25 +49,22 @@ int64_t gemv_items(const GpuTensor& out, const codegen::LibraryVariant& v) {
 // 256 invocations do up to 8192 in one pass, but need 4x the invocations resident at once: a
 // 1.1B down projection's 512 workgroups fit a large GPU at 64 invocations and may take two waves
 // at 256 (registers), so the wide copies wait for a GPU timing before they become the default.
-// The int4 _dot kernels take their copies of 4 teams (`_t4`: 16 outputs a workgroup of 256, one
-// staging of the row's inputs for all; H100, 1.1B int4 decode step: 1.11x the tokens/s, its GPU
-// time 1.314 -> 1.223 ms). VKC_VULKAN_GEMV_TEAMS=1, 4 or 8 picks the teams of every family that
-// has such copies (the 8da4w _dot ones, untimed, take none by default).
+// The _dot kernels (int4 and 8da4w) take their copies of 4 teams (`_t4`: 16 outputs a workgroup
+// of 256, one staging of the row's inputs for all, one row reduction for 8da4w). H100, 1.1B decode
+// step, tokens/s against the 64-invocation kernels: int4 1.08x (GPU 1.317 -> 1.223 ms), 8da4w
+// 1.18x (1.552 -> 1.342 ms); 8 teams gained less (1.01x, 1.08x). VKC_VULKAN_GEMV_TEAMS=1 turns
+// them off.
 std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k) {
   const char* env = std::getenv("VKC_VULKAN_GEMV_WIDE");  // (read at each record: the tests switch it)
-  const char* teams_env = std::getenv("VKC_VULKAN_GEMV_TEAMS");
-  const std::string_view teams = teams_env ? teams_env : name.rfind("linear_q4_gemv_dot", 0) == 0 ? "4" : "1";
-  if ((teams == "4" || teams == "8") && e.has_variant(out, name + "_t" + std::string(teams)))
-    return name + "_t" + std::string(teams);
+  const char* teams = std::getenv("VKC_VULKAN_GEMV_TEAMS");
+  if (!(teams && std::string_view(teams) == "1") && e.has_variant(out, name + "_t4")) return name + "_t4";
   const bool on = env && std::string_view(env) == "1";
   constexpr int64_t kOnePass = 64 * 32;
   const std::string wide = name + "_w256";
   return on && k > kOnePass && e.has_variant(out, wide) ? wide : name;
 }
 
-int64_t gemv_teams(const codegen::LibraryVariant& v) {
-  return v.name.find("_t8_") != std::string::npos ? 8 : v.name.find("_t4_") != std::string::npos ? 4 : 1;
-}
+int64_t gemv_teams(const codegen::LibraryVariant& v) { return v.name.find("_t4_") != std::string::npos ? 4 : 1; }
 
 int32_t gemv_view_split(Encoder& e, const GpuTensor& out, const serializer::VkOperatorCall& view) {
   GpuTensor& v = e.tensor_id(view.args.back());

@@ -234,13 +234,13 @@ inline bool dq8ca_gemv(const GpuTensor& out, int64_t k, int64_t group, bool cpu_
 }
 /// Dispatch items of matrix-vector variant `v`: its workgroup per 4 outputs of a row (per 16: `_t4`).
 int64_t gemv_items(const GpuTensor& out, const codegen::LibraryVariant& v);
-/// The 4-output blocks a workgroup of matrix-vector variant `v` computes: 4 or 8 for the `_t4` and
-/// `_t8` copies (teams of 64 sharing a staged row), else 1.
+/// The 4-output blocks a workgroup of matrix-vector variant `v` computes: 4 for the `_t4` copies
+/// (teams of 64 sharing a staged row), else 1.
 int64_t gemv_teams(const codegen::LibraryVariant& v);
 /// The matrix-vector kernel `name` for a K, or, under VKC_VULKAN_GEMV_WIDE=1, its 256-invocation
 /// copy (`name_w256`, the specs' local_size_variants) where K is past 2048 and the library has one
-/// for `out` (off by default: slower on the H100); its copy of 4 teams (`name_t4`) for the int4 _dot
-/// kernels, or of VKC_VULKAN_GEMV_TEAMS=1/4/8 teams where the family has one (vk_encoder.cpp).
+/// for `out` (off by default: slower on the H100); first its copy of 4 teams (`name_t4`, the _dot
+/// kernels) where there is one, unless VKC_VULKAN_GEMV_TEAMS=1 (vk_encoder.cpp).
 std::string gemv_width(Encoder& e, const GpuTensor& out, const std::string& name, int64_t k);
 /// Where a matrix-vector linear into `out` writes: `out`, or the output of a view_copy that alone
 /// reads it, absorbed into the linear's dispatch (a decode step's Q/K/V projections go straight
