@@ -10,9 +10,10 @@ code it edits):
     1  no input staging: each chunk stages a constant (one load of input 0 keeps the binding)
     2  no weight loads: a constant per row and chunk (one load of chunk 0 keeps the bindings)
     3  no integer dot products (the int4 `_dot` kernels): the weights' first word added instead
-    4  no reduction across the workgroup: invocation 0 writes its own sums
+    4  no reduction across the workgroup: each team's invocation 0 writes its own sums
 The bundles carry the build's variants by name (same bindings and push constants), so the same
-binary runs them. bench/README.md ("Thirteenth session") has the call.
+binary runs them. bench/README.md ("Thirteenth session", "Fourteenth session") has the call and
+what it measured.
 """
 import shutil
 import subprocess
@@ -79,11 +80,11 @@ EDITS = [
     ("""#if GEMV_SUBGROUP
   // Each subgroup's sums first""",
      """#if GEMV_PROBE == 4
-  if (t != 0 || !live) return;
-  const int parts = 1;
-  gemv_partial[0] = acc;
+  if (lt != 0 || !live || !team_live) return;
+  const int first = team, parts = 1, all = 1;
+  gemv_partial[team] = acc;
 #if DUAL
-  gemv_partial_up[0] = acc_up;
+  gemv_partial_up[team] = acc_up;
 #endif
 #if NORM && !defined(GEMV_NORM_IN_PARAMS)
   gemv_partial_sq[0] = gemv_squares + 1.0;
