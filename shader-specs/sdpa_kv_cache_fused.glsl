@@ -28,8 +28,9 @@ layout(set = 0, binding = 8, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_s
 #endif
 
 #if DECODE
-// One query row (vkc_attention_decode.glslh): its parts meet as the _split variants' do.
-#define WG_DECODE 1
+// One query row (vkc_attention_decode.glslh; DECODE 2: by kv head, vkc_attention_gqa.glslh): its
+// parts meet as the _split variants' do.
+#define WG_DECODE DECODE
 #if !SPLIT
 #error "DECODE needs SPLIT's bindings"
 #endif

@@ -398,7 +398,11 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
 // row's L keys, uneven at the end); (a) again without the subgroup reductions
 // (VKC_VULKAN_SUBGROUP=0); and the one-row kernels, an invocation a key (the _dec variants, where
 // the device has subgroup arithmetic): (c) parts of 32 keys (_w32: up to 5 parts a row, the last
-// partial, added up by the last to finish) and (d) of 256 (one part: the output written at once).
+// partial, added up by the last to finish) and (d) of 256 (one part: the output written at once);
+// and the kernels by kv head (the _gqa variants, the default where the device has subgroup
+// arithmetic: a workgroup per kv head and part for its 2 query heads) with (e) (a)'s parts, (f)
+// (b)'s and (g) none (VKC_VULKAN_ATTN_SPLIT_KEYS=0: one part, its keys in tiles, the output
+// written at once). The others run with VKC_VULKAN_ATTN_GQA=0.
 TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
   const std::vector<std::string> all = backends();
   if (std::find(all.begin(), all.end(), "vulkan") == all.end()) GTEST_SKIP() << "no Vulkan device";
@@ -414,23 +418,28 @@ TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
     const char* parts;
     bool subgroups;  // the _sg variant where the device has subgroup arithmetic, else VKC_VULKAN_SUBGROUP=0
     const char* decode;  // VKC_VULKAN_ATTN_DECODE: "0" the workgroup-per-part kernels, "32" / "1" the _dec ones
+    bool gqa = false;    // the _gqa kernels (else VKC_VULKAN_ATTN_GQA=0)
   };
-  const bool dec = runtime::vulkan_subgroup_arithmetic();
+  const bool sg = runtime::vulkan_subgroup_arithmetic();
   for (const Config& c : {Config{"2", "80", true, "0"}, Config{"1", "3", true, "0"}, Config{"2", "80", false, "0"},
-                          Config{"16", "1", true, "32"}, Config{"16", "1", true, "1"}}) {
+                          Config{"16", "1", true, "32"}, Config{"16", "1", true, "1"}, Config{"2", "80", true, "0", true},
+                          Config{"1", "3", true, "0", true}, Config{"0", "1", true, "0", true}}) {
     const bool decode = std::string(c.decode) != "0";
-    if (decode && !dec) continue;
+    if ((decode || c.gqa) && !sg) continue;
     SCOPED_TRACE(decode ? std::string("one-row kernel ") + (std::string(c.decode) == "32" ? "w32" : "w256")
-                        : std::string("split keys ") + c.split_keys + ", parts " + c.parts + (c.subgroups ? "" : ", no subgroups"));
+                        : std::string(c.gqa ? "by kv head, " : "") + "split keys " + c.split_keys + ", parts " + c.parts +
+                              (c.subgroups ? "" : ", no subgroups"));
     ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
     ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", c.split_keys, 1);
     ::setenv("VKC_VULKAN_ATTN_PARTS", c.parts, 1);
     ::setenv("VKC_VULKAN_ATTN_DECODE", c.decode, 1);
+    if (!c.gqa) ::setenv("VKC_VULKAN_ATTN_GQA", "0", 1);
     if (!c.subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
-    const std::string split = decode ? std::string("sdpa_kv_cache_fused_sg_rope_dec") + (std::string(c.decode) == "32" ? "_w32" : "") + "_f32_texture3d"
-                                     : "sdpa_kv_cache_fused_rope_split_f32_texture3d";
+    const std::string split = decode  ? std::string("sdpa_kv_cache_fused_sg_rope_dec") + (std::string(c.decode) == "32" ? "_w32" : "") + "_f32_texture3d"
+                              : c.gqa ? "sdpa_kv_cache_fused_sg_rope_gqa_f32_texture3d"
+                                      : "sdpa_kv_cache_fused_rope_split_f32_texture3d";
     const auto count = [&] {
-      return c.subgroups && !decode ? gemv_dispatches(split) : runtime::vulkan_variant_dispatches(split);
+      return c.subgroups && !decode && !c.gqa ? gemv_dispatches(split) : runtime::vulkan_variant_dispatches(split);
     };
     const uint64_t before = count();
     Session gpu = open_on(r.pte, "vulkan");
@@ -438,6 +447,7 @@ TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
     ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
     ::unsetenv("VKC_VULKAN_ATTN_PARTS");
     ::unsetenv("VKC_VULKAN_ATTN_DECODE");
+    ::unsetenv("VKC_VULKAN_ATTN_GQA");
     ::unsetenv("VKC_VULKAN_SUBGROUP");
     ASSERT_TRUE(gpu.ok());
     for (int64_t i = 0; i < 150; ++i) {

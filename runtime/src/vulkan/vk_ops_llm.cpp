@@ -275,6 +275,15 @@ std::optional<std::string> attention_decode() {
   return std::string(v == "32" ? "_w32" : "");
 }
 
+// Whether a decode step's attention (one query row a call) runs by kv head where it can (the _gqa
+// variants: a workgroup per kv head and part of its keys for the query heads sharing it):
+// VKC_VULKAN_ATTN_GQA=0 keeps the workgroup-per-query-head kernels. Read at each record (the tests
+// switch it).
+bool attention_gqa() {
+  const char* env = std::getenv("VKC_VULKAN_ATTN_GQA");
+  return !env || std::string_view(env) != "0";
+}
+
 // The most parts a query row's keys are split in: VKC_VULKAN_ATTN_PARTS, by default as many as
 // make about kAttentionWorkgroups workgroups for the call's query rows. The parts follow the keys
 // a row has (read on the GPU), not the cache's rows: a step early in a long cache starts no
@@ -355,14 +364,22 @@ void sdpa_with_kv_cache(Encoder& e) {
     const codegen::LibraryVariant* dec_var = decode ? &e.variant(out, {}, base + "_dec" + *dec) : nullptr;
     const int64_t part_keys = dec_var ? dec_var->local_size[0] : 0;
     const int64_t min_keys = attention_split_keys();
+    // Otherwise one query row a call by kv head (attention_gqa()): the group's query heads' output
+    // texels one an invocation (G * D / 4 <= 256), parts as below but per kv head.
+    const int64_t group = q.dims[2] / kv_heads;
+    const bool gqa = !decode && q.dims[1] == 1 && e.subgroup_arithmetic() && attention_gqa() && d <= 256 &&
+                     group * dv4 <= 256 && e.has_variant(out, base + "_gqa");
+    const int64_t split_rows = gqa ? kv_heads : query_rows;  // the rows whose keys are split
     const int64_t splits =
         decode         ? std::min((rows + part_keys - 1) / part_keys, std::max<int64_t>(1, kMaxParts / query_rows))
-        : min_keys > 0 ? std::min({(rows + min_keys - 1) / min_keys, std::max<int64_t>(1, kMaxParts / query_rows),
-                                   attention_parts(query_rows)})
+        : min_keys > 0 ? std::min({(rows + min_keys - 1) / min_keys, std::max<int64_t>(1, kMaxParts / split_rows),
+                                   attention_parts(split_rows)})
                        : 1;
-    const bool split = decode || splits > 1;
+    const bool split = decode || gqa || splits > 1;
     // (The _sg variants reduce across subgroups first, where the device has subgroup arithmetic.)
-    const auto& var = dec_var ? *dec_var : e.variant(out, {}, split ? base + "_split" : base);
+    const auto& var = dec_var ? *dec_var
+                      : gqa   ? e.variant(out, {}, base + "_gqa")
+                              : e.variant(out, {}, split ? base + "_split" : base);
     // A chunk of several rows writes them into the caches first (phase 1) and then attends over
     // the caches alone (phase 2); one new row is read from k and v as it is written (phase 0).
     const bool two_phases = q.dims[1] > 1;
@@ -402,7 +419,7 @@ void sdpa_with_kv_cache(Encoder& e) {
     GpuTensor& partial = e.scratch({query_rows * splits * (dv4 + 1) * 4}, like_f32);
     res.push_back({partial.buffer.buffer, VK_NULL_HANDLE});
     res.push_back({e.filled(query_rows, 0, ir::DType::Int32), VK_NULL_HANDLE});
-    e.dispatch(var, std::move(res), push(var, phase), query_rows * splits * var.local_size[0]);
+    e.dispatch(var, std::move(res), push(var, phase), split_rows * splits * var.local_size[0]);
     return;
   }
   for (const auto& [value, cache] : {std::pair<GpuTensor*, GpuTensor*>{&k, &k_cache}, {&v, &v_cache}}) {
