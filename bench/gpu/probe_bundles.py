@@ -4,13 +4,14 @@ for `bench/gpu/ab.sh` to time against the build's own bundle (`vkc+VKC_SHADER_BU
 
     python3 bench/gpu/probe_bundles.py VKC_SHADERS OUT_DIR     (VKC_SHADERS: build/codegen/vkc-shaders)
 
-writes OUT_DIR/p1.vksl.xz .. p4.vksl.xz from a copy of shader-specs/ whose vkc_linear_gemv.glslh
+writes OUT_DIR/p1.vksl.xz .. p5.vksl.xz from a copy of shader-specs/ whose vkc_linear_gemv.glslh
 has GEMV_PROBE N defined and these edits (each fails loudly when the header no longer has the
 code it edits):
     1  no input staging: each chunk stages a constant (one load of input 0 keeps the binding)
     2  no weight loads: a constant per row and chunk (one load of chunk 0 keeps the bindings)
     3  no integer dot products (the int4 `_dot` kernels): the weights' first word added instead
     4  no reduction across the workgroup: each team's invocation 0 writes its own sums
+    5  no scale loads: a constant per row and chunk (one load of chunk 0's keeps the bindings)
 The bundles carry the build's variants by name (same bindings and push constants), so the same
 binary runs them. bench/README.md ("Thirteenth session", "Fourteenth session") has the call and
 what it measured.
@@ -31,6 +32,10 @@ EDITS = [
         w[u][r] += chunk_weights(0, 0);
         sc[u][r] += chunk_scale(0, 0);
       }
+#elif GEMV_PROBE == 5
+      w[u][r] = chunk_weights(ns[r], c);
+      sc[u][r] = float(ns[r] + c);
+      if (u == 0 && r == 0) sc[u][r] += chunk_scale(0, 0);
 #else
       w[u][r] = chunk_weights(ns[r], c);
       sc[u][r] = chunk_scale(ns[r], c);
@@ -109,7 +114,7 @@ def main() -> None:
         sys.exit("probe_bundles.py: vkc_linear_gemv.glslh lost its include guard")
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        for n in (1, 2, 3, 4):
+        for n in (1, 2, 3, 4, 5):
             d = Path(tmp) / f"p{n}"
             shutil.copytree(specs, d)
             (d / "include/vkc_linear_gemv.glslh").write_text(header.replace(GUARD, f"{GUARD}#define GEMV_PROBE {n}\n"))
