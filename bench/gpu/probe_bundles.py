@@ -40,20 +40,31 @@ EDITS = [
       w[u][r] = chunk_weights(ns[r], c);
       sc[u][r] = chunk_scale(ns[r], c);
 #endif"""),
-    ("""      for (int ci = t; ci < span_chunks; ci += LOCAL_SIZE_X) {
-        const int k0 = (base + ci) * CHUNK;""",
-     """      for (int ci = t; ci < span_chunks; ci += LOCAL_SIZE_X) {
-#if GEMV_PROBE == 1
+    ("""      vec4 v0 = vec4(0.0), v1 = vec4(0.0);
+      if (t < span_words) {""",
+     """#if GEMV_PROBE == 1
+      {
 #if defined(STORAGE_buffer)
         const int probe_in = floatBitsToInt(normed4(vec4(float(t_in[0])), 0).x) & 1;
 #else
         const int probe_in = floatBitsToInt(normed4(vec4(imageLoad(t_in, ivec3(0))), 0).x) & 1;
 #endif
-        for (int j = 0; j < CHUNK / 8; ++j) gemv_q16[gemv_x_at(ci, j)] = ivec4(ci ^ probe_in);
-        gemv_q16_chunk[ci] = vec2(1.0, 0.0);
-        continue;
+        if (t < span_words) {
+          gemv_q16[gemv_x_at(wci, wj)] = ivec4(wci ^ probe_in);
+          gemv_word_sum[t] = 0u;
+          if (wj == 0) gemv_q16_scale[wci] = 1.0;
+        }
+      }
+#else
+      vec4 v0 = vec4(0.0), v1 = vec4(0.0);
+      if (t < span_words) {"""),
+    ("""        if (wj == 0) gemv_q16_scale[wci] = m / GEMV_Q16_MAX;
+      }
+""",
+     """        if (wj == 0) gemv_q16_scale[wci] = m / GEMV_Q16_MAX;
+      }
 #endif
-        const int k0 = (base + ci) * CHUNK;"""),
+"""),
     ("""      for (int e4 = t; e4 < texels; e4 += LOCAL_SIZE_X) {
         const int k = base * CHUNK + 4 * e4;""",
      """      for (int e4 = t; e4 < texels; e4 += LOCAL_SIZE_X) {
@@ -67,9 +78,9 @@ EDITS = [
         continue;
 #endif
         const int k = base * CHUNK + 4 * e4;"""),
-    ("""        for (int r = 0; r < 4; ++r) acc[r] += float(chunk_dot_q16(w[u][r], xq) - offset) * (sc[u][r] * cs.x);
+    ("""        for (int r = 0; r < 4; ++r) acc[r] += float(chunk_dot_q16(w[u][r], xq) - offset) * (sc[u][r] * cscale);
 #if DUAL
-        for (int r = 0; r < 4; ++r) acc_up[r] += float(chunk_dot_q16(wu[u][r], xq) - offset) * (scu[u][r] * cs.x);
+        for (int r = 0; r < 4; ++r) acc_up[r] += float(chunk_dot_q16(wu[u][r], xq) - offset) * (scu[u][r] * cscale);
 #endif""",
      """#if GEMV_PROBE == 3
         for (int r = 0; r < 4; ++r) acc[r] += float(w[u][r].x + uint(xq[0].x + offset)) * sc[u][r];
@@ -77,9 +88,9 @@ EDITS = [
         for (int r = 0; r < 4; ++r) acc_up[r] += float(wu[u][r].x + uint(xq[0].x)) * scu[u][r];
 #endif
 #else
-        for (int r = 0; r < 4; ++r) acc[r] += float(chunk_dot_q16(w[u][r], xq) - offset) * (sc[u][r] * cs.x);
+        for (int r = 0; r < 4; ++r) acc[r] += float(chunk_dot_q16(w[u][r], xq) - offset) * (sc[u][r] * cscale);
 #if DUAL
-        for (int r = 0; r < 4; ++r) acc_up[r] += float(chunk_dot_q16(wu[u][r], xq) - offset) * (scu[u][r] * cs.x);
+        for (int r = 0; r < 4; ++r) acc_up[r] += float(chunk_dot_q16(wu[u][r], xq) - offset) * (scu[u][r] * cscale);
 #endif
 #endif"""),
     ("""#if GEMV_SUBGROUP
