@@ -67,22 +67,38 @@ float gemv_norm_value(float xg) {
 // int8 over the row's min and max, each with 0; the scale rounded as its f16 tensor stores it):
 // the workgroup reduces the row in shared memory (with GEMV_SUBGROUP, across each subgroup first:
 // one barrier, not log2(LOCAL_SIZE_X)). Called by every invocation of the workgroup.
+// The row is read a word of 8 inputs an invocation (K a multiple of 32 here), as the _dot variants'
+// staging reads it; those keep the invocation's first word for it (GEMV_ROW_WORD0).
+#if defined(GEMV_DOT8) && GEMV_DOT8
+#define GEMV_ROW_WORD0
+vec4 gemv_row_word0[2] = vec4[2](vec4(0.0), vec4(0.0));
+#endif
 shared vec3 rowq_red[LOCAL_SIZE_X];
 vec2 row_params(int m) {
   const int t = int(gl_LocalInvocationID.x);
   vec3 mm = vec3(0.0);  // min, max, (NORM) sum of squares
-  for (int k4 = t; k4 < p.k / 4; k4 += LOCAL_SIZE_X) {
+  for (int e8 = t; e8 < p.k / 8; e8 += LOCAL_SIZE_X) {
+    vec4 w[2];
 #if defined(STORAGE_buffer)
-    vec4 v;
-    for (int l = 0; l < 4; ++l) v[l] = float(t_in[m * p.k + 4 * k4 + l]);
+    for (int l = 0; l < 4; ++l) {
+      w[0][l] = float(t_in[m * p.k + 8 * e8 + l]);
+      w[1][l] = float(t_in[m * p.k + 8 * e8 + 4 + l]);
+    }
 #else
-    vec4 v = vec4(imageLoad(t_in, ivec3(k4, m % p.out_sizes.y, m / p.out_sizes.y)));
+    w[0] = vec4(imageLoad(t_in, ivec3(2 * e8, m % p.out_sizes.y, m / p.out_sizes.y)));
+    w[1] = vec4(imageLoad(t_in, ivec3(2 * e8 + 1, m % p.out_sizes.y, m / p.out_sizes.y)));
 #endif
+#if defined(GEMV_ROW_WORD0)
+    if (e8 == t) gemv_row_word0 = w;
+#endif
+    for (int h = 0; h < 2; ++h) {
+      vec4 v = w[h];
 #if NORM
-    mm.z += dot(v, v);
-    v *= gamma4(4 * k4);
+      mm.z += dot(v, v);
+      v *= gamma4(8 * e8 + 4 * h);
 #endif
-    mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
+      mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
+    }
   }
 #if GEMV_SUBGROUP
   mm = vec3(subgroupMin(mm.x), subgroupMax(mm.y), subgroupAdd(mm.z));
