@@ -67,17 +67,28 @@ float gemv_norm_value(float xg) {
 // int8 over the row's min and max, each with 0; the scale rounded as its f16 tensor stores it):
 // the workgroup reduces the row in shared memory (with GEMV_SUBGROUP, across each subgroup first:
 // one barrier, not log2(LOCAL_SIZE_X)). Called by every invocation of the workgroup.
-// The row is read a word of 8 inputs an invocation (K a multiple of 32 here), as the _dot variants'
-// staging reads it; those keep the invocation's first word for it (GEMV_ROW_WORD0).
-#if defined(GEMV_DOT8) && GEMV_DOT8
-#define GEMV_ROW_WORD0
-vec4 gemv_row_word0[2] = vec4[2](vec4(0.0), vec4(0.0));
-#endif
+// The row is read a word of 8 inputs an invocation (K a multiple of 32 here); the words the _dot
+// variants keep for their staging (vkc_gemv_row.glslh: x * gamma with NORM, their squares summed
+// as read) are taken from registers.
+#include "vkc_gemv_row.glslh"
 shared vec3 rowq_red[LOCAL_SIZE_X];
 vec2 row_params(int m) {
   const int t = int(gl_LocalInvocationID.x);
   vec3 mm = vec3(0.0);  // min, max, (NORM) sum of squares
-  for (int e8 = t; e8 < p.k / 8; e8 += LOCAL_SIZE_X) {
+  int e8 = t;
+#if GEMV_ROW_KEEP
+  for (int s = 0; s < GEMV_ROW_KEEP; ++s)
+    if (s * LOCAL_SIZE_X + t < p.k / 8)
+      for (int h = 0; h < 2; ++h) {
+        const vec4 v = gemv_kept[s][h];
+        mm.xy = vec2(min(mm.x, min(min(v.x, v.y), min(v.z, v.w))), max(mm.y, max(max(v.x, v.y), max(v.z, v.w))));
+      }
+#if NORM
+  mm.z = gemv_kept_squares;
+#endif
+  e8 += GEMV_ROW_KEEP * LOCAL_SIZE_X;
+#endif
+  for (; e8 < p.k / 8; e8 += LOCAL_SIZE_X) {
     vec4 w[2];
 #if defined(STORAGE_buffer)
     for (int l = 0; l < 4; ++l) {
@@ -87,9 +98,6 @@ vec2 row_params(int m) {
 #else
     w[0] = vec4(imageLoad(t_in, ivec3(2 * e8, m % p.out_sizes.y, m / p.out_sizes.y)));
     w[1] = vec4(imageLoad(t_in, ivec3(2 * e8 + 1, m % p.out_sizes.y, m / p.out_sizes.y)));
-#endif
-#if defined(GEMV_ROW_WORD0)
-    if (e8 == t) gemv_row_word0 = w;
 #endif
     for (int h = 0; h < 2; ++h) {
       vec4 v = w[h];
