@@ -5,7 +5,8 @@
 #     vulkan --generate`), each with the matrix-vector linears (default) and without them
 #     (VKC_VULKAN_GEMV=0: the split-K kernels), prefill of a 128-token prompt as a token a call;
 #   - per step: dispatches and barriers, GPU time of the whole step beside the host's wall time
-#     (VKC_VULKAN_PROFILE=run), the effective GB/s of the weight reads, the 3 slowest kernels by
+#     (VKC_VULKAN_PROFILE=run), the effective GB/s of the weight reads, the barriers times the
+#     device's dependent-dispatch floor (a chain of trivial dispatches timed first), the 3 slowest kernels by
 #     share (VKC_VULKAN_PROFILE=1, a barrier after each dispatch), all over the same prompt as the
 #     tokens/s figures (mean over its steps: contexts 1 to PROMPT_LEN + 32);
 #   - PyTorch (same GPU, fp16): transformers generate() eager, and a decode step with a static
@@ -46,6 +47,21 @@ for p in $PROGRAMS; do
   "$VKC" compile "$MODEL" --max-seq-len 2048 ${RECIPE[$p]} -o "$WORK/$p.pte" >&2
 done
 
+# The floor under each barrier-separated dispatch on this device: chains of 100 and 400 trivial
+# Sin/Cos dispatches, each reading the one before (make_chain.py, as dispatch_cost.sh), timed as the steps are
+# (VKC_VULKAN_PROFILE=run); the slope is one dependent dispatch's least cost, and a step's barriers
+# times it the part of the step no kernel can win back (printed per program below).
+chain_ms() {
+  python3 "$(dirname "$0")/make_chain.py" "$WORK/chain$1.onnx" unary "$1" 64
+  "$VKC" compile "$WORK/chain$1.onnx" -o "$WORK/chain$1.pte" > /dev/null 2>&1
+  VKC_VULKAN_PROFILE=run "$VKC" run "$WORK/chain$1.pte" --backend vulkan --random 1 --repeat 300 2>&1 > /dev/null |
+    sed -n 's/.*barrier(s); \([0-9.]*\) ms GPU time.*/\1/p' | tail -1
+}
+FLOOR_US=$(python3 -c 'import sys; print("%.2f" % ((float(sys.argv[2]) - float(sys.argv[1])) / 300 * 1e3))' \
+  "$(chain_ms 100 || true)" "$(chain_ms 400 || true)" 2>/dev/null || echo 0)
+echo "dependent dispatch floor ${FLOOR_US} us (chains of 100 and 400 Sin/Cos dispatches, a barrier between each)" |
+  tee -a "$results"
+
 # Bytes a decode step reads from its constants: the program's constant bytes less the embedding
 # table's rows it does not read (one row a token), approximated by the whole program size.
 weights_gb() { python3 -c 'import os,sys; print(os.path.getsize(sys.argv[1]) / 1e9)' "$1"; }
@@ -64,7 +80,7 @@ for p in $PROGRAMS; do
       --generate 32 --prompt-ids "$PROMPT" > /dev/null 2> "$WORK/$p-$gemv.run"
     VKC_VULKAN_GEMV=$gemv VKC_VULKAN_PROFILE=run "$VKC" run "$WORK/$p.pte" --backend vulkan --generate 32 \
       --prompt-ids "$PROMPT" > /dev/null 2>> "$WORK/$p-$gemv.run"
-    python3 - "$WORK/$p-$gemv.json" "$WORK/$p-$gemv.run" "$name" "$(weights_gb "$WORK/$p.pte")" <<'PY' | tee -a "$results"
+    python3 - "$WORK/$p-$gemv.json" "$WORK/$p-$gemv.run" "$name" "$(weights_gb "$WORK/$p.pte")" "$FLOOR_US" <<'PY' | tee -a "$results"
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
@@ -80,6 +96,9 @@ if m:
     gpu_ms = float(m.group(3))
     line += (f"  | step: {m.group(1)} dispatches, {m.group(2)} barriers, GPU {gpu_ms:.2f} ms, submit-to-fence"
              f" {float(m.group(4)):.2f} ms, execute {float(m.group(5)):.2f} ms, {gb / gpu_ms * 1e3:.0f} GB/s of {gb:.2f} GB")
+    floor_ms = int(m.group(2)) * float(sys.argv[5]) / 1e3
+    if floor_ms > 0:
+        line += f", barriers x floor {floor_ms:.2f} ms ({100 * floor_ms / gpu_ms:.0f}%)"
 if loop:
     line += f"  | loop: GPU {float(loop.group(4)):.3f} ms, wall {float(loop.group(5)):.3f} ms a step"
 print(line + f"  tokens {d['tokens'][:4]}")
