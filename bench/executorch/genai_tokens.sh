@@ -5,7 +5,8 @@
 # its cache form and whether the tokens agree.
 #
 #   bench/executorch/genai_tokens.sh [--runner PATH] [--vkc PATH] [--work DIR] [--max-seq-len N]
-#                                    [--generate N] [--prompt-ids IDS] [--resizing "NAME..."] [DIR...]
+#                                    [--generate N] [--prompt-ids IDS] [--resizing "NAME..."]
+#                                    [--quantize RECIPE] [DIR...]
 #
 # DIR: a builder output folder, or a folder of them (default tests/models/decoders/genai). Each is
 # compiled with `--max-seq-len N --dim sequence_length=1` (a decode-step program that takes the
@@ -15,13 +16,17 @@
 # update_cache: windowed, soft-capped or unfused attention), sdpa_with_kv_cache, or both (counts);
 # vulkan, ET: "=" where `vkc run --backend vulkan` / et_runner give the tokens of
 # `vkc run --backend cpu`, else the first step that differs; ort: the same against onnxruntime's
-# tokens in DIR/../greedy.json where it has them. A folder that does not compile is listed with
+# tokens in DIR/../greedy.json where it has them. --quantize compiles every linear and embedding
+# with RECIPE (`--quantize RECIPE --quantize-min-elements 0`: a test export's small layers too);
+# the ort column is then left out (quantized weights change the tokens; cpu is the reference).
+# A folder that does not compile is listed with
 # vkc's error and does not change the exit status; exit 1 if any run fails or any tokens differ.
 set -uo pipefail
 # shellcheck source=bench/executorch/runners.sh
 . "$(dirname "$0")/runners.sh"
 runners_defaults
 max_seq=64 gen=16 prompt=17,200,45,3,99,128,250,7 resizing="llama_fp32 mistral_fp32 gemma2_fp32 gemma3_fp32"
+quantize=()
 dirs=()
 while [ $# -gt 0 ]; do
   if runners_option "$1" "${2:-}"; then shift 2; continue; fi
@@ -30,6 +35,7 @@ while [ $# -gt 0 ]; do
     --generate) gen=$2; shift ;;
     --prompt-ids) prompt=$2; shift ;;
     --resizing) resizing=$2; shift ;;
+    --quantize) quantize=(--quantize "$2" --quantize-min-elements 0); shift ;;
     -h|--help) sed -n 2,20p "$0" >&2; exit 2 ;;
     -*) echo "genai_tokens.sh: unknown option '$1'" >&2; exit 2 ;;
     *) dirs+=("$1") ;;
@@ -71,11 +77,12 @@ for f in "${folders[@]}"; do
   name=$(basename "$f")
   seqs=1
   case " $resizing " in *" $name "*) seqs="1 1..4" ;; esac
-  ort=$(ort_tokens "$f")
+  ort=""
+  [ ${#quantize[@]} -gt 0 ] || ort=$(ort_tokens "$f")
   for s in $seqs; do
     tag=$name.${s/../-}
     pte=$work/$tag.pte
-    if ! "$vkc" compile "$f/model.onnx" --max-seq-len "$max_seq" --dim "sequence_length=$s" -o "$pte" \
+    if ! "$vkc" compile "$f/model.onnx" --max-seq-len "$max_seq" --dim "sequence_length=$s" "${quantize[@]}" -o "$pte" \
         >"$work/$tag.compile.txt" 2>&1; then
       printf '%-26s %-6s not compiled: %s\n' "$name" "$s" "$(grep -v '^vkc: note' "$work/$tag.compile.txt" | tail -1)"
       continue
