@@ -34,11 +34,11 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 #include "vkc_out_in.glslh"
 #include "vkc_linear_q.glslh"
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 5, std430) restrict readonly buffer XsBuf { T t_xs[]; };
-layout(set = 0, binding = 6, std430) restrict readonly buffer XzBuf { int t_xz[]; };
+layout(set = 0, binding = 5, std430) restrict VKC_IN_COHERENT readonly buffer XsBuf { T t_xs[]; };
+layout(set = 0, binding = 6, std430) restrict VKC_IN_COHERENT readonly buffer XzBuf { int t_xz[]; };
 #else
-layout(set = 0, binding = 5, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_xs;
-layout(set = 0, binding = 6, rgba32i) uniform restrict readonly iimage3D t_xz;
+layout(set = 0, binding = 5, IMAGE_FORMAT) uniform restrict VKC_IN_COHERENT readonly IMAGE_T t_xs;
+layout(set = 0, binding = 6, rgba32i) uniform restrict VKC_IN_COHERENT readonly iimage3D t_xz;
 #endif
 
 #if !defined(VKC_GEMV)

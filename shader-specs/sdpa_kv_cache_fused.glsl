@@ -15,14 +15,14 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 
 #if ROPE
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 7, std430) restrict readonly buffer CosBuf { T t_cos[]; };
-layout(set = 0, binding = 8, std430) restrict readonly buffer SinBuf { T t_sin[]; };
+layout(set = 0, binding = 7, std430) restrict VKC_IN_COHERENT readonly buffer CosBuf { T t_cos[]; };
+layout(set = 0, binding = 8, std430) restrict VKC_IN_COHERENT readonly buffer SinBuf { T t_sin[]; };
 #define ROPE_AT(t, col, row) float(t[(row) * p.table_sizes.x + (col)])
 #define ROPE_TABLE4(t, col4, row) \
   vec4(ROPE_AT(t, 4 * (col4), row), ROPE_AT(t, 4 * (col4) + 1, row), ROPE_AT(t, 4 * (col4) + 2, row), ROPE_AT(t, 4 * (col4) + 3, row))
 #else
-layout(set = 0, binding = 7, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_cos;
-layout(set = 0, binding = 8, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_sin;
+layout(set = 0, binding = 7, IMAGE_FORMAT) uniform restrict VKC_IN_COHERENT readonly IMAGE_T t_cos;
+layout(set = 0, binding = 8, IMAGE_FORMAT) uniform restrict VKC_IN_COHERENT readonly IMAGE_T t_sin;
 #define ROPE_TABLE4(t, col4, row) vec4(imageLoad(t, ivec3(col4, row, 0)))
 #endif
 #endif
@@ -85,4 +85,13 @@ void wg_split_done(int row, ivec3 r, int parts) {
 }
 #endif
 
+// (main() of the include below runs between the chained dispatches' wait and count, vkc_chain.glslh)
+#include "vkc_chain.glslh"
+#define main attention_main
 #include "vkc_sdpa_kv_cache_wg.glslh"
+#undef main
+void main() {
+  chain_wait();
+  attention_main();
+  chain_done();
+}

@@ -1,4 +1,5 @@
 // YAML spec -> ShaderSpec. Every error names the file and line of the node at fault.
+#include <algorithm>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -180,7 +181,7 @@ class Reader {
     const YAML::Node body = top[0].second;
     const auto keys = entries(body, s.name, {"parameter_names_with_default_values", "generate_variant_forall",
                                              "shader_variants", "bindings", "push_constants", "local_size",
-                                             "layouts", "khr_from_nv"});
+                                             "layouts", "khr_from_nv", "chain", "chain_by_default"});
     // Parameters first: the other sections refer to them.
     for (const auto& [key, value] : keys) {
       if (key.Scalar() != "parameter_names_with_default_values") continue;
@@ -218,6 +219,19 @@ class Reader {
         }
       }
       if (k == "khr_from_nv") s.khr_from_nv = boolean(value, "khr_from_nv");
+      if (k == "chain_by_default") s.chain_by_default = boolean(value, "chain_by_default");
+      if (k == "chain") {
+        if (value.IsMap()) {
+          s.chain = true;
+          for (const auto& [ck, cv] : entries(value, "chain")) {
+            if (std::none_of(s.defaults.begin(), s.defaults.end(), [&](const auto& d) { return d.first == ck.Scalar(); }))
+              fail(ck, "chain: '" + ck.Scalar() + "' is not declared in parameter_names_with_default_values");
+            s.chain_when.emplace_back(ck.Scalar(), scalar(cv, ck.Scalar()));
+          }
+        } else {
+          s.chain = boolean(value, "chain");
+        }
+      }
     }
     return s;
   }

@@ -141,6 +141,25 @@ struct Expander {
       out.back().khr_name = k.name;
       out.push_back(std::move(k));
     }
+    // Chained dispatches (spec `chain`): a twin `<name>_chain` with the counters' binding last, the
+    // push constant `ivec4 chain` last, VKC_CHAIN_BINDING defined, and no operators (the runtime
+    // takes it in place of its original where it chains, vkc_chain.glslh).
+    bool chained = spec.chain;
+    for (const auto& [k, want] : spec.chain_when) chained = chained && value_of(out.back().params, k) == want;
+    if (chained) {
+      Variant c = out.back();
+      c.name = name + "_chain";
+      c.ops.clear();
+      c.khr_name.clear();
+      c.params.emplace_back("VKC_CHAIN_BINDING", std::to_string(c.bindings.size()));
+      if (spec.chain_by_default) c.params.emplace_back("VKC_CHAIN_BY_DEFAULT", "1");
+      c.bindings.push_back(Binding{static_cast<uint32_t>(c.bindings.size()), DescriptorType::StorageBuffer, "chain",
+                                   "read_write"});
+      const uint32_t at = (c.push_constant_bytes + 15) / 16 * 16;
+      c.push_constants.push_back({"chain", "ivec4", at, 16});
+      c.push_constant_bytes = at + 16;
+      out.push_back(std::move(c));
+    }
   }
 };
 

@@ -109,6 +109,42 @@ linear:
   EXPECT_EQ(vs[2].bindings.size(), 2u);                              // plain_buffer
 }
 
+// `chain: {PARAM: value}`: each variant with that value gets a twin `<name>_chain` with the
+// counters' binding and the push constant `ivec4 chain` last (16-byte aligned), and no operators.
+TEST(Spec, ChainTwinsAddTheCountersBindingAndPushConstant) {
+  const ShaderSpec s = parse_spec(R"yaml(
+linear:
+  parameter_names_with_default_values: {STORAGE: buffer, SPLIT: none}
+  shader_variants:
+    - {NAME: plain, OPS: [aten.linear.default]}
+    - {NAME: gemv, OPS: [aten.linear.default], SPLIT: gemv, extra_bindings: [{name: other, type: tensor}]}
+  bindings:
+    - {name: out, type: tensor, access: write}
+  push_constants:
+    - {name: k, type: int}
+  chain: {SPLIT: gemv}
+)yaml",
+                                  "specs/linear.yaml");
+  EXPECT_THAT(names(s), ElementsAre("gemv", "gemv_chain", "plain"));
+  const auto vs = expand_variants(s);
+  const Variant& twin = vs[1];
+  EXPECT_TRUE(twin.ops.empty());
+  ASSERT_EQ(twin.bindings.size(), 3u);
+  EXPECT_EQ(twin.bindings[2].name, "chain");
+  EXPECT_EQ(twin.bindings[2].binding, 2u);
+  EXPECT_EQ(*twin.param("VKC_CHAIN_BINDING"), "2");
+  EXPECT_EQ(twin.param("VKC_CHAIN_BY_DEFAULT"), nullptr);  // (chain_by_default: true adds it)
+  ASSERT_EQ(twin.push_constants.size(), 2u);
+  EXPECT_EQ(twin.push_constants[1].name, "chain");
+  EXPECT_EQ(twin.push_constants[1].offset, 16u);
+  EXPECT_EQ(twin.push_constant_bytes, 32u);
+  EXPECT_EQ(vs[0].bindings.size(), 2u);  // the original unchanged
+  EXPECT_EQ(vs[0].push_constant_bytes, 4u);
+  EXPECT_EQ(vs[0].param("VKC_CHAIN_BINDING"), nullptr);
+  EXPECT_THAT(error_of("s:\n  parameter_names_with_default_values: {A: x}\n  chain: {B: y}\n"),
+              HasSubstr("specs/bad.yaml:3: chain: 'B' is not declared"));
+}
+
 TEST(Spec, ErrorsNameFileAndLineOnOneLine) {
   struct Case {
     const char* yaml;

@@ -352,8 +352,11 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
     // the instruction) in workgroups of 64 (VKC_VULKAN_GEMV_TEAMS=1) and of 4 teams of 64 (_t4: the
     // default).
     const bool has_dot = c.kernels[0].find("dq8ca") != std::string::npos || (c.fp16 && c.kernels[0].find("_q4_") != std::string::npos);
-    for (const std::string mode : {"subgroup sums", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1", "teams"}) {
-      const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", teams = mode == "teams";
+    // "chained": the subgroup kernels again with VKC_VULKAN_CHAIN=1 (the dispatches that follow
+    // one another wait on counters instead of barriers): the same logits, bit for bit.
+    std::vector<std::vector<double>> unchained;
+    for (const std::string mode : {"subgroup sums", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1", "teams", "chained"}) {
+      const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", teams = mode == "teams", chained = mode == "chained";
       const bool dot = mode == "VKC_VULKAN_INT_DOT=1" || teams;
       if (dot && (!has_dot || !runtime::vulkan_integer_dot_product())) continue;
       if (teams && !runtime::vulkan_subgroup_arithmetic()) continue;
@@ -362,6 +365,8 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
       if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
       if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
       if (!teams) ::setenv("VKC_VULKAN_GEMV_TEAMS", "1", 1);
+      if (chained) ::setenv("VKC_VULKAN_CHAIN", "1", 1);
+      const uint64_t chains_before = runtime::vulkan_recorded_chains();
       const auto count = [&](const std::string& k) {
         if (teams) return runtime::vulkan_variant_dispatches(wide_variant(dot_variant(k), "_t4"));
         if (dot) return runtime::vulkan_variant_dispatches(dot_variant(k));
@@ -374,9 +379,16 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
       ::unsetenv("VKC_VULKAN_SUBGROUP");
       ::unsetenv("VKC_VULKAN_INT_DOT");
       ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
+      ::unsetenv("VKC_VULKAN_CHAIN");
       for (size_t k = 0; k < before.size(); ++k)
         EXPECT_GT(count(c.kernels[k]), before[k]) << c.kernels[k] << " did not run";
       ASSERT_EQ(gpu.size(), prompt.size());
+      if (mode == "subgroup sums") unchained = gpu;
+      if (chained) {
+        // (Q/K/V -> attention -> output -> gate/up -> down -> the next Q/K/V: 5 a layer at least)
+        EXPECT_GE(runtime::vulkan_recorded_chains() - chains_before, 5u) << "no dispatch was chained";
+        EXPECT_EQ(gpu, unchained) << "chained dispatches changed the logits";
+      }
       for (size_t i = 0; i < prompt.size(); ++i) {
         ASSERT_EQ(gpu[i].size(), cpu[i].size());
         double scale = 0, worst = 0;

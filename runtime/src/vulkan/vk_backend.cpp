@@ -50,7 +50,7 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& options) {
     throw RuntimeError(fmt::format("vulkan: cannot load the shader library ({})", e.what()));
   }
   dev->ctx = vk::Context::create(options.validation);
-  dev->pipelines = std::make_unique<vk::PipelineCache>(dev->ctx);
+  dev->pipelines = std::make_unique<vk::PipelineCache>(dev->ctx, &dev->library);
   return std::make_unique<VulkanBackend>(std::move(dev));
 }
 

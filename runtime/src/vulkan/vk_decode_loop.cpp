@@ -40,9 +40,10 @@ VulkanDecodeLoop::VulkanDecodeLoop(std::shared_ptr<Context> ctx, PipelineCache& 
 VulkanDecodeLoop::~VulkanDecodeLoop() {
   if (profile_ && profiled_steps_ > 0)
     fmt::print(stderr,
-               "vulkan decode loop profile: {} step(s) in batches of {} ({} dispatches a step); {:.3f} ms GPU time, "
-               "{:.3f} ms host wall a step\n",
-               profiled_steps_, batch_, step_.size(), gpu_ns_ / static_cast<double>(profiled_steps_) / 1e6,
+               "vulkan decode loop profile: {} step(s) in batches of {} ({} dispatches, {:.1f} barriers, {:.1f} chained a "
+               "step); {:.3f} ms GPU time, {:.3f} ms host wall a step\n",
+               profiled_steps_, batch_, step_.size(), static_cast<double>(step_barriers_) / std::max<size_t>(1, recorded_steps_),
+               static_cast<double>(step_chained_) / std::max<size_t>(1, recorded_steps_), gpu_ns_ / static_cast<double>(profiled_steps_) / 1e6,
                wall_ns_ / static_cast<double>(profiled_steps_) / 1e6);
   for (Slot* s : {&slots_[0], &slots_[1], &slots_[2], &prologue_slot_}) {
     s->recording.reset();
@@ -61,6 +62,9 @@ VulkanDecodeLoop::Slot& VulkanDecodeLoop::slot(size_t index, size_t steps) {
   s.recording = std::make_unique<Recording>(ctx_, cache_, ds, std::vector<VkImage>{},
                                             profile_ ? Profile::Run : Profile::Off);
   s.steps = steps;
+  step_barriers_ += s.recording->barriers();
+  step_chained_ += s.recording->chained();
+  recorded_steps_ += steps;
   return s;
 }
 
@@ -106,6 +110,7 @@ size_t VulkanDecodeLoop::run(std::span<const kernels::HostTensor* const> inputs,
       const InFlight done = in_flight.front();
       in_flight.pop_front();
       ctx_->wait(done.slot->fence);
+      done.slot->recording->check_chains();
       if (done.slot == &prologue_slot_) continue;
       if (profile_) gpu_ns_ += done.slot->recording->submitted_gpu_ns();
       if (stop) continue;

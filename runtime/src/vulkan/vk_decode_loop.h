@@ -57,6 +57,7 @@ class VulkanDecodeLoop final : public DecodeLoop {
   bool profile_ = false;  // VKC_VULKAN_PROFILE=run
   double gpu_ns_ = 0, wall_ns_ = 0;
   size_t profiled_steps_ = 0;
+  size_t step_barriers_ = 0, step_chained_ = 0, recorded_steps_ = 0;  // over the recordings, for the profile
 };
 
 }  // namespace vkc::runtime::vk

@@ -10,6 +10,7 @@
 #include <optional>
 #include <unordered_set>
 
+#include "vk_chain.h"
 #include "vkc/runtime/backend.h"
 
 namespace vkc::runtime::vk {
@@ -202,26 +203,29 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   if (queries_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 0);
   uint32_t query = 1;
   const bool every = full_barriers || (queries_ != VK_NULL_HANDLE && !whole_run_);
-  std::unordered_set<uint64_t> written, read;  // memory touched since the last barrier
-  for (const auto& d : ds) {
-    const codegen::LibraryVariant& v = *d.variant;
-    if (!every) {
-      bool hazard = false;
-      for (size_t k = 0; k < v.bindings.size() && k < d.memory.size(); ++k) {
-        const bool writes = v.bindings[k].access != "read";
-        hazard = hazard || written.count(d.memory[k]) || (writes && read.count(d.memory[k]));
-      }
-      if (d.memory.size() != v.bindings.size()) hazard = true;  // unknown memory: be safe
-      if (hazard) {
-        vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                             0, nullptr, 0, nullptr);
-        ++barriers_;
-        written.clear();
-        read.clear();
-      }
-      for (size_t k = 0; k < v.bindings.size() && k < d.memory.size(); ++k)
-        (v.bindings[k].access == "read" ? read : written).insert(d.memory[k]);
-    }
+  const SyncPlan plan = plan_syncs(ds, every, chains_from_env(*ctx_), cache);
+  barriers_ = plan.barriers;
+  chained_ = plan.chained;
+  if (plan.chained > 0) {
+    // The chains' counters, zero at the start of each run; the flag (counter 0) read back at the end.
+    chain_counters_ = ctx_->make_buffer(4 * plan.counters, Context::Mem::Device);
+    chain_flag_ = ctx_->make_buffer(4, Context::Mem::Readback);
+    std::memset(chain_flag_.mapped, 0, 4);
+    vkCmdFillBuffer(cb_, chain_counters_.buffer, 0, VK_WHOLE_SIZE, 0);
+    auto fb = make_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+    fb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    fb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &fb, 0,
+                         nullptr, 0, nullptr);
+  }
+  for (size_t i = 0; i < ds.size(); ++i) {
+    const Dispatch& d = ds[i];
+    // (a dispatch that waits on a count or raises one runs its variant's _chain twin)
+    const bool chained = plan.chain[i] != ivec4{0, 0, 0, 0};
+    const codegen::LibraryVariant& v = chained ? *cache.chain_twin(*d.variant) : *d.variant;
+    if (plan.barrier_before[i])
+      vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                           nullptr, 0, nullptr);
     const Pipeline& p = cache.get(v);
     auto ai = make_info<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
     ai.descriptorPool = pool_;
@@ -229,15 +233,26 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     ai.pSetLayouts = &p.set_layout;
     VkDescriptorSet set = VK_NULL_HANDLE;
     check(vkAllocateDescriptorSets(dev, &ai, &set), "vkAllocateDescriptorSets");
-    if (d.resources.size() != v.bindings.size())
-      throw RuntimeError(fmt::format("{}: shader {} has {} bindings, {} given", d.where, v.name, v.bindings.size(),
-                                     d.resources.size()));
+    if (d.resources.size() != d.variant->bindings.size())
+      throw RuntimeError(fmt::format("{}: shader {} has {} bindings, {} given", d.where, d.variant->name,
+                                     d.variant->bindings.size(), d.resources.size()));
+    std::vector<Resource> resources = d.resources;
+    std::vector<uint8_t> push = d.push;
+    if (chained) {
+      resources.push_back({chain_counters_.buffer, VK_NULL_HANDLE});
+      push.resize(v.push_constant_bytes, 0);
+      const auto m = std::find_if(v.push_constants.begin(), v.push_constants.end(),
+                                  [](const auto& c) { return c.name == "chain"; });
+      if (m == v.push_constants.end() || m->offset + sizeof(ivec4) > push.size())
+        throw RuntimeError(fmt::format("{}: shader {} has no push constant chain", d.where, v.name));
+      std::memcpy(push.data() + m->offset, plan.chain[i].data(), sizeof(ivec4));
+    }
     std::vector<VkDescriptorBufferInfo> bi(v.bindings.size());
     std::vector<VkDescriptorImageInfo> ii(v.bindings.size());
     std::vector<VkWriteDescriptorSet> writes;
     for (size_t k = 0; k < v.bindings.size(); ++k) {
       const bool image = v.bindings[k].type == codegen::DescriptorType::StorageImage;
-      if (image ? !d.resources[k].view : !d.resources[k].buffer)
+      if (image ? !resources[k].view : !resources[k].buffer)
         throw RuntimeError(fmt::format("{}: shader {} binding {} ({}) needs a {}", d.where, v.name, k,
                                        v.bindings[k].name, image ? "texture" : "buffer"));
       auto w = make_info<VkWriteDescriptorSet>(VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
@@ -246,10 +261,10 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
       w.descriptorCount = 1;
       w.descriptorType = image ? VK_DESCRIPTOR_TYPE_STORAGE_IMAGE : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
       if (image) {
-        ii[k] = {VK_NULL_HANDLE, d.resources[k].view, VK_IMAGE_LAYOUT_GENERAL};
+        ii[k] = {VK_NULL_HANDLE, resources[k].view, VK_IMAGE_LAYOUT_GENERAL};
         w.pImageInfo = &ii[k];
       } else {
-        bi[k] = {d.resources[k].buffer, 0, VK_WHOLE_SIZE};
+        bi[k] = {resources[k].buffer, 0, VK_WHOLE_SIZE};
         w.pBufferInfo = &bi[k];
       }
       writes.push_back(w);
@@ -257,9 +272,8 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     vkUpdateDescriptorSets(dev, static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
     vkCmdBindPipeline(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
     vkCmdBindDescriptorSets(cb_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
-    if (!d.push.empty())
-      vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(d.push.size()),
-                         d.push.data());
+    if (!push.empty())
+      vkCmdPushConstants(cb_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(push.size()), push.data());
     // 1-D dispatch: (min(groups, 65535), ceil(groups / 65535), 1) workgroups (vkc_common.glslh).
     const int64_t local = std::max<uint32_t>(1, v.local_size[0]) * std::max<uint32_t>(1, v.local_size[1]) *
                           std::max<uint32_t>(1, v.local_size[2]);
@@ -290,6 +304,18 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &tb, 0, nullptr, 0,
                          nullptr);
   }
+  if (chain_flag_.buffer) {
+    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    const VkBufferCopy flag{0, 0, 4};
+    vkCmdCopyBuffer(cb_, chain_counters_.buffer, chain_flag_.buffer, 1, &flag);
+    auto tb = make_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+    tb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    tb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &tb, 0, nullptr, 0,
+                         nullptr);
+  }
   if (queries_ && whole_run_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, 1);
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
@@ -297,9 +323,21 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   check(vkEndCommandBuffer(cb_), "vkEndCommandBuffer");
 }
 
+const codegen::LibraryVariant* PipelineCache::chain_twin(const codegen::LibraryVariant& v) const {
+  return library_ ? library_->by_name(v.name + "_chain") : nullptr;
+}
+
+void Recording::check_chains() const {
+  if (chain_flag_.mapped && *static_cast<const uint32_t*>(chain_flag_.mapped) != 0)
+    throw RuntimeError(
+        "vulkan: a chained dispatch waited past its bound for the one before it (this device may not launch "
+        "dispatches in order); VKC_VULKAN_CHAIN=0 records barriers instead");
+}
+
 void Recording::run() {
   const auto t0 = std::chrono::steady_clock::now();
   ctx_->run(cb_);
+  check_chains();
   if (!queries_) return;
   wall_ns_ += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
   std::vector<uint64_t> ticks(gpu_ns_.size() + 1);
@@ -328,9 +366,9 @@ void Recording::print_profile() const {
   for (double ns : gpu_ns_) total += ns;
   if (whole_run_) {
     fmt::print(stderr,
-               "vulkan run profile: {} dispatch(es), {} barrier(s); {:.3f} ms GPU time, {:.3f} ms host wall (submit to "
+               "vulkan run profile: {} dispatch(es), {} barrier(s), {} chained; {:.3f} ms GPU time, {:.3f} ms host wall (submit to "
                "fence), {:.3f} ms execute() per run (mean of {} run(s))\n",
-               dispatches_, barriers_, total / runs_ / 1e6, wall_ns_ / runs_ / 1e6, execute_ns_ / runs_ / 1e6, runs_);
+               dispatches_, barriers_, chained_, total / runs_ / 1e6, wall_ns_ / runs_ / 1e6, execute_ns_ / runs_ / 1e6, runs_);
     return;
   }
   fmt::print(stderr, "vulkan profile: {} dispatch(es), {:.3f} ms GPU time per run (mean of {} run(s))\n",

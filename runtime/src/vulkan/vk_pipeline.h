@@ -56,14 +56,19 @@ struct Pipeline {
 
 class PipelineCache {
  public:
-  explicit PipelineCache(std::shared_ptr<Context> ctx) : ctx_(std::move(ctx)) {}
+  /// `library`: where chain twins are looked up (null: no dispatch chains).
+  explicit PipelineCache(std::shared_ptr<Context> ctx, const codegen::ShaderLibrary* library = nullptr)
+      : ctx_(std::move(ctx)), library_(library) {}
   ~PipelineCache();
   const Pipeline& get(const codegen::LibraryVariant& v);
+  /// The variant's `_chain` twin (shader-specs' `chain`, vkc_chain.glslh), null where it has none.
+  const codegen::LibraryVariant* chain_twin(const codegen::LibraryVariant& v) const;
 
  private:
   void print_pipeline_stats(VkDevice dev, VkPipeline pipeline, const std::string& name) const;
 
   std::shared_ptr<Context> ctx_;
+  const codegen::ShaderLibrary* library_ = nullptr;
   std::map<std::string, Pipeline> pipelines_;
 };
 
@@ -88,8 +93,13 @@ class Recording {
   Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const std::vector<Dispatch>& ds,
             const std::vector<VkImage>& images_to_prepare, Profile profile = Profile::Off, bool full_barriers = false,
             const std::vector<BufferCopy>& copies_after = {});
-  /// Barriers recorded between dispatches (for tests and the profile).
+  /// Barriers recorded between dispatches, and dispatches chained to the one before instead of a
+  /// barrier (vk_chain.h), for tests and the profile.
   size_t barriers() const { return barriers_; }
+  size_t chained() const { return chained_; }
+  /// Throws where a chained dispatch of the last run waited past its bound (call once its fence
+  /// signalled; run() calls it).
+  void check_chains() const;
   ~Recording();
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
@@ -116,7 +126,8 @@ class Recording {
   bool whole_run_ = false;                // Profile::Run
   size_t dispatches_ = 0;
   int runs_ = 0;
-  size_t barriers_ = 0;
+  size_t barriers_ = 0, chained_ = 0;
+  Buffer chain_counters_, chain_flag_;  // chained dispatches: their counters, and counter 0 read back
 };
 
 }  // namespace vkc::runtime::vk

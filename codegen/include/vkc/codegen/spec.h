@@ -81,6 +81,15 @@ struct ShaderSpec {
   /// Layouts handled, per storage value ("*" for any storage).
   std::map<std::string, std::vector<std::string>> layouts;
   bool khr_from_nv = false;               // also emit a KHR cooperative-matrix variant per variant
+  /// `chain: true` (every variant) or `chain: {PARAM: value, ...}` (the variants with those values):
+  /// each such variant gets a twin `<name>_chain` whose last binding is `chain` (the runtime's
+  /// counters of chained dispatches, docs/runtime.md "Chained dispatches"; its number injected as
+  /// VKC_CHAIN_BINDING) and whose last push constant is `ivec4 chain`.
+  bool chain = false;
+  ParamList chain_when;
+  /// `chain_by_default: true`: the twins run chained where VKC_VULKAN_CHAIN is unset (on the
+  /// devices the runtime chains on by default); otherwise only under VKC_VULKAN_CHAIN=1.
+  bool chain_by_default = false;
 };
 
 /// Parses one spec file. Throws SpecError ("file:line: ...") on any problem:

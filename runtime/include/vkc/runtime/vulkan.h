@@ -58,4 +58,8 @@ uint64_t vulkan_staged_upload_bytes();
 /// recorded into their run command buffers (one goes only where a dispatch depends on an earlier one).
 uint64_t vulkan_recorded_barriers();
 
+/// How many dispatches the command buffers recorded in this process so far (delegates' runs and
+/// decode loops) chain to the dispatch before them instead of a barrier (VKC_VULKAN_CHAIN).
+uint64_t vulkan_recorded_chains();
+
 }  // namespace vkc::runtime
