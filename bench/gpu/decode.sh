@@ -55,7 +55,7 @@ chain_ms() {
   python3 "$(dirname "$0")/make_chain.py" "$WORK/chain$1.onnx" unary "$1" 64
   "$VKC" compile "$WORK/chain$1.onnx" -o "$WORK/chain$1.pte" > /dev/null 2>&1
   VKC_VULKAN_PROFILE=run "$VKC" run "$WORK/chain$1.pte" --backend vulkan --random 1 --repeat 300 2>&1 > /dev/null |
-    sed -n 's/.*barrier(s); \([0-9.]*\) ms GPU time.*/\1/p' | tail -1
+    sed -n 's/.*chained; \([0-9.]*\) ms GPU time.*/\1/p' | tail -1
 }
 FLOOR_US=$(python3 -c 'import sys; print("%.2f" % ((float(sys.argv[2]) - float(sys.argv[1])) / 300 * 1e3))' \
   "$(chain_ms 100 || true)" "$(chain_ms 400 || true)" 2>/dev/null || echo 0)
@@ -84,12 +84,12 @@ for p in $PROGRAMS; do
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
-loop = re.search(r"vulkan decode loop profile: (\d+) step\(s\) in batches of (\d+) \((\d+) dispatches a step\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall", text)
+loop = re.search(r"vulkan decode loop profile: (\d+) step\(s\) in batches of (\d+) \((\d+) dispatches, ([\d.]+) barriers, ([\d.]+) chained a step\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall", text)
 text = text[:text.find("vulkan decode loop profile")] if loop else text
 runs = [l for l in text.splitlines() if l.startswith("vulkan run profile:")]
 # The decode-step instance runs most: take the line with the most runs.
 best = max(runs, key=lambda l: int(re.search(r"mean of (\d+)", l).group(1))) if runs else ""
-m = re.search(r"(\d+) dispatch\(es\), (\d+) barrier\(s\); ([\d.]+) ms GPU time, ([\d.]+) ms host wall \(submit to fence\), ([\d.]+) ms execute", best)
+m = re.search(r"(\d+) dispatch\(es\), (\d+) barrier\(s\), \d+ chained; ([\d.]+) ms GPU time, ([\d.]+) ms host wall \(submit to fence\), ([\d.]+) ms execute", best)
 gb = float(sys.argv[4])
 line = f"{sys.argv[3]:<22} prefill {d['prefill_tokens_per_s']:8.1f} tok/s  decode {d['decode_tokens_per_s']:7.1f} tok/s"
 if m:
@@ -100,7 +100,8 @@ if m:
     if floor_ms > 0:
         line += f", barriers x floor {floor_ms:.2f} ms ({100 * floor_ms / gpu_ms:.0f}%)"
 if loop:
-    line += f"  | loop: GPU {float(loop.group(4)):.3f} ms, wall {float(loop.group(5)):.3f} ms a step"
+    line += (f"  | loop: GPU {float(loop.group(6)):.3f} ms, wall {float(loop.group(7)):.3f} ms a step,"
+             f" {float(loop.group(4)):.0f} barriers and {float(loop.group(5)):.0f} chained dispatches a step")
 print(line + f"  tokens {d['tokens'][:4]}")
 PY
     # The same steps with a round trip through the host each (the decode loop off: VKC_VULKAN_DECODE_LOOP=0).

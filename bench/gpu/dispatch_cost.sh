@@ -27,7 +27,7 @@ REPEAT=${REPEAT:-200}
 gpu_us() {
   # shellcheck disable=SC2086
   env VKC_VULKAN_PROFILE=run ${2} "$1" run "$3" --backend vulkan --random 1 --repeat "$REPEAT" 2>&1 >/dev/null |
-    sed -n 's/^vulkan run profile: \([0-9]*\) dispatch(es), [0-9]* barrier(s); \([0-9.]*\) ms GPU time.*/\1 \2/p' |
+    sed -n 's/^vulkan run profile: \([0-9]*\) dispatch(es), [0-9]* barrier(s), [0-9]* chained; \([0-9.]*\) ms GPU time.*/\1 \2/p' |
     awk '{ printf "%d %.2f\n", $1, $2 * 1000 }'
 }
 row() {  # NAME PTE WEIGHT_BYTES

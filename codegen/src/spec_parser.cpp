@@ -224,9 +224,10 @@ class Reader {
         if (value.IsMap()) {
           s.chain = true;
           for (const auto& [ck, cv] : entries(value, "chain")) {
-            if (std::none_of(s.defaults.begin(), s.defaults.end(), [&](const auto& d) { return d.first == ck.Scalar(); }))
-              fail(ck, "chain: '" + ck.Scalar() + "' is not declared in parameter_names_with_default_values");
-            s.chain_when.emplace_back(ck.Scalar(), scalar(cv, ck.Scalar()));
+            const std::string param = ck.Scalar();  // (a lambda may not capture a structured binding in clang 14)
+            if (std::none_of(s.defaults.begin(), s.defaults.end(), [&](const auto& d) { return d.first == param; }))
+              fail(ck, "chain: '" + param + "' is not declared in parameter_names_with_default_values");
+            s.chain_when.emplace_back(param, scalar(cv, param));
           }
         } else {
           s.chain = boolean(value, "chain");

@@ -290,26 +290,17 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
     }
     if (queries_ && !whole_run_) vkCmdWriteTimestamp(cb_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, query++);
   }
-  if (!copies_after.empty()) {
+  // (and the chains' flag, counter 0, into the host's copy)
+  std::vector<BufferCopy> copies = copies_after;
+  if (chain_flag_.buffer) copies.push_back({chain_counters_.buffer, chain_flag_.buffer, 4});
+  if (!copies.empty()) {
     mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
     vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
                          nullptr, 0, nullptr);
-    for (const BufferCopy& c : copies_after) {
+    for (const BufferCopy& c : copies) {
       const VkBufferCopy region{0, 0, c.bytes};
       vkCmdCopyBuffer(cb_, c.src, c.dst, 1, &region);
     }
-    auto tb = make_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-    tb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    tb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &tb, 0, nullptr, 0,
-                         nullptr);
-  }
-  if (chain_flag_.buffer) {
-    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                         nullptr, 0, nullptr);
-    const VkBufferCopy flag{0, 0, 4};
-    vkCmdCopyBuffer(cb_, chain_counters_.buffer, chain_flag_.buffer, 1, &flag);
     auto tb = make_info<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
     tb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     tb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
