@@ -10,7 +10,7 @@
 # BIN_DIR's lib/ (ldd's list) serves every binary. A BUILD is a vkc binary, optionally followed by
 # environment settings it runs with, joined by '+': `.vkcbin/vkc+VKC_VULKAN_ATTN_PARTS=8` (the same
 # binary twice, one side an env switch). PROGRAMS (fp16 int4) picks among fp16 8da4w int4; N (64)
-# tokens; ROUNDS (2); TOP (12) kernels; ENV_B="VAR=value ..." adds settings to the second build;
+# tokens; ROUNDS (2); TOP (12) kernels (0: no profiles); ENV_B="VAR=value ..." adds settings to the second build;
 # COMPILE_WITH (the first build's binary) compiles the programs every build runs.
 set -euo pipefail
 BIN=${1:?usage: ab.sh BIN_DIR BUILD_A BUILD_B [BUILD ...]}
@@ -68,6 +68,7 @@ for p in $PROGRAMS; do
     echo "$line"
   done
 done
+[ "${TOP:-12}" = 0 ] && exit 0  # (no profiles)
 for p in $PROGRAMS; do
   for i in "${!BUILDS[@]}"; do
     # shellcheck disable=SC2046
