@@ -902,6 +902,40 @@ TEST_F(VulkanOps, BarriersOnlyBetweenDependentDispatches) {
   EXPECT_EQ(runtime::vulkan_recorded_barriers() - before, 4u);
 }
 
+// Chained dispatches (VKC_VULKAN_CHAIN=1: a dispatch waits on a counter the one before raises,
+// not at a barrier): y = linear(x) and z = linear(y) chain; relu(y) runs after them and does not
+// depend on z's linear, but reads what the chain wrote, so it syncs: a barrier before it, as many
+// barriers as without chains (the chain's wait stands for the one it replaced). Outputs as the
+// cpu's.
+TEST_F(VulkanOps, ADispatchAfterAChainSyncsWithWhatTheChainWrote) {
+  VKC_REQUIRE_VULKAN();
+  if (!runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no subgroup arithmetic (the chained kernels' family)";
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  uint64_t barriers[2] = {0, 0}, chains[2] = {0, 0};
+  for (const int chain : {0, 1}) {
+    ::setenv("VKC_VULKAN_CHAIN", chain ? "1" : "0", 1);
+    VkProgramBuilder b;
+    const int x = tensor(b, {1, 72}, kTex, kW), y = tensor(b, {1, 72}, kTex, kW), z = tensor(b, {1, 9}, kTex, kW);
+    const int r = tensor(b, {1, 72}, kTex, kW);
+    b.call("aten.linear.default", {x, b.constant({72, 72}, random_values(72 * 72, 5)), b.value(VkNull{}), y});
+    b.call("aten.linear.default", {y, b.constant({9, 72}, random_values(9 * 72, 6)), b.value(VkNull{}), z});
+    b.call("aten.relu.default", {y, r});
+    b.input(x);
+    b.output(z);
+    b.output(r);
+    const uint64_t b0 = runtime::vulkan_recorded_barriers(), c0 = runtime::vulkan_recorded_chains();
+    SCOPED_TRACE(chain);
+    expect_same(b.build(), {random_f32({1, 72}, 17)});
+    barriers[chain] = runtime::vulkan_recorded_barriers() - b0;
+    chains[chain] = runtime::vulkan_recorded_chains() - c0;
+  }
+  ::unsetenv("VKC_VULKAN_CHAIN");
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+  EXPECT_EQ(chains[0], 0u);
+  EXPECT_EQ(chains[1], 1u);
+  EXPECT_EQ(barriers[1], barriers[0]);
+}
+
 TEST_F(VulkanOps, PrepackedConstantsAndFp16) {
   VKC_REQUIRE_VULKAN();
   VkProgramBuilder b;
