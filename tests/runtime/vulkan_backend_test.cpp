@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "common/error_of.h"
 #include "common/gemv_dispatches.h"
 #include "vkc/codegen/shader_library.h"
 #include "vkc/ir/op_registry.h"
@@ -706,7 +707,7 @@ TEST_F(VulkanOps, LayerNorm) {
              {x, b.value(VkIntList{{width}}), w, bias, b.value(1e-5), b.value(VkValueList{{y, m, r}})});
       b.input(x);
       b.output(y);
-      SCOPED_TRACE(testing::Message() << "width " << width << " storage " << static_cast<int>(c.st) << " layout "
+      SCOPED_TRACE(::testing::Message() << "width " << width << " storage " << static_cast<int>(c.st) << " layout "
                                       << static_cast<int>(c.ml));
       const std::string name = std::string(width > 1000 ? "layer_norm_wg256_f32_" : width == 40 ? "layer_norm_wg_f32_" : "layer_norm_f32_") +
                                (c.st == kBuf ? "buffer" : "texture3d");
@@ -936,6 +937,36 @@ TEST_F(VulkanOps, ADispatchAfterAChainSyncsWithWhatTheChainWrote) {
   EXPECT_EQ(barriers[1], barriers[0]);
 }
 
+// A chained wait that never sees its count (VKC_VULKAN_CHAIN_UNREACHABLE=1: one workgroup more
+// asked for than there are, as where a device launched the next dispatch's workgroups first) polls
+// to its bound and goes on; the run then fails with one error naming VKC_VULKAN_CHAIN=0, and the
+// same program without chains runs.
+TEST_F(VulkanOps, AChainedWaitPastItsBoundFailsTheRun) {
+  VKC_REQUIRE_VULKAN();
+  if (!runtime::vulkan_subgroup_arithmetic()) GTEST_SKIP() << "no subgroup arithmetic (the chained kernels' family)";
+  ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  VkProgramBuilder b;
+  const int x = tensor(b, {1, 72}, kTex, kW), y = tensor(b, {1, 72}, kTex, kW), z = tensor(b, {1, 9}, kTex, kW);
+  b.call("aten.linear.default", {x, b.constant({72, 72}, random_values(72 * 72, 5)), b.value(VkNull{}), y});
+  b.call("aten.linear.default", {y, b.constant({9, 72}, random_values(9 * 72, 6)), b.value(VkNull{}), z});
+  b.input(x);
+  b.output(z);
+  const serializer::PteFile pte = b.build();
+  const std::vector<HostTensor> in = {random_f32({1, 72}, 17)};
+  ::setenv("VKC_VULKAN_CHAIN", "1", 1);
+  ::setenv("VKC_VULKAN_CHAIN_UNREACHABLE", "1", 1);
+  const std::string error = vkc::testing::error_of<runtime::RuntimeError>(
+      [&] { runtime::Executor::from_pte(pte, *vulkan()).run(in); });
+  ::unsetenv("VKC_VULKAN_CHAIN_UNREACHABLE");
+  EXPECT_THAT(error, ::testing::HasSubstr("a chained dispatch waited past its bound"));
+  EXPECT_THAT(error, ::testing::HasSubstr("VKC_VULKAN_CHAIN=0"));
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  ::setenv("VKC_VULKAN_CHAIN", "0", 1);
+  expect_same(pte, in);
+  ::unsetenv("VKC_VULKAN_CHAIN");
+  ::unsetenv("VKC_VULKAN_GPU_KERNELS");
+}
+
 TEST_F(VulkanOps, PrepackedConstantsAndFp16) {
   VKC_REQUIRE_VULKAN();
   VkProgramBuilder b;
@@ -1006,7 +1037,7 @@ TEST_F(VulkanOps, Fp16TensorsRoundToNearestEven) {
     b.input(x);
     b.input(k);
     b.output(y);
-    SCOPED_TRACE(testing::Message() << "storage " << static_cast<int>(st) << " layout " << static_cast<int>(ml));
+    SCOPED_TRACE(::testing::Message() << "storage " << static_cast<int>(st) << " layout " << static_cast<int>(ml));
     HostTensor three_quarters = HostTensor::of(ir::DType::Float32, {1, 4, 8, 8}, std::vector<float>(256, 0.75f));
     expect_same(b.build(), {random_f32({1, 4, 8, 8}, 31, -100, 100), three_quarters}, 0, 0);
   }
