@@ -25,18 +25,29 @@ int64_t workgroups(const Dispatch& d) {
 }
 
 namespace {
-bool twin_allowed(const codegen::LibraryVariant& v, Chains chains, const PipelineCache& cache) {
-  const codegen::LibraryVariant* twin = chains == Chains::Off ? nullptr : cache.chain_twin(v);
-  return twin && (chains == Chains::All || std::find(twin->params.begin(), twin->params.end(),
-                                                     "VKC_CHAIN_BY_DEFAULT=1") != twin->params.end());
+bool twin_allowed(const codegen::LibraryVariant& v, const Chains& chains, const PipelineCache& cache) {
+  const codegen::LibraryVariant* twin = chains.mode == Chains::Off ? nullptr : cache.chain_twin(v);
+  if (!twin) return false;
+  switch (chains.mode) {
+    case Chains::All: return true;
+    case Chains::Named:
+      return std::any_of(chains.names.begin(), chains.names.end(),
+                         [&](const std::string& n) { return v.name.find(n) != std::string::npos; });
+    default:
+      return std::find(twin->params.begin(), twin->params.end(), "VKC_CHAIN_BY_DEFAULT=1") != twin->params.end();
+  }
 }
 }  // namespace
 
-SyncPlan plan_syncs(const std::vector<Dispatch>& ds, bool every, Chains chains, const PipelineCache& cache) {
+SyncPlan plan_syncs(const std::vector<Dispatch>& ds, bool every, const Chains& chains, const PipelineCache& cache) {
   SyncPlan plan;
   plan.barrier_before.assign(ds.size(), false);
   plan.chain.assign(ds.size(), ivec4{0, 0, 0, 0});
+  plan.twin.assign(ds.size(), false);
   plan.counters = 1;  // counter 0: the flag of a wait past its bound
+  const char* twins = std::getenv("VKC_VULKAN_CHAIN_TWINS");
+  if (twins && std::string_view(twins) == "1")
+    for (size_t i = 0; i < ds.size(); ++i) plan.twin[i] = twin_allowed(*ds[i].variant, chains, cache);
   if (every) return plan;  // (the recording puts a barrier after each dispatch)
   // (tests: every wait asks for one workgroup more than there are, so it polls to its bound)
   const char* unreachable = std::getenv("VKC_VULKAN_CHAIN_UNREACHABLE");
@@ -59,6 +70,7 @@ SyncPlan plan_syncs(const std::vector<Dispatch>& ds, bool every, Chains chains, 
       const int32_t counter = static_cast<int32_t>(plan.counters++);
       plan.chain[i - 1][2] = counter + 1;
       plan.chain[i] = {counter + 1, static_cast<int32_t>(workgroups(ds[i - 1])) + extra, 0, 0};
+      plan.twin[i - 1] = plan.twin[i] = true;
       ++plan.chained;
       ++g_recorded_chains;
     } else if (hazard) {
@@ -76,10 +88,20 @@ SyncPlan plan_syncs(const std::vector<Dispatch>& ds, bool every, Chains chains, 
 
 Chains chains_from_env(const Context& ctx) {
   const char* env = std::getenv("VKC_VULKAN_CHAIN");  // (read at each record: the tests switch it)
-  if (env && std::string_view(env) == "1") return Chains::All;
-  if (env && std::string_view(env) == "0") return Chains::Off;
+  const std::string_view e = env ? env : "";
+  if (e == "1") return {Chains::All, {}};
+  if (e == "0") return {Chains::Off, {}};
+  if (!e.empty()) {
+    Chains named{Chains::Named, {}};
+    for (size_t at = 0; at <= e.size();) {
+      const size_t comma = std::min(e.find(',', at), e.size());
+      if (comma > at) named.names.emplace_back(e.substr(at, comma - at));
+      at = comma + 1;
+    }
+    return named;
+  }
   constexpr uint32_t kNvidia = 0x10de;
-  return ctx.properties().vendorID == kNvidia ? Chains::ByDefault : Chains::Off;
+  return {ctx.properties().vendorID == kNvidia ? Chains::ByDefault : Chains::Off, {}};
 }
 
 }  // namespace vkc::runtime::vk

@@ -206,7 +206,10 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   const SyncPlan plan = plan_syncs(ds, every, chains_from_env(*ctx_), cache);
   barriers_ = plan.barriers;
   chained_ = plan.chained;
-  if (plan.chained > 0) {
+  if (queries_ && !whole_run_)  // (profiles name the twins that ran)
+    for (size_t i = 0; i < ds.size(); ++i)
+      if (plan.twin[i]) where_[i].insert(ds[i].variant->name.size(), "_chain");
+  if (std::find(plan.twin.begin(), plan.twin.end(), true) != plan.twin.end()) {
     // The chains' counters, zero at the start of each run; the flag (counter 0) read back at the end.
     chain_counters_ = ctx_->make_buffer(4 * plan.counters, Context::Mem::Device);
     chain_flag_ = ctx_->make_buffer(4, Context::Mem::Readback);
@@ -221,7 +224,7 @@ Recording::Recording(std::shared_ptr<Context> ctx, PipelineCache& cache, const s
   for (size_t i = 0; i < ds.size(); ++i) {
     const Dispatch& d = ds[i];
     // (a dispatch that waits on a count or raises one runs its variant's _chain twin)
-    const bool chained = plan.chain[i] != ivec4{0, 0, 0, 0};
+    const bool chained = plan.twin[i];
     const codegen::LibraryVariant& v = chained ? *cache.chain_twin(*d.variant) : *d.variant;
     if (plan.barrier_before[i])
       vkCmdPipelineBarrier(cb_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
