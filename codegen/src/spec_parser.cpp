@@ -219,18 +219,20 @@ class Reader {
         }
       }
       if (k == "khr_from_nv") s.khr_from_nv = boolean(value, "khr_from_nv");
-      if (k == "chain_by_default") s.chain_by_default = boolean(value, "chain_by_default");
-      if (k == "chain") {
+      // `chain` and `chain_by_default`: true / false, or a map of parameter values (the variants with them)
+      if (k == "chain" || k == "chain_by_default") {
+        bool& on = k == "chain" ? s.chain : s.chain_by_default;
+        ParamList& when = k == "chain" ? s.chain_when : s.chain_by_default_when;
         if (value.IsMap()) {
-          s.chain = true;
-          for (const auto& [ck, cv] : entries(value, "chain")) {
+          on = true;
+          for (const auto& [ck, cv] : entries(value, k)) {
             const std::string param = ck.Scalar();  // (a lambda may not capture a structured binding in clang 14)
             if (std::none_of(s.defaults.begin(), s.defaults.end(), [&](const auto& d) { return d.first == param; }))
-              fail(ck, "chain: '" + param + "' is not declared in parameter_names_with_default_values");
-            s.chain_when.emplace_back(param, scalar(cv, param));
+              fail(ck, k + ": '" + param + "' is not declared in parameter_names_with_default_values");
+            when.emplace_back(param, scalar(cv, param));
           }
         } else {
-          s.chain = boolean(value, "chain");
+          on = boolean(value, k);
         }
       }
     }

@@ -152,7 +152,9 @@ struct Expander {
       c.ops.clear();
       c.khr_name.clear();
       c.params.emplace_back("VKC_CHAIN_BINDING", std::to_string(c.bindings.size()));
-      if (spec.chain_by_default) c.params.emplace_back("VKC_CHAIN_BY_DEFAULT", "1");
+      bool by_default = spec.chain_by_default;
+      for (const auto& [k, want] : spec.chain_by_default_when) by_default = by_default && value_of(c.params, k) == want;
+      if (by_default) c.params.emplace_back("VKC_CHAIN_BY_DEFAULT", "1");
       c.bindings.push_back(Binding{static_cast<uint32_t>(c.bindings.size()), DescriptorType::StorageBuffer, "chain",
                                    "read_write"});
       const uint32_t at = (c.push_constant_bytes + 15) / 16 * 16;

@@ -11,6 +11,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 std::vector<std::string> names(const ShaderSpec& s) {
   std::vector<std::string> out;
@@ -143,6 +144,36 @@ linear:
   EXPECT_EQ(vs[0].param("VKC_CHAIN_BINDING"), nullptr);
   EXPECT_THAT(error_of("s:\n  parameter_names_with_default_values: {A: x}\n  chain: {B: y}\n"),
               HasSubstr("specs/bad.yaml:3: chain: 'B' is not declared"));
+  EXPECT_THAT(error_of("s:\n  parameter_names_with_default_values: {A: x}\n  chain: true\n  chain_by_default: {B: y}\n"),
+              HasSubstr("specs/bad.yaml:4: chain_by_default: 'B' is not declared"));
+}
+
+// `chain_by_default: {PARAM: value}`: only the twins of the variants with that value carry
+// VKC_CHAIN_BY_DEFAULT (chained where VKC_VULKAN_CHAIN is unset); `true` marks every twin.
+TEST(Spec, ChainByDefaultMarksTheTwinsOfTheVariantsNamed) {
+  const auto marked = [](const std::string& by_default) {
+    const ShaderSpec s = parse_spec(R"yaml(
+linear:
+  parameter_names_with_default_values: {EPILOGUE: "0", MULTI: "0"}
+  shader_variants:
+    - {NAME: a, OPS: [aten.linear.default]}
+    - {NAME: a_ep, OPS: [aten.linear.default], EPILOGUE: "1"}
+    - {NAME: a_multi, OPS: [aten.linear.default], MULTI: "1"}
+    - {NAME: a_ep_multi, OPS: [aten.linear.default], EPILOGUE: "1", MULTI: "1"}
+  bindings:
+    - {name: out, type: buffer, access: write}
+  chain: true
+  chain_by_default: )yaml" + by_default + "\n",
+                                    "specs/linear.yaml");
+    std::vector<std::string> out;
+    for (const Variant& v : expand_variants(s))
+      if (v.param("VKC_CHAIN_BY_DEFAULT")) out.push_back(v.name);
+    return out;
+  };
+  EXPECT_THAT(marked("{EPILOGUE: \"1\"}"), UnorderedElementsAre("a_ep_chain", "a_ep_multi_chain"));
+  EXPECT_THAT(marked("{EPILOGUE: \"1\", MULTI: \"0\"}"), ElementsAre("a_ep_chain"));
+  EXPECT_THAT(marked("true"), UnorderedElementsAre("a_chain", "a_ep_chain", "a_multi_chain", "a_ep_multi_chain"));
+  EXPECT_THAT(marked("false"), ElementsAre());
 }
 
 TEST(Spec, ErrorsNameFileAndLineOnOneLine) {

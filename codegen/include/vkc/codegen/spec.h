@@ -87,9 +87,11 @@ struct ShaderSpec {
   /// VKC_CHAIN_BINDING) and whose last push constant is `ivec4 chain`.
   bool chain = false;
   ParamList chain_when;
-  /// `chain_by_default: true`: the twins run chained where VKC_VULKAN_CHAIN is unset (on the
-  /// devices the runtime chains on by default); otherwise only under VKC_VULKAN_CHAIN=1.
+  /// `chain_by_default: true` (every twin) or `{PARAM: value, ...}` (the twins of the variants with
+  /// those values): they run chained where VKC_VULKAN_CHAIN is unset (on the devices the runtime
+  /// chains on by default); otherwise only under VKC_VULKAN_CHAIN=1.
   bool chain_by_default = false;
+  ParamList chain_by_default_when;
 };
 
 /// Parses one spec file. Throws SpecError ("file:line: ...") on any problem:
