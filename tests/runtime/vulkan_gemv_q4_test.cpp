@@ -201,16 +201,24 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
   constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
-  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1"})
+  for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1", "twins"})
   for (const bool wide : {true, false}) {
-    const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1";
+    // (twins: the _dot family's 4-team copies' _chain twins, run unchained under
+    // VKC_VULKAN_CHAIN_TWINS=1: they keep the row's words past its first span in shared memory)
+    const bool twins = mode == "twins";
+    const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1" || twins;
     if (dot && !runtime::vulkan_integer_dot_product()) continue;
     if (!wide && !subgroups) continue;  // (the plain families have one width)
+    if (twins && !wide) continue;
     for (V dt : {V::Float32, V::Float16})
       for (StorageType st : {kBuf, kTex})
         for (bool residual : {false, true}) {
           if (!subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
           if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
+          if (twins) {
+            ::setenv("VKC_VULKAN_CHAIN", "1", 1);
+            ::setenv("VKC_VULKAN_CHAIN_TWINS", "1", 1);
+          }
           // (the _dot family's widths: its copies of 4 teams, the default, and its 64-wide kernels)
           if (wide && !dot) ::setenv("VKC_VULKAN_GEMV_WIDE", "1", 1);
           if (!wide && dot) ::setenv("VKC_VULKAN_GEMV_TEAMS", "1", 1);
@@ -230,12 +238,16 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
           const std::string name = gemv_variant("linear_dq8ca_q4_gemv_rowq", residual, dt, st);
           SCOPED_TRACE(name + " " + mode + (wide ? " wide" : ""));
           const Family family = dot ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
+          const uint64_t twins_before = runtime::vulkan_recorded_twins();
           expect_same_on(b.build(), inputs, name, family, dt, 1e-3, 1e-2,
                          !wide || family == Family::Plain ? "" : dot ? "_t4" : "_w256");
+          if (twins) EXPECT_GT(runtime::vulkan_recorded_twins(), twins_before) << "no twin ran";
           ::unsetenv("VKC_VULKAN_SUBGROUP");
           ::unsetenv("VKC_VULKAN_INT_DOT");
           ::unsetenv("VKC_VULKAN_GEMV_WIDE");
           ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
+          ::unsetenv("VKC_VULKAN_CHAIN");
+          ::unsetenv("VKC_VULKAN_CHAIN_TWINS");
         }
   }
   ::unsetenv("VKC_VULKAN_GPU_KERNELS");

@@ -11,8 +11,10 @@
 namespace vkc::runtime {
 namespace {
 std::atomic<uint64_t> g_recorded_chains{0};
+std::atomic<uint64_t> g_recorded_twins{0};
 }
 uint64_t vulkan_recorded_chains() { return g_recorded_chains.load(); }
+uint64_t vulkan_recorded_twins() { return g_recorded_twins.load(); }
 }  // namespace vkc::runtime
 
 namespace vkc::runtime::vk {
@@ -45,10 +47,14 @@ SyncPlan plan_syncs(const std::vector<Dispatch>& ds, bool every, const Chains& c
   plan.chain.assign(ds.size(), ivec4{0, 0, 0, 0});
   plan.twin.assign(ds.size(), false);
   plan.counters = 1;  // counter 0: the flag of a wait past its bound
+  const auto count_twins = [&] { g_recorded_twins += std::count(plan.twin.begin(), plan.twin.end(), true); };
   const char* twins = std::getenv("VKC_VULKAN_CHAIN_TWINS");
   if (twins && std::string_view(twins) == "1")
     for (size_t i = 0; i < ds.size(); ++i) plan.twin[i] = twin_allowed(*ds[i].variant, chains, cache);
-  if (every) return plan;  // (the recording puts a barrier after each dispatch)
+  if (every) {  // (the recording puts a barrier after each dispatch)
+    count_twins();
+    return plan;
+  }
   // (tests: every wait asks for one workgroup more than there are, so it polls to its bound)
   const char* unreachable = std::getenv("VKC_VULKAN_CHAIN_UNREACHABLE");
   const int32_t extra = unreachable && std::string_view(unreachable) == "1" ? 1 : 0;
@@ -83,6 +89,7 @@ SyncPlan plan_syncs(const std::vector<Dispatch>& ds, bool every, const Chains& c
     for (size_t k = 0; k < given && k < d.memory.size(); ++k)
       (v.bindings[k].access == "read" ? read : written).insert(d.memory[k]);
   }
+  count_twins();
   return plan;
 }
 

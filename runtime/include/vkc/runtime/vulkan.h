@@ -61,5 +61,8 @@ uint64_t vulkan_recorded_barriers();
 /// How many dispatches the command buffers recorded in this process so far (delegates' runs and
 /// decode loops) chain to the dispatch before them instead of a barrier (VKC_VULKAN_CHAIN).
 uint64_t vulkan_recorded_chains();
+/// How many dispatches those command buffers recorded with their variants' _chain twins (chained,
+/// or under VKC_VULKAN_CHAIN_TWINS=1 unchained).
+uint64_t vulkan_recorded_twins();
 
 }  // namespace vkc::runtime
