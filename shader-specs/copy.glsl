@@ -27,14 +27,14 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 #endif
 
 #if defined(OUT_STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict buffer OutBuf { OUT_T t_out[]; };
+layout(set = 0, binding = 0, std430) restrict VKC_IN_COHERENT buffer OutBuf { OUT_T t_out[]; };
 #else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict IMAGE_T t_out;
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict VKC_IN_COHERENT IMAGE_T t_out;
 #endif
 #if defined(IN_STORAGE_buffer)
-layout(set = 0, binding = 1, std430) restrict readonly buffer InBuf { IN_T t_in[]; };
+layout(set = 0, binding = 1, std430) restrict VKC_IN_COHERENT readonly buffer InBuf { IN_T t_in[]; };
 #else
-layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_in;
+layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict VKC_IN_COHERENT readonly IMAGE_T t_in;
 #endif
 
 layout(push_constant) uniform Params {
@@ -47,7 +47,14 @@ layout(push_constant) uniform Params {
   ivec4 perm;
   ivec2 packed_dims;  // textures: (out, in)
   float fill;
+#if defined(VKC_CHAIN_BINDING)
+  ivec4 chain;  // chained dispatches (vkc_chain.glslh)
+#endif
 } p;
+
+// (_chain twins: the copy runs between the chained dispatches' wait and count; the output is
+// coherent too, as texels the region covers in part are read back)
+#include "vkc_chain.glslh"
 
 bool in_region(ivec4 o) { return in_bounds(o - p.out_offset, p.region); }
 
@@ -79,7 +86,7 @@ bool identity_copy() {
          p.region == p.out_sizes && p.in_sizes == p.out_sizes;
 }
 
-void main() {
+void copy_region() {
   const int idx = global_index();
 #if defined(OUT_STORAGE_buffer)
 #if !defined(IN_STORAGE_buffer)
@@ -133,4 +140,10 @@ void main() {
   }
   imageStore(t_out, pos, v);
 #endif
+}
+
+void main() {
+  chain_wait();
+  copy_region();
+  chain_done();
 }

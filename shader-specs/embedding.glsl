@@ -11,6 +11,9 @@ layout(push_constant) uniform Params {
   ivec4 idx_sizes;
   ivec4 packed_dims;  // out, indices
   int rows;
+#if defined(VKC_CHAIN_BINDING)
+  ivec4 chain;  // chained dispatches (vkc_chain.glslh)
+#endif
 } p;
 
 #include "vkc_embedding.glslh"

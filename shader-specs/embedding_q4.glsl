@@ -14,6 +14,9 @@ layout(push_constant) uniform Params {
   ivec4 packed_dims;  // out, indices
   int rows;
   int group;
+#if defined(VKC_CHAIN_BINDING)
+  ivec4 chain;  // chained dispatches (vkc_chain.glslh)
+#endif
 } p;
 
 #include "vkc_embedding.glslh"

@@ -5,13 +5,14 @@
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = 1, local_size_z = 1) in;
 
 #if defined(STORAGE_buffer)
-layout(set = 0, binding = 0, std430) restrict readonly buffer LogitsBuf { T t_logits[]; };
+layout(set = 0, binding = 0, std430) restrict VKC_IN_COHERENT readonly buffer LogitsBuf { T t_logits[]; };
 #else
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_logits;
+layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict VKC_IN_COHERENT readonly IMAGE_T t_logits;
 #endif
-layout(set = 0, binding = 1, std430) restrict buffer StateBuf { int t_state[]; };
-layout(set = 0, binding = 2, std430) restrict buffer TokenBuf { int t_token[]; };
-layout(set = 0, binding = 3, std430) restrict buffer PosBuf { int t_pos[]; };
+// (coherent in _chain twins: the step before's greedy_token wrote them with no barrier between)
+layout(set = 0, binding = 1, std430) restrict VKC_IN_COHERENT buffer StateBuf { int t_state[]; };
+layout(set = 0, binding = 2, std430) restrict VKC_IN_COHERENT buffer TokenBuf { int t_token[]; };
+layout(set = 0, binding = 3, std430) restrict VKC_IN_COHERENT buffer PosBuf { int t_pos[]; };
 
 layout(push_constant) uniform Params {
   ivec4 sizes;  // WHCN of the logits: x = V, y = rows
@@ -20,7 +21,13 @@ layout(push_constant) uniform Params {
   int capacity;
   int token_words;
   int pos_words;
+#if defined(VKC_CHAIN_BINDING)
+  ivec4 chain;  // chained dispatches (vkc_chain.glslh)
+#endif
 } p;
+
+// (_chain twins: the pick runs between the chained dispatches' wait and count)
+#include "vkc_chain.glslh"
 
 shared float s_value[LOCAL_SIZE_X];
 shared int s_index[LOCAL_SIZE_X];
@@ -33,7 +40,7 @@ void take(inout float value, inout int index, const float v, const int i) {
   }
 }
 
-void main() {
+void pick() {
   const int t = int(gl_LocalInvocationID.x);
   const int n = min(p.vocab, p.sizes.x);
   // Each invocation scans its logits in rising order from logit 0 (a NaN there keeps 0 for all).
@@ -81,4 +88,10 @@ void main() {
   t_token[0] = token;
   if (p.token_words == 2) t_token[1] = 0;
   t_pos[0] += 1;  // (an int64 position: its low word; positions stay below 2^31)
+}
+
+void main() {
+  chain_wait();
+  pick();
+  chain_done();
 }

@@ -87,6 +87,51 @@ TEST(DecodeLoop, GreedyStepsOnTheDeviceGiveTheHostLoopsTokens) {
     EXPECT_GT(runtime::vulkan_variant_dispatches(v), 0u) << v;
 }
 
+// The loop's own dispatches chained (VKC_VULKAN_CHAIN: a dispatch waits on a count the one before
+// raises, not at a barrier; on by default on NVIDIA): the step before's greedy_token into the
+// token's copy into the embedding's input, that copy into the embedding (the int4 table's too), and
+// the lm head into greedy_token. Named (only those twins: at least the copy -> embedding link in
+// every recorded step) and all twins: the host loop's tokens, in batches of 3 (a chain across the
+// steps of a recording, not across recordings), in the fp32 (texture and buffer), fp16 and 8da4w
+// programs.
+TEST(DecodeLoop, ChainedLoopDispatchesGiveTheHostLoopsTokens) {
+  if (runtime::vulkan_device_name().empty()) GTEST_SKIP() << "no Vulkan device";
+  CompileOptions buffers, fp16, q4;
+  buffers.texture_limits = TextureLimits{16, 2048, 2048};
+  fp16.force_fp16 = true;
+  q4.quantization_recipe = "8da4w-fp16-embedding";
+  q4.quantize_min_elements = 0;
+  const fs::path step = kDir / "llama/llama_step_dynamo/model.onnx";
+  const std::vector<std::pair<std::string, CompileResult>> programs = {
+      {"fp32", compiled(step, {})}, {"fp32 buffers", compiled(step, buffers)}, {"fp16", compiled(step, fp16)},
+      {"8da4w", compiled(step, q4)}};
+  for (const auto& [name, r] : programs) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(r.ok);
+    runtime::GenerateOptions o;
+    o.max_new_tokens = 12;
+    runtime::GenerateResult host;
+    {
+      LoopBatch off("0");
+      host = generate(r.pte, "vulkan", o);
+    }
+    ASSERT_EQ(host.tokens.size(), 12u);
+    LoopBatch on("3");
+    for (const char* chain : {"greedy_token,copy_i32,embedding", "1"}) {
+      if (std::string(chain) == "1" && name != "8da4w") continue;  // (lavapipe polls slowly: once)
+      SCOPED_TRACE(chain);
+      ::setenv("VKC_VULKAN_CHAIN", chain, 1);
+      const uint64_t before = runtime::vulkan_recorded_chains();
+      const runtime::GenerateResult got = generate(r.pte, "vulkan", o);
+      ::unsetenv("VKC_VULKAN_CHAIN");
+      EXPECT_TRUE(got.device_loop);
+      EXPECT_EQ(got.tokens, host.tokens);
+      // (11 steps: recordings of 3 and 2 steps, at least a link a step)
+      EXPECT_GE(runtime::vulkan_recorded_chains() - before, 5u) << "the loop's dispatches did not chain";
+    }
+  }
+}
+
 // Stopping at a stop id in the middle of a batch: the tokens end at its first occurrence, as the
 // host loop's do, each given to on_token once and in order; the same executor generates again from
 // an empty cache (the loop kept) with the same tokens; with only the first 40 logits as candidates
