@@ -50,8 +50,8 @@ layout(set = 0, binding = 7, std430) restrict coherent buffer PartialBuf { vec4 
 layout(set = 0, binding = 8, std430) restrict coherent buffer CountBuf { int t_count[]; };
 #endif
 int wg_splits() { return p.splits; }
-// A row of L keys in parts of at least split_keys keys, at most splits of them.
-int wg_split_keys(int keys) { return max(p.split_keys, (keys + p.splits - 1) / p.splits); }
+// A row of L keys in parts of at least split_keys keys, at most row_parts of them.
+int wg_split_keys(int keys) { return max(p.split_keys, (keys + p.row_parts - 1) / p.row_parts); }
 void wg_store(int x4, ivec3 r, vec4 value);
 void wg_store_partial(int x4, int wg, vec4 acc, float m, float sum) {
   const int base = wg * (div_up4(p.out_sizes.x) + 1);

@@ -414,7 +414,9 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
 // and the kernels by kv head (the _gqa variants, the default where the device has subgroup
 // arithmetic: a workgroup per kv head and part for its 2 query heads) with (e) (a)'s parts, (f)
 // (b)'s and (g) none (VKC_VULKAN_ATTN_SPLIT_KEYS=0: one part, its keys in tiles, the output
-// written at once). The others run with VKC_VULKAN_ATTN_GQA=0.
+// written at once), and (h) by kv head with 80 workgroups a row, but its keys in at most 3 parts
+// (VKC_VULKAN_ATTN_ROW_PARTS=3: the others stay empty). The others run with VKC_VULKAN_ATTN_GQA=0,
+// and with as many parts a row as workgroups (VKC_VULKAN_ATTN_ROW_PARTS=0).
 TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
   const std::vector<std::string> all = backends();
   if (std::find(all.begin(), all.end(), "vulkan") == all.end()) GTEST_SKIP() << "no Vulkan device";
@@ -431,20 +433,23 @@ TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
     bool subgroups;  // the _sg variant where the device has subgroup arithmetic, else VKC_VULKAN_SUBGROUP=0
     const char* decode;  // VKC_VULKAN_ATTN_DECODE: "0" the workgroup-per-part kernels, "32" / "1" the _dec ones
     bool gqa = false;    // the _gqa kernels (else VKC_VULKAN_ATTN_GQA=0)
+    const char* row_parts = "0";  // VKC_VULKAN_ATTN_ROW_PARTS
   };
   const bool sg = runtime::vulkan_subgroup_arithmetic();
   for (const Config& c : {Config{"2", "80", true, "0"}, Config{"1", "3", true, "0"}, Config{"2", "80", false, "0"},
                           Config{"16", "1", true, "32"}, Config{"16", "1", true, "1"}, Config{"2", "80", true, "0", true},
-                          Config{"1", "3", true, "0", true}, Config{"0", "1", true, "0", true}}) {
+                          Config{"1", "3", true, "0", true}, Config{"0", "1", true, "0", true},
+                          Config{"2", "80", true, "0", true, "3"}}) {
     const bool decode = std::string(c.decode) != "0";
     if ((decode || c.gqa) && !sg) continue;
     SCOPED_TRACE(decode ? std::string("one-row kernel ") + (std::string(c.decode) == "32" ? "w32" : "w256")
                         : std::string(c.gqa ? "by kv head, " : "") + "split keys " + c.split_keys + ", parts " + c.parts +
-                              (c.subgroups ? "" : ", no subgroups"));
+                              (c.subgroups ? "" : ", no subgroups") + ", row parts " + c.row_parts);
     ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
     ::setenv("VKC_VULKAN_ATTN_SPLIT_KEYS", c.split_keys, 1);
     ::setenv("VKC_VULKAN_ATTN_PARTS", c.parts, 1);
     ::setenv("VKC_VULKAN_ATTN_DECODE", c.decode, 1);
+    ::setenv("VKC_VULKAN_ATTN_ROW_PARTS", c.row_parts, 1);
     if (!c.gqa) ::setenv("VKC_VULKAN_ATTN_GQA", "0", 1);
     if (!c.subgroups) ::setenv("VKC_VULKAN_SUBGROUP", "0", 1);
     const std::string split = decode  ? std::string("sdpa_kv_cache_fused_sg_rope_dec") + (std::string(c.decode) == "32" ? "_w32" : "") + "_f32_texture3d"
@@ -459,6 +464,7 @@ TEST(DecoderExports, AttentionSplitInManyPartsGivesTheCpuLogitsAtEveryStep) {
     ::unsetenv("VKC_VULKAN_ATTN_SPLIT_KEYS");
     ::unsetenv("VKC_VULKAN_ATTN_PARTS");
     ::unsetenv("VKC_VULKAN_ATTN_DECODE");
+    ::unsetenv("VKC_VULKAN_ATTN_ROW_PARTS");
     ::unsetenv("VKC_VULKAN_ATTN_GQA");
     ::unsetenv("VKC_VULKAN_SUBGROUP");
     ASSERT_TRUE(gpu.ok());

@@ -294,6 +294,21 @@ int64_t attention_parts(int64_t query_rows) {
   return env ? std::max<int64_t>(1, std::atoll(env)) : std::max<int64_t>(1, kAttentionWorkgroups / query_rows);
 }
 
+// The most parts a query row's keys are split in, whatever the dispatch's workgroups a row
+// (attention_parts: the parts past them stay empty): VKC_VULKAN_ATTN_ROW_PARTS (0: as many as the
+// dispatch has), default 32. The last part of a row adds the parts up, GQA_BATCH at a time, one
+// memory latency each, so a long row in many short parts waits on its sum: H100, 1.1B shape,
+// 1,500-1,564 keys, 8da4w decode 1.25x (fp16 1.18x) the tokens/s of 94 parts of 16 keys with 32
+// parts of 47-49 (16 parts of 94-98: 1.09x; measured with the dispatch's workgroups a row at 32 and
+// 16, VKC_VULKAN_ATTN_PARTS); up to 512 keys nothing changes (parts of 16 keys). The dispatch keeps
+// its workgroups: with fewer (VKC_VULKAN_ATTN_PARTS=32), 128-192 keys in the same parts were 0.98x
+// (8da4w, int4). bench/README.md, "Twentieth session". Read at each record (the tests switch it).
+int64_t attention_row_parts(int64_t splits) {
+  const char* env = std::getenv("VKC_VULKAN_ATTN_ROW_PARTS");
+  const int64_t n = env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{32};
+  return n == 0 ? splits : std::min(n, splits);
+}
+
 // sdpa_with_kv_cache(q, k, v, k_cache, v_cache, start_pos, seq_len, attn_mask, dropout, is_causal, scale):
 // k and v go into this delegate's own caches (buffers of the cache constants' shape, allocated here,
 // never read before written) at start_pos, then causal attention over them (kv_cache_update.glsl,
@@ -388,6 +403,7 @@ void sdpa_with_kv_cache(Encoder& e) {
       p.iv("out_sizes", out.sizes).i("kv_heads", static_cast<int32_t>(kv_heads)).i("cache_rows", static_cast<int32_t>(rows));
       p.i("pos_index", pos.index).i("out_merge", merge).i("phase", phase);
       p.i("splits", static_cast<int32_t>(splits)).i("split_keys", static_cast<int32_t>(split ? min_keys : rows));
+      p.i("row_parts", static_cast<int32_t>(attention_row_parts(splits)));
       if (rotate)
         p.iv("table_sizes", e.tensor_id(rope->cos).sizes).i("rope_start", rope->start).i("rope_at_pos", rope->at_pos ? 1 : 0);
       return p;
