@@ -301,8 +301,9 @@ int64_t attention_parts(int64_t query_rows) {
 // 1,500-1,564 keys, 8da4w decode 1.25x (fp16 1.18x) the tokens/s of 94 parts of 16 keys with 32
 // parts of 47-49 (16 parts of 94-98: 1.09x; measured with the dispatch's workgroups a row at 32 and
 // 16, VKC_VULKAN_ATTN_PARTS); up to 512 keys nothing changes (parts of 16 keys). The dispatch keeps
-// its workgroups: with fewer (VKC_VULKAN_ATTN_PARTS=32), 128-192 keys in the same parts were 0.98x
-// (8da4w, int4). bench/README.md, "Twentieth session". Read at each record (the tests switch it).
+// its workgroups: with fewer (VKC_VULKAN_ATTN_PARTS=32), 128-192 keys in the same parts were
+// 0.98-0.99x (8da4w, int4). bench/README.md, "Twentieth session". Read at each record (the tests
+// switch it).
 int64_t attention_row_parts(int64_t splits) {
   const char* env = std::getenv("VKC_VULKAN_ATTN_ROW_PARTS");
   const int64_t n = env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{32};
