@@ -22,6 +22,11 @@
 #define GEMV_DOT8 1
 // Teams of 64 (the _t4 copies: 4 teams sharing the row's parameters and staging).
 #define GEMV_TEAM 64
+// The _ep variants (a decoder's output and down projections, the down projection's K several
+// spans): the first 3 spans' weights loaded at once (vkc_linear_gemv.glslh's GEMV_EARLY_SPANS).
+#if EPILOGUE && !DUAL
+#define GEMV_EARLY_SPANS 3
+#endif
 #else
 // Each invocation reads its own chunks' inputs (vkc_linear_gemv.glslh): the 8da4w decode step on
 // the H100 was 0.91-0.93x as fast with the workgroup's shared copy of the dequantized inputs.

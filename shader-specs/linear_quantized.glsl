@@ -18,6 +18,11 @@
 #define GEMV_DOT16 1
 // Teams of 64 (the _t4 copies: 4 teams sharing one staged row).
 #define GEMV_TEAM 64
+// The _ep variants (a decoder's output and down projections, the down projection's K several
+// spans): the first 3 spans' weights loaded at once (vkc_linear_gemv.glslh's GEMV_EARLY_SPANS).
+#if EPILOGUE && !DUAL
+#define GEMV_EARLY_SPANS 3
+#endif
 #endif
 #endif
 

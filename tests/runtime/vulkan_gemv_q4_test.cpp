@@ -1,5 +1,6 @@
 // The int4 matrix-vector linears (linear_quantized.yaml's _gemv variants) over a K long enough that
-// the workgroup stages its inputs in several spans and loads each span's weights a span ahead
+// the workgroup stages its inputs in several spans (the _ep variants load the first 3 spans' weights
+// at once, GEMV_EARLY_SPANS) and loads each later span's weights a span ahead
 // (vkc_linear_gemv.glslh's GEMV_PREFETCH): the vulkan backend against the cpu backend, with and
 // without the residual add in the epilogue, buffers and textures, f32 and f16, with subgroup sums
 // (the _sg variants, where the device has them) and without (VKC_VULKAN_SUBGROUP=0).
@@ -197,17 +198,21 @@ TEST_F(VulkanGemvQ4, TeamCopiesNeedTheirWorkgroupMemory) {
 // VKC_VULKAN_INT_DOT=1, where the device has the instruction: the row's int8 values staged a span
 // at a time, nibble sums and the zero point's terms taken out exactly). An activation may land one
 // int8 step away from the cpu's (its scale in f32 here, in double there): a few 1e-4 of the output.
+// The _dot family also over K = 5632 (a 1.1B decoder's down projection: 2 spans of 2048 and a
+// partial third, the _ep variants' 3 spans of weights loaded at once, GEMV_EARLY_SPANS).
 TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
-  constexpr uint32_t kK = 6304, kN = 10, kGroup = 32;
+  constexpr uint32_t kN = 10, kGroup = 32;
+  for (const uint32_t kK : {6304u, 5632u})
   for (const std::string mode : {"subgroups", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1", "twins"})
   for (const bool wide : {true, false}) {
     // (twins: the _dot family's 4-team copies' _chain twins, run unchained under
-    // VKC_VULKAN_CHAIN_TWINS=1: they keep the row's words past its first span in shared memory)
+    // VKC_VULKAN_CHAIN_TWINS=1)
     const bool twins = mode == "twins";
     const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", dot = mode == "VKC_VULKAN_INT_DOT=1" || twins;
     if (dot && !runtime::vulkan_integer_dot_product()) continue;
+    if (kK == 5632 && !dot) continue;
     if (!wide && !subgroups) continue;  // (the plain families have one width)
     if (twins && !wide) continue;
     for (V dt : {V::Float32, V::Float16})
@@ -236,7 +241,7 @@ TEST_F(VulkanGemvQ4, EightDa4wLongKOnEveryKernelFamily) {
           b.call("et_vk.linear_dq8ca_q4gsw.default", {x, scale, zero, w, sums, scales, b.value(int64_t{kGroup}), bias, y});
           const std::vector<HostTensor> inputs = gemv_inputs_and_output(b, x, y, residual, st, dt, kK, kN, 15);
           const std::string name = gemv_variant("linear_dq8ca_q4_gemv_rowq", residual, dt, st);
-          SCOPED_TRACE(name + " " + mode + (wide ? " wide" : ""));
+          SCOPED_TRACE(name + " " + mode + (wide ? " wide" : "") + " K " + std::to_string(kK));
           const Family family = dot ? Family::Dot : subgroups ? Family::Subgroups : Family::Plain;
           const uint64_t twins_before = runtime::vulkan_recorded_twins();
           expect_same_on(b.build(), inputs, name, family, dt, 1e-3, 1e-2,
