@@ -497,16 +497,22 @@ TEST_F(VulkanOps, AFewRowLinearWritesTheViewThatSplitsItsOutput) {
 }
 
 // A matrix-vector linear whose only reader is an add (alpha 1) or a mul with another tensor of its
-// shape (a residual add, SiLU(gate) * up) runs it in its own dispatch (the _ep variants).
+// shape (a residual add, SiLU(gate) * up) runs it in its own dispatch (the _ep variants). K = 5000
+// is several spans of the 64-invocation kernels (1,024 inputs a span in f32, 2,048 in f16: 5 and
+// 3), each span's weights loaded a span ahead (vkc_linear_gemv.glslh's GEMV_PREFETCH).
 TEST_F(VulkanOps, AFewRowLinearRunsTheAddOrMulThatAloneReadsIt) {
   VKC_REQUIRE_VULKAN();
   ::setenv("VKC_VULKAN_GPU_KERNELS", "1", 1);
+  struct Case { V dt; uint32_t k; };
+  for (const Case& c : {Case{V::Float32, 64}, Case{V::Float32, 5000}, Case{V::Float16, 5000}})
   for (StorageType st : {kBuf, kTex})
     for (const char* op : {"aten.add.Tensor", "aten.mul.Tensor"}) {
       VkProgramBuilder b;
-      const int x = tensor(b, {1, 1, 64}, st, kW), r = tensor(b, {1, 1, 36}, st, kW);
-      const int y = tensor(b, {1, 1, 36}, st, kW), z = tensor(b, {1, 1, 36}, st, kW), w = tensor(b, {1, 1, 36}, st, kW);
-      b.call("aten.linear.default", {x, b.constant({36, 64}, random_values(36 * 64, 5)), b.value(VkNull{}), y});
+      const int x = tensor(b, {1, 1, c.k}, st, kW, c.dt), r = tensor(b, {1, 1, 36}, st, kW, c.dt);
+      const int y = tensor(b, {1, 1, 36}, st, kW, c.dt), z = tensor(b, {1, 1, 36}, st, kW, c.dt);
+      const int w = tensor(b, {1, 1, 36}, st, kW, c.dt);
+      b.call("aten.linear.default",
+             {x, b.constant({36, c.k}, random_values(size_t{36} * c.k, 5)), b.value(VkNull{}), y});
       if (std::string(op) == "aten.add.Tensor") b.call(op, {r, y, b.value(1.0), z});
       else b.call(op, {y, r, z});
       b.call("aten.relu.default", {z, w});
@@ -514,12 +520,15 @@ TEST_F(VulkanOps, AFewRowLinearRunsTheAddOrMulThatAloneReadsIt) {
       b.input(r);
       b.output(w);
       const std::string st_name = st == kBuf ? "buffer" : "texture3d";
-      const std::string binary = std::string(op == std::string("aten.add.Tensor") ? "add" : "mul") + "_f32_" + st_name;
-      const std::string ep = "linear_gemv_ep_f32_" + st_name;
-      SCOPED_TRACE(ep + " " + op);
+      const std::string dt_name = c.dt == V::Float16 ? "_f16_" : "_f32_";
+      const std::string binary = std::string(op == std::string("aten.add.Tensor") ? "add" : "mul") + dt_name + st_name;
+      const std::string ep = "linear_gemv_ep" + dt_name + st_name;
+      SCOPED_TRACE(ep + " " + op + " k " + std::to_string(c.k));
       const uint64_t binary_before = gemv_dispatches(binary);
       const uint64_t ep_before = gemv_dispatches(ep);
-      expect_same(b.build(), {random_f32({1, 1, 64}, 13), random_f32({1, 1, 36}, 14)});
+      const std::vector<HostTensor> in{random_f32({1, 1, c.k}, 13), random_f32({1, 1, 36}, 14)};
+      if (c.dt == V::Float16) expect_same(b.build(), in, 1e-2, 1e-2);
+      else expect_same(b.build(), in, 1e-4, 1e-4);
       EXPECT_EQ(gemv_dispatches(binary), binary_before) << "the binary op ran as its own dispatch";
       EXPECT_GT(gemv_dispatches(ep), ep_before);
     }
