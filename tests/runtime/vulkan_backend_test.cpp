@@ -1029,7 +1029,9 @@ TEST_F(VulkanOps, UnsupportedOperatorIsOneErrorNamingNodeAndOp) {
 // fp16 tensors hold the nearest fp16 value (ties to even), as the cpu backend's fp16 does:
 // lavapipe and NVIDIA convert rgba16f stores toward zero, which biased every fp16 layer.
 // x * 0.75 is exact in fp32 and needs 13 bits, so it rounds on the store: any other rounding
-// (and the input conversion too) shows as a mismatch; exact equality is required.
+// (and the input conversion too) shows as a mismatch; exact equality is required. Inputs of three
+// magnitudes: normal fp16 values, those about the smallest normal one (2^-14, 6.1e-5) and those
+// among the subnormal ones (steps of 2^-24, 6e-8; exact ties among their products).
 // fp32 inputs into fp16 tensors (and the results back) convert on the GPU, in the staging copies,
 // rounding as the cpu backend does: the two agree exactly.
 TEST_F(VulkanOps, Fp16TensorsRoundToNearestEven) {
@@ -1050,10 +1052,14 @@ TEST_F(VulkanOps, Fp16TensorsRoundToNearestEven) {
     b.output(y);
     SCOPED_TRACE(::testing::Message() << "storage " << static_cast<int>(st) << " layout " << static_cast<int>(ml));
     HostTensor three_quarters = HostTensor::of(ir::DType::Float32, {1, 4, 8, 8}, std::vector<float>(256, 0.75f));
-    expect_same(b.build(), {random_f32({1, 4, 8, 8}, 31, -100, 100), three_quarters}, 0, 0);
+    const auto program = b.build();
+    for (float range : {100.0f, 1e-4f, 2e-6f}) {
+      SCOPED_TRACE(::testing::Message() << "inputs in +-" << range);
+      expect_same(program, {random_f32({1, 4, 8, 8}, 31, -range, range), three_quarters}, 0, 0);
+    }
   }
-  EXPECT_EQ(staged("in") - in0, 6u);  // two inputs of three programs
-  EXPECT_EQ(staged("out") - out0, 3u);
+  EXPECT_EQ(staged("in") - in0, 18u);  // two inputs of three programs, three times
+  EXPECT_EQ(staged("out") - out0, 9u);
 }
 
 // A payload's embedded SPIR-V is used in place of the library's code for the variant of the
