@@ -167,8 +167,15 @@ vec2 row_params(int m) {
 }
 #endif  // ROWQ
 
-// The row's int8 value of x, and its quantization round trip.
-int input_q8(float x, vec2 q) { return int(clamp(roundEven(x / q.x) + q.y, -128.0, 127.0)); }
+// The row's int8 value of x, and its quantization round trip. input_q8, run on every input of
+// the _dot variants, without quarter-rate operations: x / s as x times 1 / s (one reciprocal a
+// row; a float division's error), rounded to an integer, ties to even, by one add of 1.5 * 2^23
+// (exact for |x / s| < 2^22: clamped first; a row's own parameters keep it within 256), read off
+// the bits, the zero point added and clamped as integers.
+int input_q8(float x, vec2 q) {
+  const float a = clamp(x * (1.0 / q.x), -4096.0, 4096.0);
+  return clamp(floatBitsToInt(a + 12582912.0) - 0x4B400000 + int(q.y), -128, 127);
+}
 float input_value(float x, vec2 q) { return (clamp(roundEven(x / q.x) + q.y, -128.0, 127.0) - q.y) * q.x; }
 
 #if defined(GEMV_DOT8) && GEMV_DOT8
