@@ -14,11 +14,16 @@
 #     rate measured here).
 #   bench/gpu/decode.sh BIN_DIR     BIN_DIR holds vkc, optionally et_runner (bench/executorch/build.sh:
 #                                   ExecuTorch's runtime on the same programs), and lib/*.so (ldd's list)
+#   - prefill of the same prompt in one call (the 1.1B shape's export with a symbolic sequence,
+#     fp16, `--dim sequence=1..PROMPT_LEN`), beside PyTorch eager's; last, the issue's goals
+#     checked from the rows (met / NOT met).
 # MODEL=FILE.onnx compiles another decode-step export instead (the PyTorch rows keep the 1.1B
-# shape); N (128) tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch;
-# TOP (3) kernels are listed per profile; PROGRAMS picks among fp16 8da4w int4 fp16-base; SPLITK=0
-# skips the rows without the matrix-vector linears; HOST_LOOP=0 the rows of the steps through the host (the
-# vkc rows decode as a loop on the GPU, runtime/generate.h; these with VKC_VULKAN_DECODE_LOOP=0).
+# shape; SEQ_MODEL=FILE.onnx its export with a symbolic sequence, for the prefill row); N (128)
+# tokens are generated after a PROMPT_LEN (128) token prompt; TORCH=0 skips PyTorch, PREFILL=0 the
+# prefill row; TOP (3) kernels are listed per profile; PROGRAMS picks among fp16 8da4w int4
+# fp16-base; SPLITK=0 skips the rows without the matrix-vector linears; HOST_LOOP=0 the rows of the
+# steps through the host (the vkc rows decode as a loop on the GPU, runtime/generate.h; these with
+# VKC_VULKAN_DECODE_LOOP=0).
 # The machine needs a Vulkan loader: unpack Debian's libvulkan1 and glvnd first (bench/README.md).
 set -euo pipefail
 BIN=${1:?usage: decode.sh BIN_DIR}
@@ -124,6 +129,33 @@ PY
   python3 "$(dirname "$0")/profile_top.py" "$WORK/$p.prof" "$p" "${TOP:-3}" | tee -a "$results"
 done
 
+# Prefill of the same prompt in one call (the issue's prefill goal, against PyTorch eager's below):
+# the 1.1B shape's export with a symbolic sequence (bench/llm_shapes/tinyllama_1.1b_seq.onnx.xz,
+# fp16), compiled with --dim sequence=1..PROMPT_LEN and run RUNS (2) times, the fastest prefill
+# kept (the first run after a compile can find the GPU at idle clocks: the H200's ran 3x slower).
+# With MODEL set, SEQ_MODEL names its export with a symbolic sequence; PREFILL=0 skips the row.
+SEQ_MODEL=${SEQ_MODEL:-}
+if [ -z "$SEQ_MODEL" ] && [ "$MODEL" = "$WORK/tl/model.onnx" ]; then
+  SEQ_MODEL=$WORK/tl_seq/model.onnx
+  if [ "${PREFILL:-1}" = 1 ] && [ ! -f "$WORK/tl_seq/model.onnx.data" ]; then
+    mkdir -p "$WORK/tl_seq"
+    xz -dc "$ROOT/bench/llm_shapes/tinyllama_1.1b_seq.onnx.xz" > "$SEQ_MODEL"
+    python3 "$ROOT/bench/fill_external_data.py" "$SEQ_MODEL" >&2
+  fi
+fi
+if [ "${PREFILL:-1}" = 1 ] && [ -n "$SEQ_MODEL" ]; then
+  "$VKC" compile "$SEQ_MODEL" --max-seq-len 2048 --force-fp16 --dim "sequence=1..$PROMPT_LEN" -o "$WORK/fp16-seq.pte" >&2
+  for r in $(seq "${RUNS:-2}"); do
+    "$VKC" run "$WORK/fp16-seq.pte" --backend vulkan --generate "$N" --prompt-ids "$PROMPT" --json > "$WORK/fp16-seq-$r.json"
+  done
+  python3 - "vkc fp16 1..$PROMPT_LEN" "$WORK"/fp16-seq-*.json <<'PY' | tee -a "$results"
+import json, sys
+d = max((json.load(open(f)) for f in sys.argv[2:]), key=lambda d: d["prefill_tokens_per_s"])
+print(f"{sys.argv[1]:<22} prefill {d['prefill_tokens_per_s']:8.1f} tok/s  decode {d['decode_tokens_per_s']:7.1f} tok/s"
+      f"  (the fastest prefill of {len(sys.argv) - 2} runs; the prompt in one call)  tokens {d['tokens'][:4]}")
+PY
+fi
+
 if [ "${TORCH:-1}" = 1 ]; then
 echo "== PyTorch, same GPU, fp16 (transformers generate eager; static cache + CUDA graph decode step)"
 python3 - "$N" <<'PY' | tee -a "$results"
@@ -183,3 +215,29 @@ PY
 fi
 echo "== summary"
 cat "$results"
+# The issue's goals, from the rows above ("-" where a row is missing).
+python3 - "$results" <<'PY'
+import re, sys
+rows = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(.{22}) (?:prefill +([\d.]+) tok/s +)?decode +([\d.]+) tok/s", line)
+    if m:
+        rows[m.group(1).strip()] = (float(m.group(2)) if m.group(2) else None, float(m.group(3)))
+def decode(name): return rows[name][1] if name in rows else None
+def prefill(name): return rows[name][0] if name in rows else None
+def verdict(ok): return "-" if ok is None else "met" if ok else "NOT met"
+fp16, graph, bound = decode("vkc fp16"), decode("torch CUDA graph"), decode("bandwidth bound")
+print("== goals (issue 35)")
+if fp16 is not None:
+    extra = "".join([f", {fp16 / graph:.2f}x PyTorch's CUDA graph" if graph else "",
+                     f", {100 * fp16 / bound:.1f}% of the bandwidth bound" if bound else ""])
+    print(f"fp16 decode >= 400 tok/s: {fp16:.1f}{extra}: {verdict(fp16 >= 400)}")
+for p in ("int4", "8da4w"):
+    q = decode(f"vkc {p}")
+    if q is not None and fp16:
+        print(f"{p} decode >= 1.6x fp16: {q:.1f} = {q / fp16:.3f}x: {verdict(q / fp16 >= 1.6)}")
+seq = next((prefill(k) for k in rows if k.startswith("vkc fp16 1..")), None)
+eager = prefill("torch eager")
+if seq is not None and eager is not None:
+    print(f"prefill >= PyTorch eager's: {seq:.1f} against {eager:.1f} tok/s ({seq / eager:.2f}x): {verdict(seq >= eager)}")
+PY
