@@ -114,7 +114,11 @@ vec2 row_params(int m) {
     }
   }
 #if GEMV_SUBGROUP
-  mm = vec3(subgroupMin(mm.x), subgroupMax(mm.y), subgroupAdd(mm.z));
+  // min <= 0 <= max: both as the largest of two non-negative floats (-min, max), whose bits order
+  // as unsigned integers: an integer subgroup maximum (one instruction on NVIDIA GPUs since
+  // Ampere; a float's takes a shuffle a step).
+  const uvec2 range = subgroupMax(floatBitsToUint(vec2(-mm.x, mm.y)) & 0x7FFFFFFFu);
+  mm = vec3(-uintBitsToFloat(range.x), uintBitsToFloat(range.y), subgroupAdd(mm.z));
   if (subgroupElect()) rowq_red[gl_SubgroupID] = mm;
   barrier();
   vec3 all = rowq_red[0];
