@@ -4,19 +4,10 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdlib>
 #include <string_view>
 
 #include "vkc/runtime/backend.h"
-#include "vkc/runtime/vulkan.h"
-
-namespace vkc::runtime {
-namespace {
-std::atomic<uint64_t> g_recorded_team_loops{0};
-}
-uint64_t vulkan_recorded_team_loops() { return g_recorded_team_loops.load(); }
-}  // namespace vkc::runtime
 
 namespace vkc::runtime::vk {
 
@@ -45,21 +36,11 @@ bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device) {
   return out.dims.back() > 0 && k > 0 && k % chunk == 0 && rows <= 4;
 }
 
-// A large N (a decoder's lm head: 32,000 outputs, 2,000 workgroups of 4 teams) launched as a
-// workgroup per 16 outputs pays each workgroup's launch, row pass and staging for 16 KB of 4-bit
-// weights, with few bytes in flight; capped near a GPU's resident invocations, each team loops over
-// blocks (off by default until measured on the GPUs it is for).
 int64_t gemv_items(const GpuTensor& out, const codegen::LibraryVariant& v) {
-  const char* env = std::getenv("VKC_VULKAN_GEMV_INVOCATIONS");  // (read at each record: the tests switch it)
-  const int64_t invocations = env ? std::max<int64_t>(0, std::atoll(env)) : int64_t{0};
-  const int64_t cap = invocations > 0 ? std::max<int64_t>(1, invocations / v.local_size[0]) : 0;
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < out.dims.size(); ++d) rows *= out.dims[d];
   const int64_t teams = gemv_teams(v);
-  const int64_t groups = ((out.dims.back() + 3) / 4 + teams - 1) / teams;
-  const int64_t blocks = cap > 0 && groups > cap ? (groups + cap - 1) / cap : 1;
-  if (blocks > 1) ++g_recorded_team_loops;
-  return rows * ((groups + blocks - 1) / blocks) * v.local_size[0];
+  return rows * (((out.dims.back() + 3) / 4 + teams - 1) / teams) * v.local_size[0];
 }
 
 // 64 invocations per 4 outputs take turns over K, 32 elements of it an invocation a pass (an int4

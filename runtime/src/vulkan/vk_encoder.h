@@ -232,10 +232,7 @@ bool use_gemv(const GpuTensor& out, int64_t k, int64_t chunk, bool cpu_device);
 inline bool dq8ca_gemv(const GpuTensor& out, int64_t k, int64_t group, bool cpu_device) {
   return group % 32 == 0 && use_gemv(out, k, 32, cpu_device);
 }
-/// Dispatch items of matrix-vector variant `v` (one linear, not a sibling group): its workgroup per
-/// 4 outputs of a row (per 16: `_t4`), or, where a row takes more invocations than
-/// VKC_VULKAN_GEMV_INVOCATIONS (0, the default: no limit), about that many, each team computing
-/// several blocks in turn (vkc_linear_gemv.glslh's GEMV_LOOP, which counts the workgroups dispatched).
+/// Dispatch items of matrix-vector variant `v`: its workgroup per 4 outputs of a row (per 16: `_t4`).
 int64_t gemv_items(const GpuTensor& out, const codegen::LibraryVariant& v);
 /// The 4-output blocks a workgroup of matrix-vector variant `v` computes: 4 for the `_t4` copies
 /// (teams of 64 sharing a staged row), else 1.

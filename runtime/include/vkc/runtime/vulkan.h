@@ -64,8 +64,5 @@ uint64_t vulkan_recorded_chains();
 /// How many dispatches those command buffers recorded with their variants' _chain twins (chained,
 /// or under VKC_VULKAN_CHAIN_TWINS=1 unchained).
 uint64_t vulkan_recorded_twins();
-/// How many matrix-vector dispatches those delegates recorded with teams that compute several
-/// blocks of 4 outputs each (a large N under VKC_VULKAN_GEMV_INVOCATIONS invocations a row).
-uint64_t vulkan_recorded_team_loops();
 
 }  // namespace vkc::runtime
