@@ -38,11 +38,6 @@ layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = 
 
 #include "vkc_out_in.glslh"
 #include "vkc_linear_q.glslh"
-#if defined(ROW_STATS) && ROW_STATS
-// The row statistics' bindings after the variant's others (the gamma's place, or with NORM after it).
-#define ROW_STATS_BINDING (GEMV_GAMMA_BINDING + NORM)
-#include "vkc_row_stats.glslh"
-#endif
 #if defined(STORAGE_buffer)
 layout(set = 0, binding = 5, std430) restrict VKC_IN_COHERENT readonly buffer XsBuf { T t_xs[]; };
 layout(set = 0, binding = 6, std430) restrict VKC_IN_COHERENT readonly buffer XzBuf { int t_xz[]; };
@@ -82,39 +77,7 @@ float gemv_norm_value(float xg) {
 // as read) are taken from registers.
 #include "vkc_gemv_row.glslh"
 shared vec3 rowq_red[LOCAL_SIZE_X];
-// The row's (min, max, (NORM) sum of squares): its writer's (ROW_STATS, vkc_row_stats.glslh) where
-// it left them, else reduced by the workgroup.
-vec3 row_reduce(int m);
 vec2 row_params(int m) {
-  vec3 all;
-#if defined(ROW_STATS) && ROW_STATS
-  if (!row_stats_read(NORM != 0 ? 2u : 1u, p.k, all))
-#endif
-    all = row_reduce(m);
-#if NORM
-  gemv_rstd = inversesqrt(all.z / float(p.k) + p.norm_eps);
-  const vec2 r = vec2(gemv_norm_value(all.x), gemv_norm_value(all.y));
-#else
-  const vec2 r = all.xy;
-#endif
-  // The scale and zero point tensors stay bound (one binding list for the spec's variants) but
-  // are not read: a branch never taken (eps > 0) keeps them in the module.
-  if (p.eps < 0.0) {
-#if defined(STORAGE_buffer)
-    return vec2(float(t_xs[m]), float(t_xz[m]));
-#else
-    return vec2(imageLoad(t_xs, ivec3(0)).x, float(imageLoad(t_xz, ivec3(0)).x));
-#endif
-  }
-  const float scale = max((r.y - r.x) / 255.0, p.eps);
-  const float zero = clamp(-128.0 - roundEven(r.x / scale), -128.0, 127.0);
-#if defined(DTYPE_f16)
-  return vec2(vkc_round_f16(vec4(scale)).x, zero);
-#else
-  return vec2(scale, zero);
-#endif
-}
-vec3 row_reduce(int m) {
   const int t = int(gl_LocalInvocationID.x);
   vec3 mm = vec3(0.0);  // min, max, (NORM) sum of squares
   int e8 = t;
@@ -172,7 +135,28 @@ vec3 row_reduce(int m) {
   }
   const vec3 all = rowq_red[0];
 #endif
-  return all;
+#if NORM
+  gemv_rstd = inversesqrt(all.z / float(p.k) + p.norm_eps);
+  const vec2 r = vec2(gemv_norm_value(all.x), gemv_norm_value(all.y));
+#else
+  const vec2 r = all.xy;
+#endif
+  // The scale and zero point tensors stay bound (one binding list for the spec's variants) but
+  // are not read: a branch never taken (eps > 0) keeps them in the module.
+  if (p.eps < 0.0) {
+#if defined(STORAGE_buffer)
+    return vec2(float(t_xs[m]), float(t_xz[m]));
+#else
+    return vec2(imageLoad(t_xs, ivec3(0)).x, float(imageLoad(t_xz, ivec3(0)).x));
+#endif
+  }
+  const float scale = max((r.y - r.x) / 255.0, p.eps);
+  const float zero = clamp(-128.0 - roundEven(r.x / scale), -128.0, 127.0);
+#if defined(DTYPE_f16)
+  return vec2(vkc_round_f16(vec4(scale)).x, zero);
+#else
+  return vec2(scale, zero);
+#endif
 }
 #else
 // Row m's (scale, zero point): element m of the row-shaped tensors (WHCN sizes rows).

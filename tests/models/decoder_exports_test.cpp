@@ -354,18 +354,10 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
     const bool has_dot = c.kernels[0].find("dq8ca") != std::string::npos || (c.fp16 && c.kernels[0].find("_q4_") != std::string::npos);
     // "chained": the subgroup kernels again with VKC_VULKAN_CHAIN=1 (the dispatches that follow
     // one another wait on counters instead of barriers): the same logits, bit for bit.
-    // The 8da4w _dot kernels take their input row's min and max (and sum of squares, before a norm)
-    // from the kernel that wrote the row where it is one (vkc_row_stats.glslh): "VKC_VULKAN_ROW_STATS=0"
-    // the teams without: every workgroup reduces its row itself; the logits with and without within
-    // 1e-3 of the largest (the sum of squares is rounded otherwise: an input can cross an int8 step).
-    std::vector<std::vector<double>> unchained, with_stats;
-    for (const std::string mode :
-         {"subgroup sums", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1", "teams", "VKC_VULKAN_ROW_STATS=0", "chained"}) {
-      const bool no_stats = mode == "VKC_VULKAN_ROW_STATS=0";
-      const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", teams = mode == "teams" || no_stats, chained = mode == "chained";
+    std::vector<std::vector<double>> unchained;
+    for (const std::string mode : {"subgroup sums", "VKC_VULKAN_SUBGROUP=0", "VKC_VULKAN_INT_DOT=1", "teams", "chained"}) {
+      const bool subgroups = mode != "VKC_VULKAN_SUBGROUP=0", teams = mode == "teams", chained = mode == "chained";
       const bool dot = mode == "VKC_VULKAN_INT_DOT=1" || teams;
-      const bool dq8ca = c.kernels[0].find("dq8ca") != std::string::npos;
-      if (no_stats && !dq8ca) continue;
       if (dot && (!has_dot || !runtime::vulkan_integer_dot_product())) continue;
       if (teams && !runtime::vulkan_subgroup_arithmetic()) continue;
       SCOPED_TRACE(mode);
@@ -374,9 +366,7 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
       if (dot) ::setenv("VKC_VULKAN_INT_DOT", "1", 1);
       if (!teams) ::setenv("VKC_VULKAN_GEMV_TEAMS", "1", 1);
       if (chained) ::setenv("VKC_VULKAN_CHAIN", "1", 1);
-      if (no_stats) ::setenv("VKC_VULKAN_ROW_STATS", "0", 1);
       const uint64_t chains_before = runtime::vulkan_recorded_chains();
-      const uint64_t reads_before = runtime::vulkan_row_stats_reads(), writes_before = runtime::vulkan_row_stats_writes();
       const auto count = [&](const std::string& k) {
         if (teams) return runtime::vulkan_variant_dispatches(wide_variant(dot_variant(k), "_t4"));
         if (dot) return runtime::vulkan_variant_dispatches(dot_variant(k));
@@ -390,31 +380,9 @@ TEST(DecoderExports, DecodeStepsOnTheMatrixVectorKernelsGiveTheCpuLogits) {
       ::unsetenv("VKC_VULKAN_INT_DOT");
       ::unsetenv("VKC_VULKAN_GEMV_TEAMS");
       ::unsetenv("VKC_VULKAN_CHAIN");
-      ::unsetenv("VKC_VULKAN_ROW_STATS");
       for (size_t k = 0; k < before.size(); ++k)
         EXPECT_GT(count(c.kernels[k]), before[k]) << c.kernels[k] << " did not run";
       ASSERT_EQ(gpu.size(), prompt.size());
-      // Per layer the gate/up pair reads the output projection's row (through the norm), the down
-      // projection the pair's; the next layer's Q/K/V and the head the down projection's.
-      const uint64_t reads = runtime::vulkan_row_stats_reads() - reads_before;
-      if (dq8ca && dot && !no_stats) {
-        EXPECT_GE(reads, 6u) << "the 8da4w linears did not take their rows' statistics";
-        EXPECT_EQ(runtime::vulkan_row_stats_writes() - writes_before, reads);
-      } else {
-        EXPECT_EQ(reads, 0u);
-      }
-      if (mode == "teams" && dq8ca) with_stats = gpu;
-      if (no_stats) {
-        ASSERT_EQ(with_stats.size(), gpu.size());
-        for (size_t i = 0; i < gpu.size(); ++i) {
-          double scale = 0, worst = 0;
-          for (size_t j = 0; j < gpu[i].size(); ++j) {
-            scale = std::max(scale, std::abs(gpu[i][j]));
-            worst = std::max(worst, std::abs(gpu[i][j] - with_stats[i][j]));
-          }
-          EXPECT_LE(worst, 1e-3 * scale) << "step " << i << ": the row statistics moved the logits by " << worst;
-        }
-      }
       if (mode == "subgroup sums") unchained = gpu;
       if (chained) {
         // (Q/K/V -> attention -> output -> gate/up -> down -> the next Q/K/V: 5 a layer at least)

@@ -120,7 +120,6 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
   }
   next_call_ = after_next_call_ = nullptr;
   step_end_ = run_.size();
-  finish_row_stats();
   // VKC_VULKAN_STAGED_READBACK=1 / 0 forces the readback through device memory on / off.
   const char* staged_env = std::getenv("VKC_VULKAN_STAGED_READBACK");
   const bool discrete = staged_env && *staged_env
@@ -179,8 +178,7 @@ VulkanDelegate::VulkanDelegate(std::shared_ptr<Device> device, const serializer:
                                            full && std::string_view(full) == "1", readback_);
   g_recorded_barriers += recording_->barriers();
   if (const char* env = std::getenv("VKC_VULKAN_MEMORY"); env && std::string_view(env) == "1")
-    fmt::print(stderr, "vulkan delegate: {} dispatches, {} barriers between them, {} reading row statistics\n", run_.size(),
-               recording_->barriers(), row_stats_readers_);
+    fmt::print(stderr, "vulkan delegate: {} dispatches, {} barriers between them\n", run_.size(), recording_->barriers());
 }
 
 VulkanDelegate::~VulkanDelegate() = default;
@@ -366,7 +364,6 @@ void VulkanDelegate::bind_memory_objects() {
       else dev_->ctx->bind(made[k]->buffer, shared_.back());
       shared_memory_of_[memory_key(made[k]->resource())] = (uint64_t{3} << 62) ^ reinterpret_cast<uint64_t>(shared_.back().memory);
       tensors_[ids[k]] = std::move(made[k]);
-      tensors_[ids[k]]->value = ids[k];
     }
   }
 }
@@ -401,7 +398,6 @@ GpuTensor& VulkanDelegate::tensor_id(int32_t id) {
   if (tensors_[id]) return *tensors_[id];
   const Representation r = representation(id);
   tensors_[id] = make_tensor(t, r);
-  tensors_[id]->value = id;
   return *tensors_[id];
 }
 
@@ -522,54 +518,6 @@ VkBuffer VulkanDelegate::filled(int64_t n, double v, ir::DType dtype) {
   std::memcpy(g->buffer.mapped, h.data.data(), h.data.size());
   scratch_.push_back(std::move(g));
   return scratch_.back()->buffer.buffer;
-}
-
-VkBuffer VulkanDelegate::row_stats_slot(uint32_t mode) {
-  if (mode == 0 && no_row_stats_) return no_row_stats_;
-  std::vector<uint32_t> words(kRowStatsWords, 0);
-  words[kRowStatsMode] = mode;
-  auto g = std::make_unique<GpuTensor>();
-  g->dtype = ir::DType::Int32;
-  g->dims = {static_cast<int64_t>(words.size())};
-  g->buffer = dev_->ctx->make_constant_buffer(reinterpret_cast<const uint8_t*>(words.data()), words.size() * 4);
-  scratch_.push_back(std::move(g));
-  if (mode == 0) no_row_stats_ = scratch_.back()->buffer.buffer;
-  return scratch_.back()->buffer.buffer;
-}
-
-// A slot read by the step's last reader of one (no dispatch with a stats_clear binding after it)
-// is cleared by the first such dispatch before the slot's writer: in a run after this one, or the
-// next step of a decode loop, it runs after that reader. Where there is none, the reader reads no
-// slot (it reduces its row itself).
-void VulkanDelegate::finish_row_stats() {
-  const auto binding = [](const Dispatch& d, std::string_view name) {
-    for (size_t b = 0; b < d.variant->bindings.size(); ++b)
-      if (d.variant->bindings[b].name == name) return static_cast<int>(b);
-    return -1;
-  };
-  const auto bind = [&](Dispatch& d, int b, VkBuffer buffer) {
-    d.resources[static_cast<size_t>(b)] = {buffer, VK_NULL_HANDLE};
-    d.memory[static_cast<size_t>(b)] = memory_key(d.resources[static_cast<size_t>(b)]);
-  };
-  for (VkBuffer slot : row_stats_to_clear) {
-    size_t writer = step_end_;
-    for (size_t k = 0; k < step_end_ && writer == step_end_; ++k)
-      if (const int b = binding(run_[k], "stats_out"); b >= 0 && run_[k].resources[static_cast<size_t>(b)].buffer == slot)
-        writer = k;
-    bool cleared = false;
-    for (size_t k = 0; k < writer && !cleared; ++k)
-      if (const int b = binding(run_[k], "stats_clear"); b >= 0 && run_[k].resources[static_cast<size_t>(b)].buffer == no_row_stats_) {
-        bind(run_[k], b, slot);
-        cleared = true;
-      }
-    for (size_t k = 0; k < step_end_ && !cleared; ++k)
-      if (const int b = binding(run_[k], "stats_in"); b >= 0 && run_[k].resources[static_cast<size_t>(b)].buffer == slot)
-        bind(run_[k], b, row_stats_slot(0));
-  }
-  row_stats_to_clear.clear();
-  for (const Dispatch& d : run_)
-    if (const int b = binding(d, "stats_in"); b >= 0 && d.resources[static_cast<size_t>(b)].buffer != no_row_stats_)
-      ++row_stats_readers_;
 }
 
 bool VulkanDelegate::read_by_kernels(int32_t id) const {

@@ -54,9 +54,6 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   GpuTensor& constant(size_t i, ir::DType dtype) override;
   VkBuffer packed(size_t i, ir::DType dtype, std::string_view packing, const Packer& pack) override;
   VkBuffer filled(int64_t n, double v, ir::DType dtype) override;
-  VkBuffer row_stats_slot(uint32_t mode) override;
-  /// After encoding: where the slots left to clear (the step's last reader's) are cleared.
-  void finish_row_stats();
   GpuTensor& scratch(std::vector<int64_t> dims, const GpuTensor& like) override;
   GpuTensor& persistent(int slot, std::vector<int64_t> dims, const GpuTensor& like) override;
   GpuTensor& state_tensor(int32_t id) override;
@@ -113,8 +110,6 @@ class VulkanDelegate final : public DelegateInstance, private Encoder {
   std::map<int32_t, GpuTensor*> state_of_;             // value id -> its state_tensor
   std::shared_ptr<DelegateShared> common_;
   std::vector<std::unique_ptr<GpuTensor>> scratch_;
-  VkBuffer no_row_stats_ = VK_NULL_HANDLE;
-  size_t row_stats_readers_ = 0;  // dispatches reading a slot (VKC_VULKAN_MEMORY=1 prints it)
   std::vector<std::unique_ptr<GpuTensor>> in_stage_, out_stage_;
   // Discrete GPUs: the outputs staged in device memory, copied into out_stage_ at the run's end.
   std::vector<std::unique_ptr<GpuTensor>> out_device_;

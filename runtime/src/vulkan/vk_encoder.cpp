@@ -166,8 +166,7 @@ bool dispatch_linear_group(
     Encoder& e, const std::string& family, GpuTensor& out, GpuTensor& src, int64_t k,
     const Encoder::PendingNorm* norm, const std::vector<SiblingLinear>& linears, bool gated, int absorb,
     const std::function<std::optional<LinearBuffers>(const serializer::VkOperatorCall&, int64_t n)>& buffers,
-    const std::function<void(Push&, const ivec4& strides)>& push,
-    const std::function<std::vector<Resource>()>& tail) {
+    const std::function<void(Push&, const ivec4& strides)>& push) {
   const auto n_of = [&](const SiblingLinear& l) { return e.tensor_id(l.call->args.back()).dims.back(); };
   std::vector<LinearBuffers> bufs;
   for (const SiblingLinear& l : linears) {
@@ -193,10 +192,6 @@ bool dispatch_linear_group(
     if (i == 0) res.insert(res.end(), bufs[0].after.begin(), bufs[0].after.end());
   }
   if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
-  if (tail) {
-    const std::vector<Resource> more = tail();
-    res.insert(res.end(), more.begin(), more.end());
-  }
   Push p(v);
   p.iv("out_sizes", out.sizes).i("k", static_cast<int32_t>(k)).i("has_bias", biases[0]);
   p.i("out_split", 0).i("epilogue_op", 0);

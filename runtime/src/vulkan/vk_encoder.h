@@ -29,7 +29,6 @@ struct GpuTensor {
   /// A q8ta int8 activation: a buffer of 4 int8 per i32 word along packed_dim (C for rank 4, else W),
   /// the rest of the dims outside it (vkc_q8ta.glslh); dtype is Int32 and items() counts words.
   bool int8x4 = false;
-  int32_t value = -1;  // the VkGraph value it holds (-1: scratch, constants)
   Buffer buffer;
   Image image;
 
@@ -127,19 +126,6 @@ class Encoder : public CallArgs {
     float eps = 0;
   };
   std::unordered_map<int32_t, PendingNorm> pending_norms;
-  /// Row statistics (vkc_row_stats.glslh): the slot that the matrix-vector 8da4w linear writing
-  /// row value `id` adds that row to, by the id, until the one linear that reads it takes it.
-  struct RowStats {
-    VkBuffer slot = VK_NULL_HANDLE;
-    uint32_t mode = 0;                // 1: min and max; 2: of x * gamma, and the sum of x^2
-    VkBuffer gamma = VK_NULL_HANDLE;  // mode 2: the weight of the RMSNorm its reader runs
-  };
-  std::unordered_map<int32_t, RowStats> row_stats;
-  /// Slots read and not cleared yet: the next dispatch with a stats_clear binding clears one.
-  std::vector<VkBuffer> row_stats_to_clear;
-  /// A new slot of `mode` in device memory (zero but its mode); mode 0: the one slot of none.
-  virtual VkBuffer row_stats_slot(uint32_t mode) = 0;
-  static constexpr size_t kRowStatsWords = 36, kRowStatsMode = 33;  // vkc_row_stats.glslh
   /// The pending norm whose output is value `id`, or null.
   const PendingNorm* pending_norm(int32_t id) const {
     const auto it = pending_norms.find(id);
@@ -317,14 +303,12 @@ struct LinearBuffers {
 /// linear's constants, or nullopt when the group cannot run so (then nothing is dispatched and it
 /// returns false); `push` sets the family's own push constants, given each linear's scales stride.
 /// The common ones (out_sizes, k, has_bias, out_split, epilogue_op, norm_eps, multi_*) are set
-/// here. `tail()`, called once the group can run, gives bindings after the rest (the 8da4w kernels'
-/// row statistics). Absorbs `absorb` calls after this one.
+/// here. Absorbs `absorb` calls after this one.
 bool dispatch_linear_group(
     Encoder& e, const std::string& family, GpuTensor& out, GpuTensor& src, int64_t k,
     const Encoder::PendingNorm* norm, const std::vector<SiblingLinear>& linears, bool gated, int absorb,
     const std::function<std::optional<LinearBuffers>(const serializer::VkOperatorCall&, int64_t n)>& buffers,
-    const std::function<void(Push&, const ivec4& strides)>& push,
-    const std::function<std::vector<Resource>()>& tail = {});
+    const std::function<void(Push&, const ivec4& strides)>& push);
 /// How many calls after this one the siblings (and their views) span: what the dispatch absorbs.
 int sibling_calls_after(const Encoder& e, const std::vector<SiblingLinear>& sibs);
 
@@ -337,9 +321,6 @@ bool q4_linear_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, 
 /// (computing their rows' parameters themselves), or one of those linears
 /// (linear_dq8ca_q4_gemv_rowq_norm).
 bool dq8ca_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int32_t y);
-/// Whether the rms_norm at chain index `self` (input x, output y) may be left to the
-/// matrix-vector linears that alone read y (vk_ops_llm.cpp).
-bool leave_norm_to_linears(Encoder& e, size_t self, int32_t x, int32_t y);
 
 /// One region copy (copy.glsl) from `in` to `out`; fields default to a plain clone.
 struct CopyRegion {

@@ -112,17 +112,16 @@ void rotary(Encoder& e) {
   }
 }
 
-}  // namespace
-
 // Whether rms_norm's output y (its input x) may be left to its readers: on a GPU, every reader a
 // matrix-vector linear with a _norm variant that reads y as its input alone, y no delegate output,
 // and x intact until the last of them has run: no call from here to it (and the one after it, which
 // a linear may take as its epilogue) writes x's memory object (vkc's memory plan keeps x's memory
 // for x until then, plan_memory.cpp; another plan may not).
-bool leave_norm_to_linears(Encoder& e, size_t self, int32_t x, int32_t y) {
+bool leave_norm_to_linears(Encoder& e, int32_t x, int32_t y) {
   if (!Encoder::fusing() || e.cpu_device() || e.is_delegate_output(y)) return false;
   const auto& g = *e.graph();
   const auto& chain = g.chain;
+  const size_t self = static_cast<size_t>(&e.call() - chain.data());
   size_t last = 0;
   for (size_t j = self + 1; j < chain.size(); ++j) {
     const auto& args = chain[j].args;
@@ -150,8 +149,6 @@ bool leave_norm_to_linears(Encoder& e, size_t self, int32_t x, int32_t y) {
   return true;
 }
 
-namespace {
-
 // rms_norm(x, w, eps): over the last dim. Left to the matrix-vector linears that alone read its
 // output where leave_norm_to_linears allows (they run it on their input rows: no dispatch here).
 void rms_norm(Encoder& e) {
@@ -160,8 +157,7 @@ void rms_norm(Encoder& e) {
   e.require_rep(in, out, "the input", true);
   const int64_t w = in.dims.empty() ? 1 : in.dims.back();
   const VkBuffer weight = e.raw(1, out.dtype, w);
-  if (!in.int8x4 && in.dims == out.dims && in.dtype == out.dtype && leave_norm_to_linears(e, static_cast<size_t>(&e.call() - e.graph()->chain.data()), e.id(0),
-                            e.call().args.back())) {
+  if (!in.int8x4 && in.dims == out.dims && in.dtype == out.dtype && leave_norm_to_linears(e, e.id(0), e.call().args.back())) {
     e.pending_norms[e.call().args.back()] = {e.id(0), weight, static_cast<float>(e.scalar_arg(2))};
     return;
   }

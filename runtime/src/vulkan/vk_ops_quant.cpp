@@ -4,23 +4,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-#include <atomic>
-#include <cstdlib>
 #include <optional>
-#include <string_view>
 #include <tuple>
 
 #include "vk_encoder.h"
-#include "vkc/runtime/vulkan.h"
-
-namespace vkc::runtime {
-namespace {
-std::atomic<uint64_t> g_row_stats_reads{0}, g_row_stats_writes{0};
-}
-uint64_t vulkan_row_stats_reads() { return g_row_stats_reads.load(); }
-uint64_t vulkan_row_stats_writes() { return g_row_stats_writes.load(); }
-}  // namespace vkc::runtime
 
 namespace vkc::runtime::vk {
 namespace {
@@ -235,79 +222,6 @@ bool dq8ca_takes_gemv_norm(Encoder& e, const serializer::VkOperatorCall& c, int3
 
 namespace {
 
-// Row statistics (vkc_row_stats.glslh; docs/runtime.md, "Row statistics"): the _dot kernels (the
-// ones with a stats_out binding) add the row they write to a slot where that row's reader is such a
-// linear computing its row's parameters: directly (the choose_qparams over the row is left to its
-// readers: mode 1, min and max), or through an RMSNorm left to such linears alone (mode 2: min and
-// max of x * gamma, and the sum of x^2, for a row of at most 8192), of one row (a decode step). The
-// reader takes the slot where its norm matches; VKC_VULKAN_ROW_STATS=0: no slots.
-bool row_stats_on() {
-  const char* env = std::getenv("VKC_VULKAN_ROW_STATS");  // (read at each call: the tests switch it)
-  return !env || std::string_view(env) != "0";
-}
-
-// The slot for row `y` this dispatch writes (the slot of none where there is no such reader).
-Encoder::RowStats row_stats_writer(Encoder& e, const GpuTensor& y) {
-  const Encoder::RowStats none{e.row_stats_slot(0), 0, e.row_stats_slot(0)};
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < y.dims.size(); ++d) rows *= y.dims[d];
-  if (!row_stats_on() || y.value < 0 || rows != 1 || y.int8x4 || y.dims.empty() || e.is_delegate_output(y.value))
-    return none;
-  const auto& chain = e.graph()->chain;
-  for (size_t j = static_cast<size_t>(&e.call() - chain.data()) + 1; j < chain.size(); ++j) {
-    const serializer::VkOperatorCall& c = chain[j];
-    if (c.args.empty() || c.args[0] != y.value) continue;
-    Encoder::RowStats r = none;
-    if (c.name == "torchao.choose_qparams_affine.default" && dq8ca_takes_gemv_norm(e, c, y.value)) {
-      r.mode = 1;
-    } else if (c.name == "et_vk.rms_norm.default" && c.args.size() == 4 && y.dims.back() <= 8192 &&
-               leave_norm_to_linears(e, j, y.value, c.args.back())) {
-      const int32_t z = c.args.back();
-      const serializer::VkTensor& zt = e.vk_tensor(z);
-      if (std::vector<int64_t>(zt.dims.begin(), zt.dims.end()) != y.dims) continue;
-      bool all_dq8ca = true;  // (leave_norm_to_linears takes float and int4 linears too)
-      for (size_t i = j + 1; i < chain.size(); ++i)
-        if (std::find(chain[i].args.begin(), chain[i].args.end(), z) != chain[i].args.end())
-          all_dq8ca = all_dq8ca && dq8ca_takes_gemv_norm(e, chain[i], z);
-      if (!all_dq8ca) continue;
-      r.mode = 2;
-      r.gamma = e.raw_value(c.args[1], y.dtype, y.dims.back());
-    } else {
-      continue;
-    }
-    r.slot = e.row_stats_slot(r.mode);
-    e.row_stats[y.value] = r;
-    return r;
-  }
-  return none;
-}
-
-// The bindings of a _dot kernel's row statistics: the slot of its input row `src` (its writer's,
-// taken once and for this dispatch's norm), the slot of the row it writes (`target`, null: none),
-// the norm weight for that one, and a slot an earlier dispatch read, to clear.
-std::vector<Resource> row_stats_bindings(Encoder& e, int32_t src, const Encoder::PendingNorm* norm,
-                                         const GpuTensor* target) {
-  const VkBuffer none = e.row_stats_slot(0);
-  VkBuffer clear = none;
-  if (!e.row_stats_to_clear.empty()) {
-    clear = e.row_stats_to_clear.front();
-    e.row_stats_to_clear.erase(e.row_stats_to_clear.begin());
-  }
-  VkBuffer in = none;
-  if (const auto it = e.row_stats.find(src);
-      it != e.row_stats.end() && it->second.mode == (norm ? 2u : 1u) && (!norm || it->second.gamma == norm->gamma)) {
-    in = it->second.slot;
-    e.row_stats.erase(it);
-    e.row_stats_to_clear.push_back(in);
-    ++g_row_stats_reads;
-  }
-  const Encoder::RowStats out = target ? row_stats_writer(e, *target) : Encoder::RowStats{none, 0, none};
-  if (out.mode != 0) ++g_row_stats_writes;
-  return {{in, VK_NULL_HANDLE}, {out.slot, VK_NULL_HANDLE}, {out.gamma, VK_NULL_HANDLE}, {clear, VK_NULL_HANDLE}};
-}
-
-bool has_row_stats(const std::string& family) { return family.find("_dot_rowq") != std::string::npos; }
-
 // The 8da4w matrix-vector kernels that compute their rows' parameters: the _sg variants (subgroup
 // sums and row reductions) where the device has subgroup arithmetic, and of those the _dot ones
 // (the row's int8 values staged once, integer dot products) where it also runs packed integer dot
@@ -343,22 +257,12 @@ bool dq8ca_linear_group(Encoder& e, GpuTensor& out, GpuTensor& src, int64_t k, i
   const auto takes = [](Encoder& en, const serializer::VkOperatorCall& c, int32_t y) {
     return c.name == "et_vk.linear_dq8ca_q4gsw.default" && dq8ca_takes_gemv_norm(en, c, y);
   };
-  const std::string family = dq8ca_rowq(e);
-  const int32_t src_id = norm ? norm->x : e.id(0);
-  if (const GatedPair pair = find_gated_pair(e, out, norm, takes); pair.up) {
-    return dispatch_linear_group(e, family, out, src, k, norm, {{&e.call(), pair.result}, {pair.up}}, true,
-                                 kGatedPairCalls, buffers, push, [&] {
-                                   return has_row_stats(family) ? row_stats_bindings(e, src_id, norm, pair.result)
-                                                                : std::vector<Resource>{};
-                                 });
-  }
+  if (const GatedPair pair = find_gated_pair(e, out, norm, takes); pair.up)
+    return dispatch_linear_group(e, dq8ca_rowq(e), out, src, k, norm, {{&e.call(), pair.result}, {pair.up}},
+                                 true, kGatedPairCalls, buffers, push);
   const std::vector<SiblingLinear> sibs = find_sibling_linears(e, out, k, norm, takes, 3);
-  if (sibs.size() < 2) return false;
-  return dispatch_linear_group(e, family, out, src, k, norm, sibs, false, sibling_calls_after(e, sibs), buffers,
-                               push, [&] {
-                                 return has_row_stats(family) ? row_stats_bindings(e, src_id, norm, nullptr)
-                                                              : std::vector<Resource>{};
-                               });
+  return sibs.size() >= 2 && dispatch_linear_group(e, dq8ca_rowq(e), out, src, k, norm, sibs, false,
+                                                   sibling_calls_after(e, sibs), buffers, push);
 }
 
 // et_vk.linear_dq8ca_q4gsw(input, input_scale, input_zero_point, weights, weight_sums, weight_scales,
@@ -410,10 +314,6 @@ void linear_dq8ca(Encoder& e) {
                             {scales, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}, xs.resource(), xz.resource()};
   if (fused) res.push_back(other->resource());
   if (norm) res.push_back({norm->gamma, VK_NULL_HANDLE});
-  if (own_params && has_row_stats(name)) {
-    const auto stats = row_stats_bindings(e, norm ? norm->x : e.id(0), norm, &target);
-    res.insert(res.end(), stats.begin(), stats.end());
-  }
   e.dispatch(v, std::move(res),
              p, gemv ? gemv_items(out, v) : split_k ? out.items() * v.local_size[0] : out.items());
 }

@@ -64,10 +64,5 @@ uint64_t vulkan_recorded_chains();
 /// How many dispatches those command buffers recorded with their variants' _chain twins (chained,
 /// or under VKC_VULKAN_CHAIN_TWINS=1 unchained).
 uint64_t vulkan_recorded_twins();
-/// How many 8da4w matrix-vector dispatches the delegates loaded so far encoded to read their input
-/// row's statistics from the dispatch that wrote the row (vkc_row_stats.glslh), and how many to
-/// write them for their reader.
-uint64_t vulkan_row_stats_reads();
-uint64_t vulkan_row_stats_writes();
 
 }  // namespace vkc::runtime
