@@ -25,16 +25,6 @@
 
 layout(local_size_x = LOCAL_SIZE_X, local_size_y = LOCAL_SIZE_Y, local_size_z = LOCAL_SIZE_Z) in;
 
-#if defined(STORAGE_texture3d)
-// The _tex variants (linear): A and the output are width-packed textures (a tensor [.., R, K] /
-// [.., R, N]: row m at texel row (m % R, m / R), R the push constant rows' x / y), read and
-// written in place (no copies into buffers and back). A's 16-byte words are two texels; the
-// output leaves through shared memory a texel at a time (f16: rounded to nearest, ties to even,
-// as every f16 store of vkc's shaders, vkc_common.glslh).
-#include "vkc_common.glslh"
-layout(set = 0, binding = 0, IMAGE_FORMAT) uniform restrict writeonly IMAGE_T t_out;
-layout(set = 0, binding = 1, IMAGE_FORMAT) uniform restrict readonly IMAGE_T t_a;
-#else
 #if defined(DTYPE_f16)
 // f16 outputs as 32-bit words of two halves (N is even): wide stores, no 16-bit writes.
 layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { uint t_out[]; };
@@ -42,13 +32,11 @@ layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { uint t_o
 layout(set = 0, binding = 0, std430) restrict writeonly buffer OutBuf { float t_out[]; };
 #endif
 layout(set = 0, binding = 1, std430) restrict readonly buffer ABuf { uvec4 t_a[]; };  // 8 halves each
-#endif
 layout(set = 0, binding = 2, std430) restrict readonly buffer BBuf { uvec4 t_b[]; };
 layout(set = 0, binding = 3, std430) restrict readonly buffer BiasBuf { float t_bias[]; };
 
 layout(push_constant) uniform Params {
-  ivec4 mnk;   // (M, N, K, has_bias)
-  ivec4 rows;  // _tex: the texture rows R of A (x) and of the output (y)
+  ivec4 mnk;  // (M, N, K, has_bias)
 } p;
 
 #define TM TILE_M
@@ -89,16 +77,7 @@ void fetch(uint k0) {
     const uint i = tid + q * THREADS;
     const uint row = i / KV, col = (i % KV) * 8u;
     const uint m = tile_m + row, k = k0 + col;
-#if defined(STORAGE_texture3d)
-    ra[q] = uvec4(0u);
-    if (i < A_WORDS && m < M && k < K) {
-      const ivec3 at = ivec3(int(k / 4u), int(m % uint(p.rows.x)), int(m / uint(p.rows.x)));
-      const vec4 lo = imageLoad(t_a, at), hi = imageLoad(t_a, at + ivec3(1, 0, 0));
-      ra[q] = uvec4(packHalf2x16(lo.xy), packHalf2x16(lo.zw), packHalf2x16(hi.xy), packHalf2x16(hi.zw));
-    }
-#else
     ra[q] = (i < A_WORDS && m < M && k < K) ? t_a[(m * K + k) / 8u] : uvec4(0u);
-#endif
   }
   [[unroll]] for (uint q = 0u; q < B_PER; ++q) {
     const uint i = tid + q * THREADS;
@@ -193,20 +172,6 @@ void main() {
       [[unroll]] for (uint j = 0u; j < FN; ++j) {
         const uint m0 = tile_m + bm + 16u * i, n0 = tile_n + bn + 16u * j;
         if (m0 >= M || n0 >= N) continue;
-#if defined(STORAGE_texture3d)
-        // A texel of 4 outputs an invocation at a time, from the block's fp32 values in shared memory
-        // (the stages are free after the K loop's last barrier; texels past N hold zeros).
-        const uint tbase = blk * 64u;
-        coopMatStoreNV(acc[i][j], sa, tbase, 4u, false);
-        subgroupMemoryBarrierShared();
-        for (uint e = gl_SubgroupInvocationID; e < 64u; e += gl_SubgroupSize) {
-          const uint m = m0 + e / 4u, n = n0 + 4u * (e % 4u);
-          if (m < M && n < N)
-            imageStore(t_out, ivec3(int(n / 4u), int(m % uint(p.rows.y)), int(m / uint(p.rows.y))),
-                       uintBitsToFloat(sa[tbase + e]));
-        }
-        subgroupMemoryBarrierShared();
-#else
         if (m0 + 16u <= M && n0 + 16u <= N) {
 #if defined(DTYPE_f16)
           fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> h = fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>(acc[i][j]);
@@ -235,7 +200,6 @@ void main() {
         }
 #endif
         subgroupMemoryBarrierShared();
-#endif
       }
   }
 }

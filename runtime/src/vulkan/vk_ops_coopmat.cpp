@@ -1,12 +1,10 @@
 // fp16 linear / addmm on cooperative matrices (matmul_coopmat.glsl's linear_coopmat variants),
 // where the device has VK_KHR/NV_cooperative_matrix: weights packed at load as [N, K] fp16, the
-// bias as 16 rows of f32 the accumulators start from; width-packed texture operands read and
-// written in place (the _tex variants), others through buffer scratch tensors (copy.glsl).
+// bias as 16 rows of f32 the accumulators start from; texture operands go through buffer
+// scratch tensors (copy.glsl).
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <string>
 
 #include "vk_encoder.h"
@@ -73,16 +71,11 @@ bool encode_linear_coopmat(Encoder& e) {
 
   GpuTensor like;  // a contiguous fp16 buffer
   like.dtype = ir::DType::Float16;
-  // Width-packed textures in and out: the _tex variants read and write them in place (no copies
-  // into buffers and back); VKC_VULKAN_COOPMAT_TEX=0 keeps the copies.
-  const char* tex_env = std::getenv("VKC_VULKAN_COOPMAT_TEX");
-  const bool tex = in.texture && out.texture && in.packed_dim == 0 && out.packed_dim == 0 &&
-                   !(tex_env && std::string_view(tex_env) == "0") && e.has_variant(out, "linear_coopmat_tex");
   // The largest tile that still makes about a workgroup per multiprocessor of a big GPU (the
   // larger tiles run at 230-240 TFLOP/s on an H200, the 64x64 one at 90), else the smallest.
   const codegen::LibraryVariant* v = nullptr;
-  for (const std::string name : {"linear_coopmat", "linear_coopmat_mid", "linear_coopmat_small", "linear_coopmat_tiny"}) {
-    v = tex ? &e.variant(out, {}, name + "_tex", "aten.linear.default") : &e.variant(like, {}, name, "aten.linear.default");
+  for (const char* name : {"linear_coopmat", "linear_coopmat_mid", "linear_coopmat_small", "linear_coopmat_tiny"}) {
+    v = &e.variant(like, {}, name, "aten.linear.default");
     const int64_t tm = variant_param(*v, "TILE_M"), tn = variant_param(*v, "TILE_N");
     if (tm <= 0 || tn <= 0) e.fail(fmt::format("{} lacks its TILE_M/TILE_N parameters", v->name));
     if (((m + tm - 1) / tm) * ((n + tn - 1) / tn) >= kMinTiles) break;
@@ -93,18 +86,17 @@ bool encode_linear_coopmat(Encoder& e) {
   const VkBuffer bias = has_bias ? e.packed(b_arg, ir::DType::Float32, "coopmat_bias16", pack_bias16)
                                  : e.filled(16, 0, ir::DType::Float32);
   GpuTensor* a = &in;
-  if (in.texture && !tex) {
+  if (in.texture) {
     a = &e.scratch(in.dims, like);
     encode_copy(e, *a, in, {});
   }
-  GpuTensor* o = out.texture && !tex ? &e.scratch(out.dims, like) : &out;
+  GpuTensor* o = out.texture ? &e.scratch(out.dims, like) : &out;
   Push p(*v);
   p.iv("mnk", {static_cast<int32_t>(m), static_cast<int32_t>(n), static_cast<int32_t>(k), has_bias ? 1 : 0});
-  p.iv("rows", {in.sizes[1], out.sizes[1], 0, 0});
   const int64_t tiles = ((m + tm - 1) / tm) * ((n + tn - 1) / tn);
   e.dispatch(*v, {o->resource(), a->resource(), {weight, VK_NULL_HANDLE}, {bias, VK_NULL_HANDLE}}, p,
              tiles * v->local_size[0]);
-  if (out.texture && !tex) encode_copy(e, out, *o, {});
+  if (out.texture) encode_copy(e, out, *o, {});
   return true;
 }
 
